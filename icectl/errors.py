@@ -1,0 +1,89 @@
+"""The one error hierarchy of icectl.
+
+Library code raises these; only the CLI turns them into a message and an exit code. Every kind
+has its own exit code, documented in README.md and man/icectl.1 (a test keeps them in step).
+"""
+
+from __future__ import annotations
+
+
+class IcectlError(Exception):
+    """Base of every error icectl raises on purpose."""
+
+    exit_code = 1
+    kind = "error"
+
+
+class InvalidInput(IcectlError):
+    """Bad user input: a type string, a filter, an option value, a schema file."""
+
+    exit_code = 2
+    kind = "invalid-input"
+
+
+class NotFound(IcectlError):
+    """A table, snapshot, ref, column or file that does not exist."""
+
+    exit_code = 3
+    kind = "not-found"
+
+
+class AlreadyExists(IcectlError):
+    """Something that must not exist yet already does (a table at the location)."""
+
+    exit_code = 4
+    kind = "already-exists"
+
+
+class ValidationError(IcectlError):
+    """A change the spec forbids or that conflicts with the table's current state."""
+
+    exit_code = 5
+    kind = "validation"
+
+
+class CommitConflict(IcectlError):
+    """Another writer won every retry; nothing of this attempt is left behind."""
+
+    exit_code = 6
+    kind = "commit-conflict"
+
+
+class StorageError(IcectlError):
+    """The filesystem failed: permissions, missing directories, I/O errors."""
+
+    exit_code = 7
+    kind = "storage"
+
+
+class CorruptMetadata(IcectlError):
+    """Metadata that cannot be read: bad JSON, bad Avro, missing required fields."""
+
+    exit_code = 8
+    kind = "corrupt-metadata"
+
+
+class UnsupportedFeature(IcectlError):
+    """Valid Iceberg that this version of icectl cannot handle (e.g. format version > 3)."""
+
+    exit_code = 9
+    kind = "unsupported"
+
+
+# Exit codes not tied to an IcectlError kind.
+EXIT_OK = 0
+EXIT_USAGE = 2  # Typer/click usage errors share the invalid-input code
+EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
+EXIT_INTERRUPTED = 130
+
+ERROR_KINDS: tuple[type[IcectlError], ...] = (
+    IcectlError,
+    InvalidInput,
+    NotFound,
+    AlreadyExists,
+    ValidationError,
+    CommitConflict,
+    StorageError,
+    CorruptMetadata,
+    UnsupportedFeature,
+)
