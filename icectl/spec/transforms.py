@@ -1,0 +1,623 @@
+"""Partition and sort transforms (spec "Partition Transforms", Appendix B for bucket hashing).
+
+A transform is an immutable value that renders to and parses from the spec's transform strings
+(``"identity"``, ``"bucket[16]"``, ``"truncate[4]"``, ``"year"``, ``"month"``, ``"day"``,
+``"hour"``, ``"void"``). Strings this version does not know are kept as :class:`UnknownTransform`
+so that metadata written by newer writers survives a rewrite unchanged.
+
+Values use icectl's internal representation (see :mod:`icectl.spec.values`): ``int`` for int,
+long, date (days), time (micros), timestamp/timestamptz (micros) and the ``_ns`` variants (nanos);
+``Decimal``; ``str``; ``bytes``; ``uuid.UUID``; ``bool``; ``float``. An ``int`` alone does not say
+whether it counts days, micros or nanos, so :meth:`Transform.apply` takes the source type as its
+second argument; it is required for the time transforms and for anything applied to a ``_ns``
+column, and optional elsewhere. :meth:`Transform.bind` returns a one-argument function for a
+fixed source type.
+
+Time transforms use floor semantics for values before 1970, as the reference does: the hour of
+``-1`` micros is ``-1`` and the year of 1969-12-31 is ``-1``.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+import struct
+import uuid as _uuid
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Callable
+
+import mmh3
+
+from icectl.errors import InvalidInput
+from icectl.spec.types import (
+    BINARY,
+    DATE,
+    FLOAT,
+    INT,
+    LONG,
+    STRING,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_NS,
+    TIMESTAMPTZ,
+    TIMESTAMPTZ_NS,
+    UUID,
+    DecimalType,
+    FixedType,
+    IcebergType,
+    PrimitiveType,
+)
+
+__all__ = [
+    "Transform", "IdentityTransform", "BucketTransform", "TruncateTransform", "YearTransform",
+    "MonthTransform", "DayTransform", "HourTransform", "VoidTransform", "UnknownTransform",
+    "parse_transform", "IDENTITY", "YEAR", "MONTH", "DAY", "HOUR", "VOID",
+    "murmur3_hash", "days_to_civil", "civil_to_days",
+]
+
+MICROS_PER_HOUR = 3_600_000_000
+MICROS_PER_DAY = 86_400_000_000
+
+_NS_TYPES = (TIMESTAMP_NS, TIMESTAMPTZ_NS)
+_TS_TYPES = (TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS)
+_DATE_LIKE = (DATE,) + _TS_TYPES
+
+
+# ----------------------------------------------------------------------------------------------
+# Calendar helpers (proleptic Gregorian, any year; Python's datetime stops at 9999)
+
+
+def days_to_civil(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a count of days from 1970-01-01."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    y = yoe + era * 400
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    return (y + 1 if m <= 2 else y), m, d
+
+
+def civil_to_days(year: int, month: int, day: int) -> int:
+    """Days from 1970-01-01 of a calendar date."""
+    y = year - 1 if month <= 2 else year
+    era = y // 400
+    yoe = y - era * 400
+    mp = month - 3 if month > 2 else month + 9
+    doy = (153 * mp + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468
+
+
+def _micros_of(value: int, source_type: IcebergType) -> int:
+    """Microseconds from the epoch of a timestamp value (nanos are floored to micros)."""
+    return value // 1000 if source_type in _NS_TYPES else value
+
+
+# ----------------------------------------------------------------------------------------------
+# Java-compatible human strings (the reference's partition path values)
+
+
+def _java_year(y: int) -> str:
+    # java.time's LocalDate.toString: 4 digits at least, '+' above 9999
+    if abs(y) < 1000:
+        return f"-{abs(y):04d}" if y < 0 else f"{y:04d}"
+    return f"+{y}" if y > 9999 else str(y)
+
+
+def _java_local_time(nanos_of_day: int) -> str:
+    # java.time's LocalTime.toString: HH:mm, then :ss and a fraction in groups of 3 digits
+    h, rem = divmod(nanos_of_day, 3_600_000_000_000)
+    m, rem = divmod(rem, 60_000_000_000)
+    s, n = divmod(rem, 1_000_000_000)
+    out = f"{h:02d}:{m:02d}"
+    if s or n:
+        out += f":{s:02d}"
+        if n:
+            if n % 1_000_000 == 0:
+                out += f".{n // 1_000_000:03d}"
+            elif n % 1000 == 0:
+                out += f".{n // 1000:06d}"
+            else:
+                out += f".{n:09d}"
+    return out
+
+
+def _java_local_datetime(nanos: int) -> str:
+    days, nod = divmod(nanos, 86_400 * 1_000_000_000)
+    y, m, d = days_to_civil(days)
+    return f"{_java_year(y)}-{m:02d}-{d:02d}T{_java_local_time(nod)}"
+
+
+def _java_double(v: float) -> str:
+    """Java's Double.toString for finite and special values."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    if v == 0:
+        return "-0.0" if math.copysign(1.0, v) < 0 else "0.0"
+    a = abs(v)
+    if 1e-3 <= a < 1e7:
+        r = repr(v)
+        if "e" in r or "E" in r:  # cannot happen in this range, but be safe
+            r = f"{v:f}"
+        return r if "." in r else r + ".0"
+    digits, exp = _shortest_digits(v)
+    mant = digits[0] + "." + (digits[1:] or "0")
+    return f"{'-' if v < 0 else ''}{mant}E{exp}"
+
+
+def _shortest_digits(v: float) -> tuple[str, int]:
+    r = repr(abs(v))  # Python's repr gives the shortest round-tripping digits
+    if "e" in r:
+        mant, exp = r.split("e")
+        digits = mant.replace(".", "").rstrip("0") or "0"
+        lead = mant.split(".")[0]
+        return digits, int(exp) + len(lead) - 1
+    intpart, _, frac = r.partition(".")
+    if intpart != "0":
+        digits = (intpart + frac).rstrip("0")
+        return digits, len(intpart) - 1
+    stripped = frac.lstrip("0")
+    return stripped.rstrip("0"), -(len(frac) - len(stripped)) - 1
+
+
+def _java_float(v: float) -> str:
+    """Java's Float.toString: the shortest digits that round-trip through 32 bits."""
+    if math.isnan(v) or math.isinf(v) or v == 0:
+        return _java_double(v)
+    f32 = struct.unpack("<f", struct.pack("<f", v))[0]
+    for prec in range(1, 10):
+        cand = float(f"{f32:.{prec - 1}e}")
+        if struct.pack("<f", cand) == struct.pack("<f", f32):
+            return _java_double(cand)
+    return _java_double(f32)
+
+
+def human_value(source_type: IcebergType | None, value: Any) -> str:
+    """The reference's human string of a value of a type (identity partition paths)."""
+    if value is None:
+        return "null"
+    if source_type == DATE:
+        return _human_day(value)
+    if source_type == TIME:
+        return _java_local_time(value * 1000)
+    if source_type == TIMESTAMP:
+        return _java_local_datetime(value * 1000)
+    if source_type == TIMESTAMPTZ:
+        return _java_local_datetime(value * 1000) + "Z"
+    if source_type == TIMESTAMP_NS:
+        return _java_local_datetime(value)
+    if source_type == TIMESTAMPTZ_NS:
+        return _java_local_datetime(value) + "Z"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, float):
+        return _java_float(value) if source_type == FLOAT else _java_double(value)
+    if isinstance(value, Decimal):
+        if isinstance(source_type, DecimalType):
+            value = value.quantize(Decimal(1).scaleb(-source_type.scale))
+        return str(value)
+    return str(value)
+
+
+def _human_year(v: int) -> str:
+    return f"{1970 + v:04d}"
+
+
+def _human_month(v: int) -> str:
+    return f"{1970 + v // 12:04d}-{v % 12 + 1:02d}"
+
+
+def _human_day(v: int) -> str:
+    y, m, d = days_to_civil(v)
+    return f"{y:04d}-{m:02d}-{d:02d}"
+
+
+def _human_hour(v: int) -> str:
+    days, h = divmod(v, 24)
+    y, m, d = days_to_civil(days)
+    return f"{y:04d}-{m:02d}-{d:02d}-{h:02d}"
+
+
+# ----------------------------------------------------------------------------------------------
+# Murmur3 hashing (Appendix B)
+
+
+def _min_twos_complement(n: int) -> bytes:
+    length = (n + (n < 0)).bit_length() // 8 + 1
+    return n.to_bytes(length, "big", signed=True)
+
+
+def _unscaled(value: Decimal, scale: int | None) -> int:
+    exp = -scale if scale is not None else value.as_tuple().exponent
+    assert isinstance(exp, int), "NaN/Infinity are not Iceberg decimals"
+    return int(value.scaleb(-exp))
+
+
+def murmur3_hash(value: Any, source_type: IcebergType | None = None) -> int:
+    """The spec's 32-bit hash of a value (Appendix B), signed like Java's int."""
+    if isinstance(value, bool):
+        # the spec's hashInt widens to long first, like every integer
+        return mmh3.hash(struct.pack("<q", int(value)), 0, signed=True)
+    if isinstance(value, int):
+        if source_type in _NS_TYPES:
+            value = value // 1000
+        return mmh3.hash(struct.pack("<q", value), 0, signed=True)
+    if isinstance(value, float):
+        if math.isnan(value):
+            bits = b"\x00\x00\x00\x00\x00\x00\xf8\x7f"
+        else:
+            bits = struct.pack("<d", value + 0.0 if value != 0 else 0.0)
+        return mmh3.hash(bits, 0, signed=True)
+    if isinstance(value, Decimal):
+        scale = source_type.scale if isinstance(source_type, DecimalType) else None
+        return mmh3.hash(_min_twos_complement(_unscaled(value, scale)), 0, signed=True)
+    if isinstance(value, str):
+        return mmh3.hash(value.encode("utf-8"), 0, signed=True)
+    if isinstance(value, _uuid.UUID):
+        return mmh3.hash(value.bytes, 0, signed=True)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return mmh3.hash(bytes(value), 0, signed=True)
+    raise TypeError(f"cannot hash {type(value).__name__} value {value!r}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Transforms
+
+
+class Transform:
+    """Base of all transforms. Subclasses are frozen dataclasses."""
+
+    name: str = ""
+    preserves_order = False
+    is_known = True
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
+
+    def to_json(self) -> str:
+        return str(self)
+
+    # -- typing --------------------------------------------------------------------------------
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        raise NotImplementedError
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        raise NotImplementedError
+
+    # -- values --------------------------------------------------------------------------------
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        """The transformed value; None stays None."""
+        raise NotImplementedError
+
+    def bind(self, source_type: IcebergType) -> Callable[[Any], Any]:
+        """A function applying this transform to values of ``source_type``."""
+        return lambda v: self.apply(v, source_type)
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        """The reference's text for a transformed value (partition paths); "null" for None.
+
+        ``source_type`` is the column's type; only identity, truncate and void need it.
+        """
+        if value is None:
+            return "null"
+        return human_value(None, value)
+
+    # -- relations -----------------------------------------------------------------------------
+
+    @property
+    def dedup_name(self) -> str:
+        """Two transforms on one column with the same dedup name are redundant."""
+        return str(self)
+
+    @property
+    def is_void(self) -> bool:
+        return False
+
+    @property
+    def is_identity(self) -> bool:
+        return False
+
+    def satisfies_order_of(self, other: "Transform") -> bool:
+        """Whether data ordered by this transform is also ordered by ``other``."""
+        return self == other
+
+
+@dataclass(frozen=True, repr=False)
+class IdentityTransform(Transform):
+    name = "identity"
+    preserves_order = True
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        return isinstance(source_type, PrimitiveType) and source_type.name not in (
+            "geometry", "geography", "variant")
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        return source_type
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        return value
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return human_value(source_type, value)
+
+    @property
+    def is_identity(self) -> bool:
+        return True
+
+    def satisfies_order_of(self, other: Transform) -> bool:
+        return other.preserves_order
+
+
+_BUCKET_TYPES = (INT, LONG, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS,
+                 STRING, UUID, BINARY)
+
+
+@dataclass(frozen=True, repr=False)
+class BucketTransform(Transform):
+    num_buckets: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.num_buckets, int) or self.num_buckets <= 0:
+            raise InvalidInput(f"invalid number of buckets: {self.num_buckets} (must be > 0)")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "bucket"
+
+    def __str__(self) -> str:
+        return f"bucket[{self.num_buckets}]"
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        return source_type in _BUCKET_TYPES or isinstance(source_type, (DecimalType, FixedType))
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        return INT
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        if value is None:
+            return None
+        return (murmur3_hash(value, source_type) & 0x7FFFFFFF) % self.num_buckets
+
+
+@dataclass(frozen=True, repr=False)
+class TruncateTransform(Transform):
+    width: int
+    preserves_order = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.width, int) or self.width <= 0:
+            raise InvalidInput(f"invalid truncate width: {self.width} (must be > 0)")
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "truncate"
+
+    def __str__(self) -> str:
+        return f"truncate[{self.width}]"
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        return source_type in (INT, LONG, STRING, BINARY) or isinstance(source_type, DecimalType)
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        return source_type
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        if value is None:
+            return None
+        w = self.width
+        if isinstance(value, bool):
+            raise TypeError("cannot truncate a boolean")
+        if isinstance(value, int):
+            return value - value % w  # Python's % is already non-negative for w > 0
+        if isinstance(value, Decimal):
+            scale = source_type.scale if isinstance(source_type, DecimalType) else None
+            exp = -scale if scale is not None else value.as_tuple().exponent
+            assert isinstance(exp, int)
+            unscaled = int(value.scaleb(-exp))
+            return Decimal(unscaled - unscaled % w).scaleb(exp)
+        if isinstance(value, str):
+            return value[:w]  # Python strings index by code point
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return bytes(value)[:w]
+        raise TypeError(f"cannot truncate {type(value).__name__} value {value!r}")
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return human_value(source_type, value)
+
+    def satisfies_order_of(self, other: Transform) -> bool:
+        # Whether a different width is implied depends on the source type (a longer string
+        # prefix implies a shorter one; an integer width must divide the other), so only
+        # equal transforms are claimed here.
+        return self == other
+
+
+class _TimeTransform(Transform):
+    """year / month / day / hour. ``_order`` ranks granularity (smaller is finer)."""
+
+    preserves_order = True
+    _order = 0
+    _valid: tuple[IcebergType, ...] = _DATE_LIKE
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        return source_type in self._valid
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        return INT
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        if value is None:
+            return None
+        if source_type is None:
+            raise TypeError(f"{self} needs the source type to interpret {value!r}")
+        if source_type == DATE:
+            return self._from_days(value)
+        if source_type in _TS_TYPES:
+            return self._from_micros(_micros_of(value, source_type))
+        raise TypeError(f"{self} cannot transform values of type {source_type}")
+
+    def _from_days(self, days: int) -> int:
+        raise NotImplementedError
+
+    def _from_micros(self, micros: int) -> int:
+        return self._from_days(micros // MICROS_PER_DAY)
+
+    @property
+    def dedup_name(self) -> str:
+        return "time"
+
+    def satisfies_order_of(self, other: Transform) -> bool:
+        if isinstance(other, _TimeTransform):
+            return self._order <= other._order
+        return False
+
+
+@dataclass(frozen=True, repr=False)
+class YearTransform(_TimeTransform):
+    name = "year"
+    _order = 3
+
+    def _from_days(self, days: int) -> int:
+        return days_to_civil(days)[0] - 1970
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return "null" if value is None else _human_year(value)
+
+
+@dataclass(frozen=True, repr=False)
+class MonthTransform(_TimeTransform):
+    name = "month"
+    _order = 2
+
+    def _from_days(self, days: int) -> int:
+        y, m, _ = days_to_civil(days)
+        return (y - 1970) * 12 + m - 1
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return "null" if value is None else _human_month(value)
+
+
+@dataclass(frozen=True, repr=False)
+class DayTransform(_TimeTransform):
+    name = "day"
+    _order = 1
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        return DATE  # the spec says int; the reference (and its partition type) uses date
+
+    def _from_days(self, days: int) -> int:
+        return days
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return "null" if value is None else _human_day(value)
+
+
+@dataclass(frozen=True, repr=False)
+class HourTransform(_TimeTransform):
+    name = "hour"
+    _order = 0
+    _valid = _TS_TYPES
+
+    def _from_days(self, days: int) -> int:
+        return days * 24
+
+    def _from_micros(self, micros: int) -> int:
+        return micros // MICROS_PER_HOUR
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return "null" if value is None else _human_hour(value)
+
+
+@dataclass(frozen=True, repr=False)
+class VoidTransform(Transform):
+    name = "void"
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        return True
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        return source_type
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        return None
+
+    def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
+        return "null"
+
+    @property
+    def is_void(self) -> bool:
+        return True
+
+
+@dataclass(frozen=True, repr=False)
+class UnknownTransform(Transform):
+    """A transform string this version does not understand, kept verbatim."""
+
+    text: str
+    is_known = False
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def can_transform(self, source_type: IcebergType) -> bool:
+        return False
+
+    def result_type(self, source_type: IcebergType) -> IcebergType:
+        # Readers ignore such partition fields; the value column is read as a string at best.
+        return STRING
+
+    def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
+        raise TypeError(f"cannot apply unknown transform {self.text!r}")
+
+
+IDENTITY = IdentityTransform()
+YEAR = YearTransform()
+MONTH = MonthTransform()
+DAY = DayTransform()
+HOUR = HourTransform()
+VOID = VoidTransform()
+
+_SIMPLE: dict[str, Transform] = {
+    "identity": IDENTITY, "year": YEAR, "month": MONTH, "day": DAY, "hour": HOUR, "void": VOID,
+}
+_PARAM_RE = re.compile(r"^(bucket|truncate)\[\s*(\d+)\s*\]$")
+
+
+def parse_transform(text: str) -> Transform:
+    """The transform for a spec transform string; unknown strings give an UnknownTransform.
+
+    Matching is case-insensitive, as the reference's parser is.
+    """
+    if not isinstance(text, str):
+        raise InvalidInput(f"transform must be a string, not {text!r}")
+    s = text.strip()
+    low = s.lower()
+    t = _SIMPLE.get(low)
+    if t is not None:
+        return t
+    m = _PARAM_RE.match(low)
+    if m:
+        n = int(m.group(2))
+        if n <= 0 or n > 2**31 - 1:
+            return UnknownTransform(text)
+        return BucketTransform(n) if m.group(1) == "bucket" else TruncateTransform(n)
+    return UnknownTransform(text)
+
