@@ -1,0 +1,45 @@
+"""Test-run options shared by every test package.
+
+- ``slow`` tests run only with ``--runslow``.
+- Everything under tests/interop is marked ``interop``: it needs the Spark + Iceberg reference
+  stack and fails (never skips) when that stack is missing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+_INTEROP_DIR = Path(__file__).parent / "interop"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--runslow", action="store_true", default=False, help="also run tests marked slow"
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Also declared in pyproject.toml; repeated so the markers exist whatever the ini file.
+    config.addinivalue_line(
+        "markers",
+        "interop: needs the Spark + Iceberg reference stack (fails, not skips, when missing)",
+    )
+    config.addinivalue_line("markers", "slow: big cases, run with --runslow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    run_slow = config.getoption("--runslow")
+    skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
+    for item in items:
+        if _INTEROP_DIR in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.interop)
+        if not run_slow and "slow" in item.keywords:
+            item.add_marker(skip_slow)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    started = getattr(config, "_icectl_spark_start_seconds", None)
+    if started is not None:
+        terminalreporter.write_line(f"interop: Spark session started in {started:.1f}s")
