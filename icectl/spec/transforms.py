@@ -54,7 +54,7 @@ __all__ = [
     "Transform", "IdentityTransform", "BucketTransform", "TruncateTransform", "YearTransform",
     "MonthTransform", "DayTransform", "HourTransform", "VoidTransform", "UnknownTransform",
     "parse_transform", "IDENTITY", "YEAR", "MONTH", "DAY", "HOUR", "VOID",
-    "murmur3_hash", "days_to_civil", "civil_to_days",
+    "murmur3_hash", "days_to_civil", "civil_to_days", "java_year", "human_value",
 ]
 
 MICROS_PER_HOUR = 3_600_000_000
@@ -103,7 +103,7 @@ def _micros_of(value: int, source_type: IcebergType) -> int:
 # Java-compatible human strings (the reference's partition path values)
 
 
-def _java_year(y: int) -> str:
+def java_year(y: int) -> str:
     # java.time's LocalDate.toString: 4 digits at least, '+' above 9999
     if abs(y) < 1000:
         return f"-{abs(y):04d}" if y < 0 else f"{y:04d}"
@@ -131,7 +131,7 @@ def _java_local_time(nanos_of_day: int) -> str:
 def _java_local_datetime(nanos: int) -> str:
     days, nod = divmod(nanos, 86_400 * 1_000_000_000)
     y, m, d = days_to_civil(days)
-    return f"{_java_year(y)}-{m:02d}-{d:02d}T{_java_local_time(nod)}"
+    return f"{java_year(y)}-{m:02d}-{d:02d}T{_java_local_time(nod)}"
 
 
 def _java_double(v: float) -> str:
