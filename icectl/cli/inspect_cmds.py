@@ -1,0 +1,244 @@
+"""`icectl inspect VIEW TABLE`: read-only views of a table's metadata."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
+from icectl.ops import inspect as views
+
+app = typer.Typer(
+    help="""Show a table's metadata: table, schema, partitions (spec), snapshots, snapshot,
+history, refs, manifests, files, metadata-log. Every view takes --json.
+
+Examples:
+
+  icectl inspect table ./wh/db/events
+  icectl inspect snapshot ./wh/db/events --ref main --json
+  icectl inspect files db.events -w ./wh --content deletes
+""",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
+
+SnapshotIdOpt = Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: the current snapshot).")]
+RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Branch or tag name (instead of --snapshot).")]
+
+
+def _short(v: Any) -> Any:
+    return "" if v is None else v
+
+
+@app.command("table", help="Summary of a table: location, format, current snapshot, schema, spec, sort order, properties, totals.\n\nExample: icectl inspect table ./wh/db/events")
+@handle_errors
+def inspect_table(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    t = load_table(table, warehouse)
+    v = views.metadata_summary(t.metadata, t.metadata_location)
+    if json_out:
+        emit_json(v)
+        return
+    cur = v["current-snapshot"]
+    pairs: list[tuple[str, Any]] = [
+        ("location", v["location"]),
+        ("metadata-file", v["metadata-file"]),
+        ("table-uuid", v["table-uuid"]),
+        ("format-version", v["format-version"]),
+        ("last-updated", v["last-updated"]),
+        ("current-snapshot", f"{cur['snapshot-id']} ({cur['operation']}, {cur['timestamp']})" if cur else "none"),
+        ("snapshots", v["snapshot-count"]),
+        ("refs", ", ".join(v["refs"]) or "none"),
+        ("schema", f"(id {v['current-schema-id']}) {v['schema-string']}"),
+        ("partition-spec", f"(id {v['default-spec-id']}) {v['partition-spec-string']}"),
+        ("sort-order", f"(id {v['default-sort-order-id']}) {v['sort-order-string']}"),
+    ]
+    if v["identifier-fields"]:
+        pairs.append(("identifier-fields", ", ".join(v["identifier-fields"])))
+    for k, n in v["totals"].items():
+        pairs.append((k, _short(n)))
+    for k, val in v["properties"].items():
+        pairs.append((f"property {k}", val))
+    emit_pairs(pairs)
+
+
+@app.command("schema", help="Columns of the current schema (or --schema-id) with ids, types and required flags.\n\nExample: icectl inspect schema ./wh/db/events --json")
+@handle_errors
+def inspect_schema(
+    table: TableArg,
+    schema_id: Annotated[Optional[int], typer.Option("--schema-id", help="Show this schema instead of the current one.")] = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    t = load_table(table, warehouse)
+    v = views.schema_view(t.metadata, schema_id)
+    if json_out:
+        emit_json(v)
+        return
+    title = f"schema {v['schema-id']}{' (current)' if v['current'] else ''}"
+    if v["identifier-fields"]:
+        title += f", identifier fields: {', '.join(v['identifier-fields'])}"
+    emit_table(["id", "name", "type", "required", "doc"],
+               [[c["id"], c["name"], c["type"], c["required"], c["doc"]] for c in v["columns"]], title=title)
+
+
+def _partitions(table: str, warehouse: Optional[str], json_out: bool) -> None:
+    t = load_table(table, warehouse)
+    v = views.partitions_view(t.metadata)
+    if json_out:
+        emit_json(v)
+        return
+    rows = []
+    for s in v["specs"]:
+        if not s["fields"]:
+            rows.append([s["spec-id"], s["default"], "", "", "", ""])
+        for f in s["fields"]:
+            rows.append([s["spec-id"], s["default"], f["field-id"], f["name"], f["transform"], f["source-column"]])
+    emit_table(["spec-id", "default", "field-id", "name", "transform", "source"], rows)
+
+
+@app.command("partitions", help="All partition specs of the table; the default one is marked.\n\nExample: icectl inspect partitions ./wh/db/events")
+@handle_errors
+def inspect_partitions(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    _partitions(table, warehouse, json_out)
+
+
+@app.command("spec", help="Same as `partitions`.\n\nExample: icectl inspect spec ./wh/db/events --json")
+@handle_errors
+def inspect_spec(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    _partitions(table, warehouse, json_out)
+
+
+def _summary_brief(summary: dict[str, str]) -> str:
+    keys = ("added-data-files", "added-records", "deleted-data-files", "deleted-records",
+            "added-delete-files", "removed-delete-files", "total-records", "total-data-files")
+    return ", ".join(f"{k}={summary[k]}" for k in keys if k in summary)
+
+
+@app.command("snapshots", help="Every snapshot, oldest first, with its operation, refs and summary.\n\nExample: icectl inspect snapshots ./wh/db/events")
+@handle_errors
+def inspect_snapshots(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    t = load_table(table, warehouse)
+    v = views.snapshots_view(t.metadata)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(
+        ["snapshot-id", "parent-id", "seq", "timestamp", "operation", "refs", "summary"],
+        [[s["snapshot-id"], s["parent-snapshot-id"], s["sequence-number"], s["timestamp"], s["operation"],
+          ",".join(s["refs"]), _summary_brief(s["summary"])] for s in v],
+    )
+
+
+def _manifest_rows(ms: list[dict[str, Any]]) -> list[list[Any]]:
+    return [[m["content"], m["partition-spec-id"], m["sequence-number"], m["added-snapshot-id"],
+             m["added-files-count"], m["existing-files-count"], m["deleted-files-count"], m["path"]] for m in ms]
+
+
+MANIFEST_COLUMNS = ["content", "spec", "seq", "added-snapshot", "added", "existing", "deleted", "path"]
+
+
+@app.command("snapshot", help="One snapshot (the current one by default): summary, manifest list and its manifests with counts.\n\nExamples: icectl inspect snapshot ./wh/db/events 4348573049 ; icectl inspect snapshot ./wh/db/events --ref audit")
+@handle_errors
+def inspect_snapshot(
+    table: TableArg,
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="[ID]", help="Snapshot id (default: current).", show_default=False)] = None,
+    ref: RefOpt = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot_id, ref)
+    if s is None:
+        if json_out:
+            emit_json(None)
+        else:
+            emit_text("the table has no snapshots")
+        return
+    v = views.snapshot_view(t.io, t.metadata, s)
+    if json_out:
+        emit_json(v)
+        return
+    pairs: list[tuple[str, Any]] = [(k, _short(v[k])) for k in (
+        "snapshot-id", "parent-snapshot-id", "sequence-number", "timestamp", "operation", "schema-id", "manifest-list")]
+    pairs.append(("refs", ", ".join(v["refs"]) or ""))
+    if "first-row-id" in v:
+        pairs += [("first-row-id", _short(v["first-row-id"])), ("added-rows", _short(v["added-rows"]))]
+    pairs += [(f"summary {k}", val) for k, val in v["summary"].items()]
+    emit_pairs(pairs)
+    emit_text("")
+    emit_table(MANIFEST_COLUMNS, _manifest_rows(v["manifests"]), title=f"manifests ({len(v['manifests'])})")
+
+
+@app.command("history", help="When each snapshot became current, and whether it is an ancestor of the current one.\n\nExample: icectl inspect history ./wh/db/events")
+@handle_errors
+def inspect_history(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    t = load_table(table, warehouse)
+    v = views.history_view(t.metadata)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["made-current-at", "snapshot-id", "parent-id", "is-current-ancestor"],
+               [[h["made-current-at"], h["snapshot-id"], h["parent-id"], h["is-current-ancestor"]] for h in v])
+
+
+@app.command("refs", help="Branches and tags with their snapshots and retention settings.\n\nExample: icectl inspect refs ./wh/db/events --json")
+@handle_errors
+def inspect_refs(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    t = load_table(table, warehouse)
+    v = views.refs_view(t.metadata)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["name", "type", "snapshot-id", "max-ref-age-ms", "min-snapshots-to-keep", "max-snapshot-age-ms"],
+               [[r["name"], r["type"], r["snapshot-id"], r["max-ref-age-ms"], r["min-snapshots-to-keep"],
+                 r["max-snapshot-age-ms"]] for r in v])
+
+
+@app.command("manifests", help="Manifests of the current snapshot (or --snapshot/--ref) with file and row counts and partition summaries.\n\nExample: icectl inspect manifests ./wh/db/events")
+@handle_errors
+def inspect_manifests(
+    table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
+    warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
+) -> None:
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot, ref)
+    v = views.manifests_view(t.io, t.metadata, s)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(MANIFEST_COLUMNS, _manifest_rows(v))
+
+
+@app.command("files", help="Live data and delete files of the current snapshot (or --snapshot/--ref): partition, records, size, sequence numbers.\n\nExample: icectl inspect files ./wh/db/events --content deletes --json")
+@handle_errors
+def inspect_files(
+    table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
+    content: Annotated[Optional[str], typer.Option("--content", help="Only: data, deletes, position-deletes or equality-deletes.")] = None,
+    warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
+) -> None:
+    from icectl.errors import InvalidInput
+
+    if content is not None and content not in ("data", "deletes", "position-deletes", "equality-deletes"):
+        raise InvalidInput(f"--content must be data, deletes, position-deletes or equality-deletes (got {content!r})")
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot, ref)
+    v = views.files_view(t.io, t.metadata, s, content)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["content", "partition", "records", "size", "data-seq", "file-seq", "path"],
+               [[f["content"], f["partition-path"], f["record-count"], f["file-size-in-bytes"],
+                 f["data-sequence-number"], f["file-sequence-number"], f["file-path"]] for f in v])
+
+
+@app.command("metadata-log", help="Previous metadata files and the current one, oldest first.\n\nExample: icectl inspect metadata-log ./wh/db/events")
+@handle_errors
+def inspect_metadata_log(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    t = load_table(table, warehouse)
+    v = views.metadata_log_view(t.metadata, t.metadata_location)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["timestamp", "current", "metadata-file"], [[e["timestamp"], e["current"], e["metadata-file"]] for e in v])
