@@ -35,7 +35,8 @@ from icectl.spec.sorting import SortOrder
 
 DATA = Path(__file__).parent.parent / "data" / "metadata"
 FULL_FORM = ["v1_full.json", "v2_full.json", "v3_full.json", "v2_unknown_fields.json"]
-JAVA_FILES = sorted(p.name for p in DATA.glob("java_*.metadata.json"))
+# Written by the reference: Java directly, or Spark through it (spark_*.json, added separately).
+JAVA_FILES = sorted(p.name for p in [*DATA.glob("java_*.metadata.json"), *DATA.glob("spark_*.json")])
 
 
 def load(name: str):

@@ -1,0 +1,233 @@
+"""A filesystem table: location + FileIO + the current metadata, and commits with retry.
+
+``Table.commit(update_fn)`` is the one way metadata changes: ``update_fn(base)`` builds the new
+metadata from the current one (it may raise ValidationError to stop), the store writes it as the
+next version, and if another writer won the race the table reloads, calls ``update_fn`` again on
+the winner's metadata and retries with exponential backoff, as the reference's
+``commit.retry.*`` properties say. ``commit_transaction`` does the same for updates that write
+files (manifests, manifest lists): they register them on the attempt so that a commit that gives
+up removes everything it wrote, leaving the table exactly as the winner left it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from icectl.errors import AlreadyExists, CommitConflict, InvalidInput
+from icectl.io.files import FileIO, is_local, join, local_path
+from icectl.spec.metadata import TableMetadata
+from icectl.table import store
+from icectl.table.store import CommittedVersion, VersionConflict
+
+__all__ = ["Table", "CommitAttempt", "RetryPolicy", "resolve_table_location"]
+
+
+def resolve_table_location(ident: str, warehouse: str | None = None) -> str:
+    """A table location from a path/URL, or from ``db.table`` (any depth) under a warehouse.
+
+    Without a warehouse, or when it contains ``/`` or a URL scheme, the argument is a location
+    already. Otherwise a dotted identifier maps to ``<warehouse>/<db>/<table>`` as Spark's
+    Hadoop catalog lays tables out.
+    """
+    ident = ident.strip()
+    if not ident:
+        raise InvalidInput("empty table location or identifier")
+    if warehouse is None or "/" in ident or "\\" in ident or ":" in ident:
+        return ident.rstrip("/") if ident != "/" else ident
+    parts = ident.split(".")
+    if len(parts) < 2 or any(not p for p in parts):
+        raise InvalidInput(f"invalid table identifier {ident!r} (expected namespace.table)")
+    return "/".join([warehouse.rstrip("/"), *parts])
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    num_retries: int = 4
+    min_wait_ms: int = 100
+    max_wait_ms: int = 60_000
+    total_timeout_ms: int = 1_800_000
+
+    @classmethod
+    def from_metadata(cls, md: TableMetadata) -> "RetryPolicy":
+        return cls(
+            num_retries=max(0, md.property_as_int("commit.retry.num-retries", 4)),
+            min_wait_ms=max(0, md.property_as_int("commit.retry.min-wait-ms", 100)),
+            max_wait_ms=max(0, md.property_as_int("commit.retry.max-wait-ms", 60_000)),
+            total_timeout_ms=max(0, md.property_as_int("commit.retry.total-timeout-ms", 1_800_000)),
+        )
+
+    def delay_ms(self, attempt: int) -> float:
+        """Wait before retry number ``attempt`` (1-based): min x 2^(attempt-1), capped, + <=10% jitter."""
+        base = min(self.min_wait_ms * (2 ** (attempt - 1)), self.max_wait_ms)
+        return base + random.uniform(0, base * 0.1)
+
+
+@dataclass
+class CommitAttempt:
+    """What one try of a commit knows: the base it builds on and the files it wrote."""
+
+    table: "Table"
+    base: TableMetadata
+    number: int  # 1 for the first try
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def io(self) -> FileIO:
+        return self.table.io
+
+    @property
+    def location(self) -> str:
+        return self.table.location
+
+    def track(self, path: str) -> str:
+        """Register a file this attempt wrote; it is deleted if the commit finally fails."""
+        if path not in self.written:
+            self.written.append(path)
+        return path
+
+
+class Table:
+    """A table on a filesystem. ``metadata`` / ``version`` follow every successful commit."""
+
+    def __init__(self, location: str, io: FileIO, current: CommittedVersion):
+        self.location = location
+        self.io = io
+        self._current = current
+
+    # -- state -----------------------------------------------------------------------------
+
+    @property
+    def metadata(self) -> TableMetadata:
+        return self._current.metadata
+
+    @property
+    def metadata_location(self) -> str:
+        return self._current.metadata_location
+
+    @property
+    def version(self) -> int:
+        return self._current.version
+
+    def __repr__(self) -> str:
+        return f"Table({self.location!r}, version={self.version})"
+
+    # -- loading ---------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, location_or_ident: str, warehouse: str | None = None, io: FileIO | None = None) -> "Table":
+        """Load the newest version; NotFound naming the location when there is no table."""
+        io = io or FileIO()
+        location = resolve_table_location(location_or_ident, warehouse)
+        current = store.load_current(io, location)
+        preferred = _preferred_spelling(location, current.metadata.location)
+        if preferred != location:
+            name = current.metadata_location.rsplit("/", 1)[-1]
+            current = dataclasses.replace(current, metadata_location=join(store.metadata_dir(preferred), name))
+        return cls(preferred, io, current)
+
+    @classmethod
+    def create(cls, location: str, metadata: TableMetadata, io: FileIO | None = None) -> "Table":
+        """Write ``metadata`` as v1 of a new table at ``location``.
+
+        AlreadyExists when any version exists there (also when another creator wins the race).
+        A directory without metadata versions, e.g. left by a failed create, is fine.
+        """
+        io = io or FileIO()
+        location = location.rstrip("/") if location not in ("/",) else location
+        if store.find_current_version(io, location) is not None:
+            raise AlreadyExists(f"a table already exists at {location}")
+        try:
+            current = store.commit(io, location, None, metadata)
+        except VersionConflict:
+            raise AlreadyExists(f"a table already exists at {location}") from None
+        return cls(location, io, current)
+
+    def refresh(self) -> "Table":
+        self._current = store.load_current(self.io, self.location)
+        return self
+
+    # -- committing ------------------------------------------------------------------------
+
+    def commit(self, update_fn: Callable[[TableMetadata], TableMetadata]) -> "Table":
+        """Apply ``update_fn`` to the current metadata and commit it, retrying on conflicts."""
+        return self.commit_transaction(lambda base, attempt: update_fn(base))
+
+    def commit_transaction(
+        self,
+        update_fn: Callable[[TableMetadata, CommitAttempt], TableMetadata],
+        policy: RetryPolicy | None = None,
+    ) -> "Table":
+        """Like :meth:`commit`, with the attempt passed on so the update can ``track`` files.
+
+        On success, files tracked only by earlier, lost attempts are deleted. When every retry
+        is lost, all tracked files are deleted and CommitConflict is raised. Any other error
+        (ValidationError from ``update_fn``, storage errors) stops at once and also cleans up.
+        Returns ``self``, now at the committed version.
+        """
+        policy = policy or RetryPolicy.from_metadata(self.metadata)
+        start = time.monotonic()
+        attempts: list[CommitAttempt] = []
+        number = 0
+        while True:
+            number += 1
+            attempt = CommitAttempt(self, self.metadata, number)
+            attempts.append(attempt)
+            try:
+                new = update_fn(self.metadata, attempt)
+                if new is self.metadata or new == self.metadata:
+                    self._cleanup(attempts, keep=attempt.written)
+                    return self  # nothing to commit
+                self._current = store.commit(self.io, self.location, self._current, new)
+            except VersionConflict as conflict:
+                elapsed_ms = (time.monotonic() - start) * 1000
+                delay = policy.delay_ms(number)
+                if number > policy.num_retries or elapsed_ms + delay > policy.total_timeout_ms:
+                    self._cleanup(attempts, keep=())
+                    self._refresh_quietly()
+                    raise CommitConflict(
+                        f"commit to {self.location} failed after {number} attempt(s): another writer "
+                        f"kept winning ({conflict})") from None
+                time.sleep(delay / 1000.0)
+                self.refresh()
+                continue
+            except BaseException:
+                self._cleanup(attempts, keep=())
+                raise
+            self._cleanup(attempts, keep=attempt.written)
+            return self
+
+    def _cleanup(self, attempts: list[CommitAttempt], keep) -> None:
+        keep_set = set(keep)
+        for a in attempts:
+            for path in a.written:
+                if path not in keep_set:
+                    self.io.delete_quietly(path)
+                    keep_set.add(path)  # delete once
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self.refresh()
+        except Exception:  # noqa: BLE001 - keep the conflict as the error to report
+            pass
+
+
+def _preferred_spelling(given: str, from_metadata: str) -> str:
+    """Use the metadata's own spelling of the location (e.g. ``file:/...`` as Spark wrote it)
+    when it names the same local directory, so new log entries match the reference's."""
+    try:
+        if from_metadata and is_local(given) and is_local(from_metadata) and \
+                _norm(local_path(given)) == _norm(local_path(from_metadata)):
+            return from_metadata.rstrip("/") if from_metadata not in ("/",) else from_metadata
+    except Exception:  # noqa: BLE001 - a remote or odd location: keep what the caller gave
+        pass
+    return given
+
+
+def _norm(p: str) -> str:
+    return os.path.realpath(os.path.abspath(p))
+
