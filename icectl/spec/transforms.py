@@ -55,6 +55,7 @@ __all__ = [
     "MonthTransform", "DayTransform", "HourTransform", "VoidTransform", "UnknownTransform",
     "parse_transform", "IDENTITY", "YEAR", "MONTH", "DAY", "HOUR", "VOID",
     "murmur3_hash", "days_to_civil", "civil_to_days", "java_year", "human_value",
+    "decimal_unscaled", "decimal_from_unscaled",
 ]
 
 MICROS_PER_HOUR = 3_600_000_000
@@ -204,7 +205,8 @@ def human_value(source_type: IcebergType | None, value: Any) -> str:
         return _java_float(value) if source_type == FLOAT else _java_double(value)
     if isinstance(value, Decimal):
         if isinstance(source_type, DecimalType):
-            value = value.quantize(Decimal(1).scaleb(-source_type.scale))
+            value = decimal_from_unscaled(decimal_unscaled(value, source_type.scale),
+                                          source_type.scale)
         return str(value)
     return str(value)
 
@@ -237,10 +239,35 @@ def _min_twos_complement(n: int) -> bytes:
     return n.to_bytes(length, "big", signed=True)
 
 
-def _unscaled(value: Decimal, scale: int | None) -> int:
-    exp = -scale if scale is not None else value.as_tuple().exponent
-    assert isinstance(exp, int), "NaN/Infinity are not Iceberg decimals"
-    return int(value.scaleb(-exp))
+def decimal_unscaled(value: Decimal, scale: int | None = None) -> int:
+    """The unscaled integer of a decimal at ``scale`` (its own exponent when None).
+
+    Exact for any number of digits (no decimal context is involved); a value with non-zero
+    digits beyond the scale is refused with ValueError.
+    """
+    sign, digits, exp = value.as_tuple()
+    if not isinstance(exp, int):
+        raise ValueError(f"{value} is not a finite decimal")
+    n = int("".join(map(str, digits)) or "0")
+    if sign:
+        n = -n
+    if scale is None:
+        scale = -exp
+    shift = exp + scale
+    if shift >= 0:
+        return n * 10**shift
+    q, r = divmod(n, 10**-shift)
+    if r:
+        raise ValueError(f"{value} has more than {scale} digits after the decimal point")
+    return q
+
+
+def decimal_from_unscaled(unscaled: int, scale: int) -> Decimal:
+    """The decimal ``unscaled * 10**-scale``, exactly, with exponent ``-scale``."""
+    return Decimal((1 if unscaled < 0 else 0, tuple(int(c) for c in str(abs(unscaled))), -scale))
+
+
+_unscaled = decimal_unscaled
 
 
 def murmur3_hash(value: Any, source_type: IcebergType | None = None) -> int:
@@ -423,13 +450,15 @@ class TruncateTransform(Transform):
         if isinstance(value, bool):
             raise TypeError("cannot truncate a boolean")
         if isinstance(value, int):
-            return value - value % w  # Python's % is already non-negative for w > 0
+            return _java_truncate(value, w, 32 if source_type == INT else 64)
         if isinstance(value, Decimal):
             scale = source_type.scale if isinstance(source_type, DecimalType) else None
-            exp = -scale if scale is not None else value.as_tuple().exponent
-            assert isinstance(exp, int)
-            unscaled = int(value.scaleb(-exp))
-            return Decimal(unscaled - unscaled % w).scaleb(exp)
+            if scale is None:
+                exp = value.as_tuple().exponent
+                assert isinstance(exp, int), "not a finite decimal"
+                scale = -exp
+            unscaled = decimal_unscaled(value, scale)
+            return decimal_from_unscaled(unscaled - unscaled % w, scale)
         if isinstance(value, str):
             return value[:w]  # Python strings index by code point
         if isinstance(value, (bytes, bytearray, memoryview)):
@@ -444,6 +473,29 @@ class TruncateTransform(Transform):
         # prefix implies a shorter one; an integer width must divide the other), so only
         # equal transforms are claimed here.
         return self == other
+
+
+def _wrap(n: int, bits: int) -> int:
+    """Two's-complement wrap-around of Java int (32) or long (64) arithmetic."""
+    m = 1 << bits
+    n &= m - 1
+    return n - m if n >= m >> 1 else n
+
+
+def _java_rem(a: int, b: int) -> int:
+    """Java's % (the remainder takes the dividend's sign)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def _java_truncate(v: int, w: int, bits: int) -> int:
+    """The reference's ``v - (((v % W) + W) % W)`` in Java int/long arithmetic.
+
+    Equal to floor truncation except within W of the type's minimum, where Java's result wraps
+    to the other end of the range; partition values it wrote carry the wrapped value.
+    """
+    inner = _wrap(_java_rem(v, w) + w, bits)
+    return _wrap(v - _java_rem(inner, w), bits)
 
 
 class _TimeTransform(Transform):

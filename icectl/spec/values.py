@@ -37,7 +37,13 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from icectl.errors import CorruptMetadata, InvalidInput, UnsupportedFeature
-from icectl.spec.transforms import civil_to_days, days_to_civil, java_year
+from icectl.spec.transforms import (
+    civil_to_days,
+    days_to_civil,
+    decimal_from_unscaled,
+    decimal_unscaled,
+    java_year,
+)
 from icectl.spec.types import (
     BINARY,
     BOOLEAN,
@@ -84,15 +90,13 @@ _MICRO_TS_TYPES = (TIMESTAMP, TIMESTAMPTZ)
 
 
 def decimal_to_unscaled(value: Decimal, scale: int) -> int:
-    """The unscaled integer of a decimal at a scale; refuses values that would lose digits."""
-    scaled = value.scaleb(scale)
-    if scaled != scaled.to_integral_value():
-        raise ValueError(f"{value} has more than {scale} digits after the decimal point")
-    return int(scaled)
+    """The unscaled integer of a decimal at a scale (exact); ValueError if digits would be lost."""
+    return decimal_unscaled(value, scale)
 
 
 def unscaled_to_decimal(unscaled: int, scale: int) -> Decimal:
-    return Decimal(unscaled).scaleb(-scale)
+    """The decimal with this unscaled value and exponent ``-scale`` (exact)."""
+    return decimal_from_unscaled(unscaled, scale)
 
 
 def _min_be(n: int) -> bytes:

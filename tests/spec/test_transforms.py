@@ -10,6 +10,10 @@ from decimal import Decimal
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pyiceberg.transforms import BucketTransform as PyBucket
+from pyiceberg.transforms import TruncateTransform as PyTruncate
+from pyiceberg.types import DecimalType as PyDecimal
+from pyiceberg.types import LongType, StringType
 
 from icectl.errors import InvalidInput
 from icectl.spec import transforms as tr
@@ -127,17 +131,11 @@ def test_int_and_long_hash_alike_for_all_values():
 
 @given(st.integers(min_value=-(2**63), max_value=2**63 - 1), st.integers(1, 10_000))
 def test_bucket_matches_pyiceberg_for_longs(v, n):
-    from pyiceberg.transforms import BucketTransform as PyBucket
-    from pyiceberg.types import LongType
-
     assert BucketTransform(n).apply(v, LONG) == PyBucket(n).transform(LongType())(v)
 
 
 @given(st.text(), st.integers(1, 10_000))
 def test_bucket_matches_pyiceberg_for_strings(v, n):
-    from pyiceberg.transforms import BucketTransform as PyBucket
-    from pyiceberg.types import StringType
-
     try:
         v.encode("utf-8")
     except UnicodeEncodeError:
@@ -149,9 +147,6 @@ def test_bucket_matches_pyiceberg_for_strings(v, n):
                    min_value=Decimal("-1e20"), max_value=Decimal("1e20")),
        st.integers(1, 1000))
 def test_bucket_matches_pyiceberg_for_decimals(v, n):
-    from pyiceberg.transforms import BucketTransform as PyBucket
-    from pyiceberg.types import DecimalType as PyDecimal
-
     v = v.quantize(Decimal("0.001"))
     assert BucketTransform(n).apply(v, DecimalType(38, 3)) == \
         PyBucket(n).transform(PyDecimal(38, 3))(v)
@@ -191,17 +186,36 @@ def test_truncate_vectors(width, source_type, value, expected):
     assert TruncateTransform(width).apply(None, source_type) is None
 
 
-@given(st.integers(min_value=-(2**31), max_value=2**31 - 1), st.integers(1, 1000))
+@given(st.integers(min_value=-(2**31) + 1000, max_value=2**31 - 1), st.integers(1, 1000))
 def test_truncate_int_law(v, w):
     out = TruncateTransform(w).apply(v, INT)
     assert out <= v < out + w and out % w == 0
 
 
+@pytest.mark.parametrize(("source_type", "value", "width", "expected"), [
+    # The reference computes in Java int/long arithmetic, which wraps near the minimum.
+    (INT, -(2**31), 3, 2**31 - 1),
+    (INT, -(2**31) + 1, 10, 2**31 - 2),
+    (INT, -(2**31), 2, -(2**31)),  # divisible: no wrap
+    (LONG, -(2**63), 3, 2**63 - 1),
+    (LONG, -(2**31), 3, -(2**31) - 1),  # the same value as a long does not wrap
+])
+def test_truncate_wraps_like_java_near_the_minimum(source_type, value, width, expected):
+    assert TruncateTransform(width).apply(value, source_type) == expected
+
+
+def test_truncate_decimal_is_exact_beyond_28_digits():
+    t = DecimalType(38, 10)
+    v = Decimal("-9999999999999999999999999999.9999999999")
+    assert TruncateTransform(3).apply(v, t) == v  # unscaled -(10**38 - 1) is divisible by 3
+    assert TruncateTransform(1000).apply(v, t) == Decimal("-10000000000000000000000000000.0000000000")
+    big = Decimal("1234567890123456789012345678.9012345678")
+    assert murmur3_hash(big, t) == murmur3_hash(Decimal("12345678901234567890123456789012345678"),
+                                                DecimalType(38, 0))
+
+
 @given(st.text(), st.integers(1, 20))
 def test_truncate_string_matches_pyiceberg(v, w):
-    from pyiceberg.transforms import TruncateTransform as PyTruncate
-    from pyiceberg.types import StringType
-
     assert TruncateTransform(w).apply(v, STRING) == PyTruncate(w).transform(StringType())(v)
 
 
