@@ -138,8 +138,9 @@ MIN_FORMAT_VERSION: dict[str, int] = {
 
 _DECIMAL_RE = re.compile(r"^decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)$")
 _FIXED_RE = re.compile(r"^fixed\[\s*(\d+)\s*\]$")
-_GEOMETRY_RE = re.compile(r"^geometry\s*\(\s*([^)]*?)\s*\)$")
-_GEOGRAPHY_RE = re.compile(r"^geography\s*\(\s*([^,)]*?)\s*(?:,\s*([^)]*?)\s*)?\)$")
+_GEOMETRY_RE = re.compile(r"^geometry\s*\(\s*([^)]*?)\s*\)$", re.IGNORECASE)
+_GEOGRAPHY_RE = re.compile(r"^geography\s*\(\s*([^,)]*?)\s*(?:,\s*([^)]*?)\s*)?\)$",
+                           re.IGNORECASE)
 
 
 def primitive_from_string(text: str) -> PrimitiveType | None:
