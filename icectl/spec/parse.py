@@ -290,7 +290,8 @@ class _Parser:
             if not 1 <= p <= 38:
                 raise self.error(f"decimal precision must be between 1 and 38, not {p}", tok)
             if not 0 <= s <= p:
-                raise self.error(f"decimal scale must be between 0 and the precision ({p}), not {s}", tok)
+                raise self.error(
+                    f"decimal scale must be between 0 and the precision ({p}), not {s}", tok)
             return DecimalType(p, s)
         if word == "fixed":
             close = "]" if self.at_punct("[") else ")"

@@ -96,7 +96,8 @@ class PartitionField:
             return cls(source_id, field_id, str(obj["name"]), parse_transform(obj["transform"]),
                        source_ids if len(source_ids) > 1 else ())
         except KeyError as e:
-            raise CorruptMetadata(f"partition field is missing required key {e.args[0]!r}") from None
+            raise CorruptMetadata(
+                f"partition field is missing required key {e.args[0]!r}") from None
         except (TypeError, ValueError) as e:
             raise CorruptMetadata(f"invalid partition field JSON {obj!r}: {e}") from None
 
@@ -240,7 +241,9 @@ def default_partition_name(column: str, transform: Transform) -> str:
     raise InvalidInput(f"partition field using transform {transform} needs an explicit name")
 
 
-def resolve_source_column(schema: Schema, column: str, what: str = "partition") -> tuple[int, str, NestedField]:
+def resolve_source_column(
+    schema: Schema, column: str, what: str = "partition"
+) -> tuple[int, str, NestedField]:
     """Find a column for a partition or sort term: (field id, canonical full name, field).
 
     Names match case-insensitively, as Spark resolves them. Refuses nested types and columns
@@ -256,16 +259,21 @@ def resolve_source_column(schema: Schema, column: str, what: str = "partition") 
     while parent is not None:
         pf = schema.find_field(parent)
         if isinstance(pf.type, (ListType, MapType)):
+            kind = "list" if isinstance(pf.type, ListType) else "map"
             raise ValidationError(
-                f"cannot {what} by column {name!r}: it is inside a {type(pf.type).__name__[:-4].lower()}"
+                f"cannot {what} by column {name!r}: it is inside a {kind}"
                 f" ({schema.column_name(parent)!r})")
         parent = schema.parent_id(parent)
     return f.field_id, name, f
 
 
-def check_term_transform(column: str, source_type: IcebergType, transform: Transform, what: str) -> None:
+def check_term_transform(
+    column: str, source_type: IcebergType, transform: Transform, what: str
+) -> None:
+    """Refuse a transform that is unknown or invalid for the column's type (void is always ok)."""
     if not transform.is_known:
-        raise ValidationError(f"cannot {what} by unknown transform {transform} on column {column!r}")
+        raise ValidationError(
+            f"cannot {what} by unknown transform {transform} on column {column!r}")
     if transform.is_void:
         return
     if not isinstance(source_type, PrimitiveType):

@@ -400,8 +400,12 @@ def _from_json(t: IcebergType, obj: Any) -> Any:
         return b
     if isinstance(t, StructType):
         _need(isinstance(obj, dict), t, obj)
-        return {f.field_id: _from_json(f.type, obj[str(f.field_id)]) if obj[str(f.field_id)] is not None else None
-                for f in t.fields() if str(f.field_id) in obj}
+        out = {}
+        for f in t.fields():
+            key = str(f.field_id)
+            if key in obj:
+                out[f.field_id] = None if obj[key] is None else _from_json(f.type, obj[key])
+        return out
     if isinstance(t, ListType):
         _need(isinstance(obj, list), t, obj)
         return [None if v is None else _from_json(t.element_type, v) for v in obj]
