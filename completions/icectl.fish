@@ -1,0 +1,1 @@
+complete --command icectl --no-files --arguments "(env _ICECTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) icectl)" --condition "env _ICECTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) icectl"
