@@ -257,11 +257,17 @@ def _spec_of(io: Any, path: str) -> int:
     return int(read_avro_metadata(io.read(path)).get("partition-spec-id", 0))
 
 
-def _summary_value(t: IcebergType, b: bytes | None) -> str | None:
+def _summary_value(t: IcebergType, b: bytes | None, transform: Any = None,
+                   source_type: IcebergType | None = None) -> str | None:
+    """A partition summary bound as text. Like the reference's ``manifests`` table, the
+    transform renders it (a year bound reads ``2024``, an hour ``2024-01-02-10``)."""
     if b is None:
         return None
     try:
-        return to_human(t, from_bytes(t, b))
+        value = from_bytes(t, b)
+        if transform is not None:
+            return transform.to_human_string(value, source_type)
+        return to_human(t, value)
     except Exception:  # noqa: BLE001 - an unreadable bound is shown raw, never fatal
         return b.hex()
 
@@ -286,13 +292,15 @@ def manifest_row(md: TableMetadata, m: ManifestFile) -> dict[str, Any]:
     spec = _spec_or_none(md, m.partition_spec_id)
     if m.partitions is not None and spec is not None:
         ptype = spec.partition_type(md.schema)
-        for pf, fs in zip(ptype.fields(), m.partitions):
+        for field, pf, fs in zip(spec.fields, ptype.fields(), m.partitions):
+            src = md.schema.find_field_or_none(field.source_id)
+            src_type = src.type if src is not None else None
             summaries.append({
                 "field": pf.name,
                 "contains-null": fs.contains_null,
                 "contains-nan": fs.contains_nan,
-                "lower-bound": _summary_value(pf.type, fs.lower_bound),
-                "upper-bound": _summary_value(pf.type, fs.upper_bound),
+                "lower-bound": _summary_value(pf.type, fs.lower_bound, field.transform, src_type),
+                "upper-bound": _summary_value(pf.type, fs.upper_bound, field.transform, src_type),
             })
     row["partition-summaries"] = summaries
     if md.format_version >= 3:
