@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl import __version__
-from icectl.cli import create_cmd, inspect_cmds
+from icectl.cli import append_cmd, create_cmd, inspect_cmds
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -48,6 +48,7 @@ def _root(
 
 
 create_cmd.register(app)
+append_cmd.register(app)
 app.add_typer(inspect_cmds.app, name="inspect")
 
 

@@ -1,0 +1,145 @@
+"""`icectl append`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values
+from icectl.cli.output import emit_json, emit_pairs, err
+from icectl.errors import InvalidInput, StorageError
+
+APPEND_HELP = """Append existing data files to TABLE as one new snapshot (rows are not read or copied).
+
+Each file's footer gives its record count and column metrics (Parquet; ORC and Avro files give
+their record counts). Parquet columns are matched to the table by field id, or by name through
+the table's name mapping (schema.name-mapping.default, created when absent). The partition of
+each file comes from its column statistics when they decide it, from a Hive-style directory in
+its path (ts_day=2024-01-02/...) or from --partition. Refused, with nothing committed: a missing
+file, a file given twice or already in the table, a file whose columns do not fit the table, a
+file whose rows span several partitions.
+
+Examples:
+
+\b
+  icectl append ./wh/db/events /data/in/part-0001.parquet /data/in/part-0002.parquet
+  find /data/in -name '*.parquet' | icectl append ./wh/db/events -
+  icectl append db.events -w ./wh --from-list files.txt --summary pipeline=nightly --json
+  icectl append ./wh/db/logs /data/logs/day.orc --partition event_day=2024-01-02
+  icectl append ./wh/db/events /data/in/x.parquet --branch staging
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("append", help=APPEND_HELP, no_args_is_help=True)(append)
+
+
+def _read_list(source: str) -> list[str]:
+    try:
+        if source == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(source).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"file list not found: {source}") from None
+    except OSError as e:
+        raise StorageError(f"cannot read file list {source}: {e.strerror or e}") from None
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+class _Progress:
+    """``done/total`` on stderr, on a terminal only."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total < 50:
+            return
+        pct = done * 100 // total
+        if pct != self.last or done == total:
+            self.last = pct
+            sys.stderr.write(f"\rreading footers: {done}/{total}")
+            if done == total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+@handle_errors
+def append(
+    table: TableArg,
+    files: Annotated[Optional[List[str]], typer.Argument(
+        metavar="FILE...", help="Data files to append; - reads paths from stdin, one a line.",
+        show_default=False)] = None,
+    from_list: Annotated[Optional[str], typer.Option(
+        "--from-list", help="Read data file paths from this file, one a line (- for stdin).")] = None,
+    partition: Annotated[Optional[List[str]], typer.Option(
+        "--partition", "-p", help="Partition value FIELD=VALUE for every file, in partition-path "
+        "text (e.g. ts_day=2024-01-02). Repeatable.")] = None,
+    file_format: Annotated[Optional[str], typer.Option(
+        "--format", help="Data file format when the extension does not say: parquet, orc, avro.")] = None,
+    summary: Annotated[Optional[List[str]], typer.Option(
+        "--summary", help="Extra snapshot summary entry KEY=VALUE (repeatable).")] = None,
+    branch: Annotated[str, typer.Option("--branch", "-b", help="Branch to append to.")] = "main",
+    workers: Annotated[Optional[int], typer.Option(
+        "--workers", min=1, help="Footers read in parallel (default: 4 per CPU, at most 32).")] = None,
+    merge: Annotated[Optional[bool], typer.Option(
+        "--merge/--no-merge", help="Merge small manifests (default: the table's "
+        "commit.manifest-merge.enabled, off when unset).", show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.append import append_files
+
+    paths: list[str] = []
+    for f in files or []:
+        if f == "-":
+            paths.extend(_read_list("-"))
+        else:
+            paths.append(f)
+    if from_list is not None:
+        paths.extend(_read_list(from_list))
+    if not paths:
+        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE")
+    reserved = [k for k in parse_key_values(summary, "--summary") if k == "operation"]
+    if reserved:
+        raise InvalidInput("--summary cannot set 'operation'")
+    tbl = load_table(table, warehouse)
+    result = append_files(
+        tbl,
+        paths,
+        partition_values=parse_key_values(partition, "--partition"),
+        file_format=file_format,
+        summary_properties=parse_key_values(summary, "--summary"),
+        branch=branch,
+        max_workers=workers,
+        merge=merge,
+        progress=_Progress(),
+    )
+    if json_out:
+        emit_json(result.to_json())
+        return
+    err(f"appended {result.added_files} file(s) to {result.location} ({result.branch})")
+    s = result.summary
+    pairs = [
+        ("snapshot-id", result.snapshot_id),
+        ("parent-snapshot-id", result.parent_snapshot_id),
+        ("sequence-number", result.sequence_number),
+        ("branch", result.branch),
+        ("added-files", result.added_files),
+        ("added-records", result.added_records),
+        ("added-files-size", result.added_files_size),
+        ("total-data-files", s.get("total-data-files")),
+        ("total-records", s.get("total-records")),
+        ("manifest-list", result.manifest_list),
+        ("metadata-file", result.metadata_location),
+    ]
+    if result.first_row_id is not None:
+        pairs[3:3] = [("first-row-id", result.first_row_id), ("added-rows", result.added_rows)]
+    if result.name_mapping_created:
+        pairs.append(("name-mapping", "created (schema.name-mapping.default)"))
+    emit_pairs(pairs)

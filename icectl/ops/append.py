@@ -1,0 +1,682 @@
+"""Append existing data files to a table without reading their rows.
+
+``append_files(table, paths, ...)`` registers Parquet, ORC and Avro files as a new ``append``
+snapshot. For each file it reads only the footer (Parquet: metrics and column statistics; ORC:
+the row count; Avro: block headers), places the file in its partition, and then commits one fast
+append (manifests merged when the table asks for it). Footers are read in parallel by a bounded
+thread pool.
+
+Partition values, per partition field of the table's default spec, come from:
+
+1. the file's column statistics, when the transform maps the column's min and max to one value
+   (for identity and bucket the min must equal the max);
+2. a Hive-style directory in the file's path (``ts_day=2024-01-02/``), in the reference's
+   partition-path text (the field name, ``=``, the transform's human string, URL-escaped);
+3. ``partition_values`` given by the caller (``--partition field=value``), for every file.
+
+A value from the path or the caller must agree with the statistics when those decide it.
+
+Refused - with nothing committed and nothing left behind - are: a missing file; a path given
+twice or already in the table (checked again on every commit retry); a file whose columns do not
+fit the table's schema; a file whose rows span several partitions, or whose partition cannot be
+told.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Iterable, Mapping, Sequence
+from urllib.parse import quote_plus, unquote_plus
+
+from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError, ValidationError
+from icectl.io import avro
+from icectl.io.files import is_local, local_path
+from icectl.io.formats import (
+    ColumnStats,
+    avro_record_count,
+    detect_format,
+    orc_record_count,
+    parquet_footer_stats,
+)
+from icectl.spec.manifests import DATA, DataFile
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.partitioning import PartitionField, PartitionSpec
+from icectl.spec.schema import Schema
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
+from icectl.spec.summary import SummaryBuilder
+from icectl.spec.transforms import (
+    BucketTransform,
+    DayTransform,
+    HourTransform,
+    IdentityTransform,
+    MonthTransform,
+    TruncateTransform,
+    YearTransform,
+    civil_to_days,
+)
+from icectl.spec.types import (
+    BINARY,
+    DOUBLE,
+    FLOAT,
+    STRING,
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    PrimitiveType,
+    StructType,
+)
+from icectl.spec.values import parse_literal, to_bytes
+from icectl.table.producer import FastAppendProducer, ProducedSnapshot
+from icectl.table.table import CommitAttempt, Table
+
+__all__ = [
+    "AppendResult", "append_files", "partition_path", "parse_partition_value",
+    "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
+]
+
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
+DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
+# Bounds of strings and binaries may have been truncated by a writer at 16 characters/bytes
+# (Iceberg's default metrics mode); such bounds are only trusted for short prefixes.
+_TRUNCATED_BOUND_LENGTH = 16
+_NULL_TEXTS = ("null", "__HIVE_DEFAULT_PARTITION__")
+
+
+# -- result -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """What an append committed."""
+
+    location: str
+    branch: str
+    snapshot_id: int
+    parent_snapshot_id: int | None
+    sequence_number: int
+    metadata_location: str
+    version: int
+    manifest_list: str
+    manifests_written: tuple[str, ...]
+    added_files: int
+    added_records: int
+    added_files_size: int
+    summary: dict[str, str] = field(hash=False)
+    first_row_id: int | None = None
+    added_rows: int | None = None
+    attempts: int = 1
+    name_mapping_created: bool = False
+    files: tuple[dict[str, Any], ...] = field(default=(), hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "location": self.location,
+            "branch": self.branch,
+            "snapshot-id": self.snapshot_id,
+            "parent-snapshot-id": self.parent_snapshot_id,
+            "sequence-number": self.sequence_number,
+            "operation": self.summary.get("operation", "append"),
+            "added-files": self.added_files,
+            "added-records": self.added_records,
+            "added-files-size": self.added_files_size,
+            "manifest-list": self.manifest_list,
+            "manifests-written": list(self.manifests_written),
+            "metadata-file": self.metadata_location,
+            "version": self.version,
+            "first-row-id": self.first_row_id,
+            "added-rows": self.added_rows,
+            "attempts": self.attempts,
+            "name-mapping-created": self.name_mapping_created,
+            "summary": dict(self.summary),
+            "files": list(self.files),
+        }
+        return out
+
+
+# -- partition text ------------------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    """``java.net.URLEncoder.encode(text, UTF-8)``: space as ``+``, ``*-._`` kept."""
+    return quote_plus(text, safe="*").replace("~", "%7E")
+
+
+def partition_path(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
+    """The reference's partition path of a partition tuple (``a=1/ts_day=2024-01-02``)."""
+    parts = []
+    for f, v in zip(spec.fields, values):
+        src = schema.find_field_or_none(f.source_id)
+        human = f.transform.to_human_string(v, src.type if src is not None else None)
+        parts.append(f"{_escape(f.name)}={_escape(human)}")
+    return "/".join(parts)
+
+
+_YEAR = re.compile(r"^([+-]?\d{4,})$")
+_MONTH = re.compile(r"^([+-]?\d{4,})-(\d{2})$")
+_HOUR = re.compile(r"^([+-]?\d{4,})-(\d{2})-(\d{2})-(\d{2})$")
+
+
+def parse_partition_value(pf: PartitionField, source_type: IcebergType | None, text: str) -> Any:
+    """A partition value from its human text (as in partition paths) for one partition field.
+
+    year ``2024``, month ``2024-01``, day ``2024-01-02``, hour ``2024-01-02-10``; bucket an
+    integer; identity and truncate the column's literal form; ``null`` for a null value.
+    """
+    t = pf.transform
+    if text in _NULL_TEXTS or t.is_void:
+        return None
+    try:
+        if isinstance(t, YearTransform):
+            m = _YEAR.match(text)
+            if not m:
+                raise InvalidInput("expected a year such as 2024")
+            return int(m.group(1)) - 1970
+        if isinstance(t, MonthTransform):
+            m = _MONTH.match(text)
+            if not m or not 1 <= int(m.group(2)) <= 12:
+                raise InvalidInput("expected a month such as 2024-01")
+            return (int(m.group(1)) - 1970) * 12 + int(m.group(2)) - 1
+        if isinstance(t, DayTransform):
+            from icectl.spec.types import DATE
+
+            return parse_literal(DATE, text)
+        if isinstance(t, HourTransform):
+            m = _HOUR.match(text)
+            if not m:
+                raise InvalidInput("expected an hour such as 2024-01-02-10")
+            y, mo, d, h = (int(g) for g in m.groups())
+            if not (1 <= mo <= 12 and 1 <= d <= 31 and 0 <= h <= 23):
+                raise InvalidInput("expected an hour such as 2024-01-02-10")
+            return civil_to_days(y, mo, d) * 24 + h
+        if isinstance(t, BucketTransform):
+            v = int(text)
+            if not 0 <= v < t.num_buckets:
+                raise InvalidInput(f"bucket must be in 0..{t.num_buckets - 1}")
+            return v
+        if source_type is None:
+            raise InvalidInput("the partition's source column is gone")
+        if isinstance(source_type, PrimitiveType) and source_type.name in ("timestamptz", "timestamptz_ns") \
+                and text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        value = parse_literal(source_type, text)
+        if isinstance(t, TruncateTransform) and t.apply(value, source_type) != value:
+            raise InvalidInput(f"not a truncate({t.width}) value")
+        return value
+    except InvalidInput as e:
+        raise InvalidInput(f"invalid value {text!r} for partition field {pf.name} ({t}): {e}") from None
+    except ValueError as e:
+        raise InvalidInput(f"invalid value {text!r} for partition field {pf.name} ({t}): {e}") from None
+
+
+# -- scanning files ------------------------------------------------------------------------------
+
+
+@dataclass
+class _Scanned:
+    path: str
+    file_format: str
+    size: int
+    record_count: int
+    stats: dict[int, ColumnStats] = field(default_factory=dict)  # by table field id
+    metrics: DataFile | None = None  # column metrics in the table's terms (Parquet)
+    uses_names: bool = False  # columns matched by name (the file has no field ids)
+
+
+def _normalise(path: str) -> str:
+    p = path.strip()
+    if not p:
+        raise InvalidInput("empty data file path")
+    if is_local(p) and "://" not in p and not p.startswith("file:"):
+        return os.path.abspath(p)
+    return p
+
+
+def _identity_key(path: str) -> str:
+    """The same file however it is spelled (``file:/x``, ``file:///x``, ``/x``)."""
+    if is_local(path):
+        try:
+            return os.path.normpath(local_path(path))
+        except Exception:  # noqa: BLE001
+            return path
+    return path.rstrip("/")
+
+
+def _leaf_fields(schema: Schema) -> dict[str, NestedField]:
+    """Dotted Parquet-style leaf paths (lists as ``x.list.element``, maps as
+    ``m.key_value.key/value``) of the table's schema -> their fields."""
+    out: dict[str, NestedField] = {}
+
+    def walk(f: NestedField, name: str) -> None:
+        t = f.type
+        if isinstance(t, StructType):
+            for c in t.fields():
+                walk(c, f"{name}.{c.name}")
+        elif isinstance(t, ListType):
+            walk(t.element_field, f"{name}.list.element")
+        elif isinstance(t, MapType):
+            walk(t.key_field, f"{name}.key_value.key")
+            walk(t.value_field, f"{name}.key_value.value")
+        else:
+            out[name] = f
+
+    for f in schema.struct.fields():
+        walk(f, f.name)
+    return out
+
+
+def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int) -> _Scanned:
+    footer = parquet_footer_stats(file_io, path)
+    ids_in_file = any(fid is not None for _, fid in footer.top_level)
+    by_path = _leaf_fields(schema)
+    stats: dict[int, ColumnStats] = {}
+    if ids_in_file:
+        for name, fid in footer.top_level:
+            if fid is None or schema.find_field_or_none(fid) is None:
+                raise ValidationError(
+                    f"{path}: column {name!r} (field id {fid}) is not in the table's schema")
+        for st in footer.columns.values():
+            if st.field_id is not None and schema.find_field_or_none(st.field_id) is not None:
+                stats[st.field_id] = st
+    else:
+        top = {f.name for f in schema.struct.fields()}
+        for name, _ in footer.top_level:
+            if name not in top:
+                raise ValidationError(
+                    f"{path}: column {name!r} is not in the table's schema (matched by name: "
+                    "the file has no Parquet field ids)")
+        for p, st in footer.columns.items():
+            f = by_path.get(_canonical_leaf_path(p))
+            if f is not None:
+                stats[f.field_id] = st
+    present_top = {name for name, _ in footer.top_level} if not ids_in_file else \
+        {schema.column_name(fid).split(".")[0] for _, fid in footer.top_level if fid is not None}
+    for f in schema.struct.fields():
+        if f.required and f.name not in present_top:
+            raise ValidationError(f"{path}: required column {f.name!r} is missing from the file")
+    _check_types(path, schema, stats)
+    metrics = _metrics_from_stats(schema, stats, footer.record_count)
+    return _Scanned(path, "PARQUET", size, footer.record_count, stats,
+                    replace(metrics, split_offsets=footer.split_offsets or None), not ids_in_file)
+
+
+def _canonical_leaf_path(p: str) -> str:
+    # Writers name list/map levels differently (``list.item``, ``bag.array``); use the spec's.
+    p = re.sub(r"\.list\.item(?=\.|$)", ".list.element", p)
+    p = re.sub(r"\.bag\.array(?=\.|$)", ".list.element", p)
+    return p
+
+
+_PHYSICAL_FOR = {
+    "boolean": {"BOOLEAN"}, "int": {"INT32"}, "long": {"INT64", "INT32"}, "float": {"FLOAT"},
+    "double": {"DOUBLE", "FLOAT"}, "date": {"INT32"}, "time": {"INT64", "INT32"},
+    "timestamp": {"INT64", "INT96"}, "timestamptz": {"INT64", "INT96"},
+    "timestamp_ns": {"INT64"}, "timestamptz_ns": {"INT64"},
+    "string": {"BYTE_ARRAY"}, "binary": {"BYTE_ARRAY"}, "uuid": {"FIXED_LEN_BYTE_ARRAY"},
+}
+
+
+def _check_types(path: str, schema: Schema, stats: Mapping[int, ColumnStats]) -> None:
+    for fid, st in stats.items():
+        t = schema.find_field(fid).type
+        if not isinstance(t, PrimitiveType):
+            continue
+        allowed = _PHYSICAL_FOR.get(t.name)
+        if t.name.startswith("decimal"):
+            allowed = {"INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"}
+        elif t.name.startswith("fixed"):
+            allowed = {"FIXED_LEN_BYTE_ARRAY"}
+        if allowed is not None and st.physical_type not in allowed:
+            raise ValidationError(
+                f"{path}: column {schema.column_name(fid)!r} is stored as {st.physical_type}, "
+                f"which does not fit the table's type {t}")
+
+
+def _metrics_from_stats(schema: Schema, stats: Mapping[int, ColumnStats], record_count: int) -> DataFile:
+    sizes, values, nulls, lowers, uppers, nans = {}, {}, {}, {}, {}, {}
+    for fid, st in stats.items():
+        t = schema.find_field(fid).type
+        sizes[fid] = st.compressed_size
+        values[fid] = st.value_count
+        if st.null_count is not None:
+            nulls[fid] = st.null_count
+        if not st.has_bounds or st.min is None or not isinstance(t, PrimitiveType):
+            continue
+        lo, hi = st.min, st.max
+        if t in (FLOAT, DOUBLE) and (isinstance(lo, float) and math.isnan(lo) or isinstance(hi, float) and math.isnan(hi)):
+            continue
+        try:
+            if t == STRING and isinstance(lo, bytes):
+                lo, hi = lo.decode("utf-8"), hi.decode("utf-8")
+            lo_b, hi_b = to_bytes(t, lo), to_bytes(t, hi)
+        except (IcectlError, ValueError, TypeError, AttributeError, UnicodeDecodeError):
+            continue
+        lowers[fid], uppers[fid] = lo_b, hi_b
+    return DataFile(
+        content=DATA, file_path="", file_format="PARQUET", record_count=record_count,
+        column_sizes=sizes or None, value_counts=values or None, null_value_counts=nulls or None,
+        lower_bounds=lowers or None, upper_bounds=uppers or None,
+    )
+
+
+def _metrics_module() -> Callable[..., Any] | None:
+    try:
+        from icectl.io import parquet  # noqa: F401 - written alongside; optional until present
+    except ImportError:
+        return None
+    return getattr(parquet, "read_parquet_footer_metrics", None)
+
+
+def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema) -> _Scanned:
+    try:
+        info = file_io.info(path)
+    except NotFound:
+        raise NotFound(f"data file not found: {path}") from None
+    if info.is_dir:
+        raise InvalidInput(f"{path} is a directory, not a data file")
+    file_format = detect_format(path, fmt)
+    if file_format == "PARQUET":
+        return _scan_parquet(file_io, path, schema, info.size)
+    if file_format == "ORC":
+        return _Scanned(path, "ORC", info.size, orc_record_count(file_io, path))
+    return _Scanned(path, "AVRO", info.size, avro_record_count(file_io, path))
+
+
+# -- partitions ----------------------------------------------------------------------------------
+
+
+class _Undetermined:
+    pass
+
+
+UNDETERMINED = _Undetermined()
+
+
+class _Spans(Exception):
+    def __init__(self, low: Any, high: Any):
+        super().__init__()
+        self.low, self.high = low, high
+
+
+def _bound_exact(t: IcebergType, v: Any) -> bool:
+    if t == STRING:
+        return len(v) < _TRUNCATED_BOUND_LENGTH
+    if t == BINARY:
+        return len(v) < _TRUNCATED_BOUND_LENGTH
+    return True
+
+
+def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | None) -> Any:
+    """The partition value the statistics prove, UNDETERMINED, or raise _Spans."""
+    t = pf.transform
+    if t.is_void:
+        return None
+    if src is None or st is None:
+        return UNDETERMINED
+    stype = src.type
+    nulls = st.null_count
+    if nulls is not None and st.value_count > 0 and nulls == st.value_count:
+        return None  # every value is null
+    if not st.has_bounds or st.min is None or st.max is None:
+        return UNDETERMINED
+    lo, hi = st.min, st.max
+    if stype == STRING:
+        lo = lo.decode("utf-8") if isinstance(lo, bytes) else lo
+        hi = hi.decode("utf-8") if isinstance(hi, bytes) else hi
+    if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):
+        return UNDETERMINED
+    try:
+        tlo, thi = t.apply(lo, stype), t.apply(hi, stype)
+    except Exception:  # noqa: BLE001 - a value the transform cannot take: say nothing
+        return UNDETERMINED
+    exact = _bound_exact(stype, lo) and _bound_exact(stype, hi)
+    order_preserving = isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform,
+                                      TruncateTransform, IdentityTransform))
+    if isinstance(t, TruncateTransform) and stype in (STRING, BINARY) and not exact:
+        # a truncated bound still starts with the real min/max: enough for shorter prefixes
+        exact = t.width < min(len(lo), len(hi))
+    if exact and (lo == hi or (tlo == thi and order_preserving)):
+        if nulls is None:
+            return UNDETERMINED
+        if nulls > 0:
+            raise _Spans(None, tlo)
+        return tlo
+    if exact and tlo != thi:
+        raise _Spans(tlo, thi)
+    return UNDETERMINED
+
+
+def _hive_values(path: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    parts = path.replace("\\", "/").split("/")[:-1]
+    for seg in parts:
+        if "=" in seg:
+            k, v = seg.split("=", 1)
+            out[unquote_plus(k)] = unquote_plus(v)
+    return out
+
+
+def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
+           declared: Mapping[str, str]) -> tuple:
+    """The partition tuple of one file (see the module docs), or ValidationError."""
+    from_path = _hive_values(scanned.path)
+    values = []
+    for pf in spec.fields:
+        src = schema.find_field_or_none(pf.source_id)
+        stype = src.type if src is not None else None
+        st = scanned.stats.get(pf.source_id)
+        try:
+            proven = _from_stats(pf, src, st)
+        except _Spans as s:
+            raise ValidationError(
+                f"{scanned.path}: its rows span several partitions of {pf.name} "
+                f"({pf.transform.to_human_string(s.low, stype)} .. "
+                f"{pf.transform.to_human_string(s.high, stype)}); one file must hold one partition") from None
+        claims = []
+        if pf.name in from_path:
+            claims.append(("its path", parse_partition_value(pf, stype, from_path[pf.name])))
+        if pf.name in declared:
+            claims.append(("--partition", parse_partition_value(pf, stype, declared[pf.name])))
+        if proven is not UNDETERMINED:
+            for where, v in claims:
+                if v != proven:
+                    raise ValidationError(
+                        f"{scanned.path}: {where} says {pf.name}="
+                        f"{pf.transform.to_human_string(v, stype)} but its rows have "
+                        f"{pf.name}={pf.transform.to_human_string(proven, stype)}")
+            values.append(proven)
+            continue
+        if claims:
+            first = claims[0][1]
+            for where, v in claims[1:]:
+                if v != first:
+                    raise ValidationError(
+                        f"{scanned.path}: {claims[0][0]} says {pf.name}="
+                        f"{pf.transform.to_human_string(first, stype)} but {where} says "
+                        f"{pf.transform.to_human_string(v, stype)}")
+            values.append(first)
+            continue
+        raise ValidationError(
+            f"{scanned.path}: cannot tell its value of partition field {pf.name} "
+            f"({pf.transform} of {src.name if src else '?'}) from its column statistics; "
+            f"put it in the path ({pf.name}=...) or give --partition {pf.name}=VALUE")
+    return tuple(values)
+
+
+# -- name mapping ---------------------------------------------------------------------------------
+
+
+def _name_mapping(schema: Schema) -> list[dict[str, Any]]:
+    """A name mapping of every field to its current name (the reference's MappingUtil.create)."""
+
+    def fields_of(t: IcebergType) -> list[dict[str, Any]]:
+        if isinstance(t, StructType):
+            return [entry(f) for f in t.fields()]
+        if isinstance(t, ListType):
+            return [entry(t.element_field)]
+        if isinstance(t, MapType):
+            return [entry(t.key_field), entry(t.value_field)]
+        return []
+
+    def entry(f: NestedField) -> dict[str, Any]:
+        out: dict[str, Any] = {"field-id": f.field_id, "names": [f.name]}
+        nested = fields_of(f.type)
+        if nested:
+            out["fields"] = nested
+        return out
+
+    return fields_of(schema.struct)
+
+
+# -- the producer --------------------------------------------------------------------------------
+
+
+class _AppendProducer(FastAppendProducer):
+    def __init__(self, table: Table, files, *, add_name_mapping: bool, **kwargs):
+        super().__init__(table, files, **kwargs)
+        self.add_name_mapping = add_name_mapping
+        self._known: dict[str, frozenset[str]] = {}  # manifest path -> file keys (manifests are immutable)
+        self._keys = {_identity_key(f.file_path): f.file_path for f in self.files}
+        self.name_mapping_created = False
+
+    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        for f in self.files:
+            if base.spec_by_id(f.spec_id) is None:  # pragma: no cover - specs are never removed here
+                raise ValidationError(f"partition spec {f.spec_id} is gone from the table")
+        if parent is None:
+            return
+        for m in self.parent_manifests(base, parent):
+            if m.is_delete_manifest:
+                continue
+            keys = self._known.get(m.manifest_path)
+            if keys is None:
+                entries = avro.read_manifest(self.io.read(m.manifest_path), include_stats=False)
+                keys = frozenset(_identity_key(e.data_file.file_path) for e in entries if e.is_live)
+                self._known[m.manifest_path] = keys
+            dup = next((k for k in keys if k in self._keys), None)
+            if dup is not None:
+                raise ValidationError(f"{self._keys[dup]} is already in the table; nothing was appended")
+
+    def _update(self, base: TableMetadata, attempt: CommitAttempt) -> TableMetadata:
+        if self.add_name_mapping and NAME_MAPPING_PROPERTY not in base.properties:
+            import json
+
+            from icectl.spec.metadata import with_properties
+
+            mapping = json.dumps(_name_mapping(base.schema), separators=(",", ":"))
+            base = with_properties(base, {NAME_MAPPING_PROPERTY: mapping})
+            self.name_mapping_created = True
+        else:
+            self.name_mapping_created = False
+        return super()._update(base, attempt)
+
+
+# -- the operation --------------------------------------------------------------------------------
+
+
+def append_files(
+    table: Table,
+    paths: Iterable[str],
+    *,
+    partition_values: Mapping[str, str] | None = None,
+    file_format: str | None = None,
+    summary_properties: Mapping[str, str] | None = None,
+    branch: str = MAIN_BRANCH,
+    max_workers: int | None = None,
+    merge: bool | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> AppendResult:
+    """Append existing data files as one new snapshot of ``branch`` (see the module docs).
+
+    ``partition_values`` maps partition field names to values in partition-path text, applied to
+    every file. ``merge`` forces manifest merging on or off (default: the table's
+    ``commit.manifest-merge.enabled``, false when unset). ``progress(done, total)`` is called as
+    footers are read.
+    """
+    declared = dict(partition_values or {})
+    normalised = [_normalise(p) for p in paths]
+    if not normalised:
+        raise InvalidInput("no data files to append")
+    seen: dict[str, str] = {}
+    for p in normalised:
+        key = _identity_key(p)
+        if key in seen:
+            raise ValidationError(f"{p} is given twice; nothing was appended")
+        seen[key] = p
+
+    md = table.metadata
+    schema = md.schema
+    spec = md.spec
+    unknown = [k for k in declared if k not in {f.name for f in spec.fields}]
+    if unknown:
+        names = ", ".join(f.name for f in spec.fields) or "none: the table is unpartitioned"
+        raise InvalidInput(f"--partition names unknown partition field(s) {', '.join(unknown)} "
+                           f"(partition fields: {names})")
+
+    total = len(normalised)
+    workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
+    done = 0
+    scanned: list[_Scanned] = []
+    if workers == 1:
+        for p in normalised:
+            scanned.append(_scan(table.io, p, file_format, schema))
+            done += 1
+            if progress:
+                progress(done, total)
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
+            futures = [pool.submit(_scan, table.io, p, file_format, schema) for p in normalised]
+            try:
+                for fut in futures:
+                    scanned.append(fut.result())
+                    done += 1
+                    if progress:
+                        progress(done, total)
+            except BaseException:
+                for fut in futures:
+                    fut.cancel()
+                raise
+
+    files: list[tuple[DataFile, str]] = []
+    uses_names = False
+    for s in scanned:
+        part = _place(s, spec, schema, declared)
+        base_metrics = s.metrics or DataFile(DATA, "", s.file_format)
+        df = replace(base_metrics, content=DATA, file_path=s.path, file_format=s.file_format,
+                     partition=part, record_count=s.record_count, file_size_in_bytes=s.size,
+                     spec_id=spec.spec_id)
+        files.append((df, partition_path(spec, schema, part) if spec.fields else ""))
+        uses_names = uses_names or s.uses_names
+
+    producer = _AppendProducer(
+        table, files, add_name_mapping=uses_names, branch=branch,
+        summary_properties=summary_properties, merge=merge)
+    produced: ProducedSnapshot = producer.commit()
+    snap = produced.snapshot
+    summary = dict(snap.summary or {})
+    return AppendResult(
+        location=table.location,
+        branch=branch,
+        snapshot_id=snap.snapshot_id,
+        parent_snapshot_id=snap.parent_snapshot_id,
+        sequence_number=snap.sequence_number,
+        metadata_location=produced.metadata_location,
+        version=produced.version,
+        manifest_list=snap.manifest_list or "",
+        manifests_written=produced.new_manifests,
+        added_files=len(files),
+        added_records=sum(f.record_count for f, _ in files),
+        added_files_size=sum(f.file_size_in_bytes for f, _ in files),
+        summary=summary,
+        first_row_id=snap.first_row_id,
+        added_rows=snap.added_rows,
+        attempts=produced.attempts,
+        name_mapping_created=producer.name_mapping_created,
+        files=tuple({"file-path": f.file_path, "file-format": f.file_format, "partition": p,
+                     "record-count": f.record_count, "file-size-in-bytes": f.file_size_in_bytes}
+                    for f, p in files),
+    )

@@ -1,0 +1,393 @@
+"""Producing a snapshot: the template every snapshot-writing operation follows.
+
+Like the reference's ``SnapshotProducer``, an operation supplies three things:
+
+* :meth:`SnapshotProducer.validate` - checks against the metadata being committed on (re-run
+  on every retry, so a concurrent writer's change is seen);
+* :meth:`SnapshotProducer.apply` - the manifests of the new snapshot (writing new ones with
+  :meth:`SnapshotProducer.write_manifests`, which tracks them for clean-up);
+* :attr:`SnapshotProducer.operation` and :meth:`SnapshotProducer.summary` - the summary.
+
+:meth:`SnapshotProducer.commit` then picks the target branch's head as parent, takes the next
+sequence number (and, in v3, the table's next row id), writes the manifest list
+``metadata/snap-<id>-<attempt>-<commit uuid>.avro``, builds the snapshot with the summary totals
+carried forward, and commits through :meth:`Table.commit_transaction`, which retries on conflicts
+and deletes every file a failed or lost attempt wrote.
+
+Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.manifest-merge.enabled``,
+``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, replace
+from typing import Callable, Iterable, Mapping, Sequence
+
+from icectl import __version__
+from icectl.errors import ValidationError
+from icectl.io import avro
+from icectl.io.files import join
+from icectl.spec.manifests import (
+    ADDED,
+    DELETED,
+    EXISTING,
+    MANIFEST_DATA,
+    MANIFEST_DELETES,
+    DataFile,
+    ManifestEntry,
+    ManifestFile,
+    assign_manifest_first_row_ids,
+    summarize_entries,
+)
+from icectl.spec.metadata import TableMetadata, add_snapshot, next_sequence_number, now_ms
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
+from icectl.spec.summary import SummaryBuilder, snapshot_summary
+from icectl.spec.values import to_bytes
+from icectl.table.store import metadata_dir
+from icectl.table.table import CommitAttempt, RetryPolicy, Table
+
+__all__ = [
+    "SnapshotProducer", "FastAppendProducer", "ProducedSnapshot", "MergePolicy",
+    "new_snapshot_id", "pack_end", "ENVIRONMENT",
+    "MANIFEST_MERGE_ENABLED", "MANIFEST_MIN_MERGE_COUNT", "MANIFEST_TARGET_SIZE",
+]
+
+MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
+MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"
+MANIFEST_TARGET_SIZE = "commit.manifest.target-size-bytes"
+MANIFEST_MIN_MERGE_COUNT_DEFAULT = 100
+MANIFEST_TARGET_SIZE_DEFAULT = 8 * 1024 * 1024
+
+# Written after the totals, as the reference writes its environment context.
+ENVIRONMENT = {"engine-name": "icectl", "engine-version": __version__}
+
+
+def new_snapshot_id() -> int:
+    """A random positive 63-bit id (the two halves of a random UUID xor-ed, as the reference)."""
+    while True:
+        u = uuid.uuid4().int
+        sid = ((u >> 64) ^ u) & 0x7FFF_FFFF_FFFF_FFFF
+        if sid:
+            return sid
+
+
+def pack_end(items: Sequence, weight: Callable[[object], int], target: int) -> list[list]:
+    """Bin packing with a lookback of one, filled from the end (the reference's
+    ``ListPacker.packEnd``): order is kept and the under-filled bin is the first one."""
+    bins: list[list] = []
+    current: list = []
+    current_weight = 0
+    for item in reversed(items):
+        w = weight(item)
+        if current and current_weight + w > target:
+            bins.append(current)
+            current, current_weight = [], 0
+        current.append(item)
+        current_weight += w
+    if current:
+        bins.append(current)
+    return [list(reversed(b)) for b in reversed(bins)]
+
+
+@dataclass(frozen=True)
+class MergePolicy:
+    enabled: bool
+    min_count_to_merge: int = MANIFEST_MIN_MERGE_COUNT_DEFAULT
+    target_size_bytes: int = MANIFEST_TARGET_SIZE_DEFAULT
+
+    @classmethod
+    def from_metadata(cls, md: TableMetadata, enabled_default: bool = False) -> "MergePolicy":
+        """The table's merge settings. The reference's own default for
+        ``commit.manifest-merge.enabled`` is true for its merging append; icectl's append is
+        a fast append unless the property says otherwise (``enabled_default``)."""
+        return cls(
+            enabled=md.property_as_bool(MANIFEST_MERGE_ENABLED, enabled_default),
+            min_count_to_merge=max(0, md.property_as_int(MANIFEST_MIN_MERGE_COUNT,
+                                                         MANIFEST_MIN_MERGE_COUNT_DEFAULT)),
+            target_size_bytes=max(1, md.property_as_int(MANIFEST_TARGET_SIZE,
+                                                        MANIFEST_TARGET_SIZE_DEFAULT)),
+        )
+
+
+@dataclass(frozen=True)
+class ProducedSnapshot:
+    """What a committed snapshot producer made."""
+
+    snapshot: Snapshot
+    metadata_location: str
+    version: int
+    manifests: tuple[ManifestFile, ...]
+    new_manifests: tuple[str, ...]
+    attempts: int
+    branch: str
+
+
+class SnapshotProducer:
+    """Base of snapshot-producing operations (see the module docs)."""
+
+    operation: str = "append"
+
+    def __init__(
+        self,
+        table: Table,
+        *,
+        branch: str = MAIN_BRANCH,
+        summary_properties: Mapping[str, str] | None = None,
+        snapshot_id: int | None = None,
+        policy: RetryPolicy | None = None,
+    ):
+        if not branch:
+            raise ValidationError("invalid branch name: empty")
+        self.table = table
+        self.io = table.io
+        self.branch = branch
+        self.summary_properties = dict(summary_properties or {})
+        self.snapshot_id = snapshot_id if snapshot_id is not None else new_snapshot_id()
+        self.commit_uuid = str(uuid.uuid4())
+        self.policy = policy
+        self._manifest_counter = 0
+        self.attempts = 0
+        self.new_manifest_paths: list[str] = []
+
+    # -- hooks ------------------------------------------------------------------------------
+
+    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        """Raise ValidationError when the change cannot go on top of ``base``."""
+
+    def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
+        """The manifests of the new snapshot, in order."""
+        raise NotImplementedError
+
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
+        """The operation's summary counters (custom properties are added by the template)."""
+        return SummaryBuilder()
+
+    # -- helpers for apply ------------------------------------------------------------------
+
+    def parent_manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
+        if parent is None:
+            return []
+        if parent.manifest_list is not None:
+            return avro.load_manifest_list(self.io, parent.manifest_list, base.format_version)
+        raise ValidationError(
+            f"snapshot {parent.snapshot_id} lists manifests inline (very old v1 writer); "
+            "icectl cannot append on top of it")
+
+    def new_manifest_path(self) -> str:
+        self._manifest_counter += 1
+        return join(metadata_dir(self.table.location), f"{self.commit_uuid}-m{self._manifest_counter - 1}.avro")
+
+    def write_manifests(
+        self,
+        attempt: CommitAttempt,
+        base: TableMetadata,
+        spec: PartitionSpec,
+        entries: Sequence[ManifestEntry],
+        content: int = MANIFEST_DATA,
+        target_size: int | None = None,
+    ) -> list[ManifestFile]:
+        """Write ``entries`` as one or more manifests (split to stay near ``target_size``,
+        as the reference's rolling writer does) and return their list entries."""
+        if not entries:
+            return []
+        target = target_size or MergePolicy.from_metadata(base).target_size_bytes
+        schema = base.schema
+        partition_type = spec.partition_type(schema)
+        chunks = [list(entries)]
+        out: list[ManifestFile] = []
+        while chunks:
+            chunk = chunks.pop(0)
+            data = avro.write_manifest(chunk, spec, schema, base.format_version, self.snapshot_id, content)
+            if len(data) > target and len(chunk) > 1:
+                parts = min(len(chunk), -(-len(data) // target))
+                step = -(-len(chunk) // parts)
+                chunks[:0] = [chunk[i:i + step] for i in range(0, len(chunk), step)]
+                continue
+            path = self.new_manifest_path()
+            attempt.track(path)
+            self.io.write_exclusive(path, data)
+            self.new_manifest_paths.append(path)
+            out.append(summarize_entries(
+                chunk, manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
+                content=content, snapshot_id=self.snapshot_id, partition_type=partition_type,
+                to_bytes=to_bytes))
+        return out
+
+    def merge_manifests(
+        self,
+        attempt: CommitAttempt,
+        base: TableMetadata,
+        manifests: list[ManifestFile],
+        policy: MergePolicy,
+    ) -> list[ManifestFile]:
+        """Merge small manifests as the reference's ManifestMergeManager does: data manifests,
+        then delete manifests, each grouped by spec (highest spec id first) and packed from the
+        end by length; a bin holding the first (newest) manifest is merged only when it has at
+        least ``min_count_to_merge`` manifests."""
+        if not policy.enabled or not manifests:
+            return manifests
+        out: list[ManifestFile] = []
+        for content in (MANIFEST_DATA, MANIFEST_DELETES):
+            group = [m for m in manifests if m.content == content]
+            if not group:
+                continue
+            first = group[0]
+            by_spec: dict[int, list[ManifestFile]] = {}
+            for m in group:
+                by_spec.setdefault(m.partition_spec_id, []).append(m)
+            for spec_id in sorted(by_spec, reverse=True):
+                for bin_ in pack_end(by_spec[spec_id], lambda m: m.manifest_length, policy.target_size_bytes):
+                    if len(bin_) == 1 or (first in bin_ and len(bin_) < policy.min_count_to_merge):
+                        out.extend(bin_)
+                    else:
+                        out.extend(self._merge_bin(attempt, base, spec_id, content, bin_))
+        return out
+
+    def _merge_bin(self, attempt: CommitAttempt, base: TableMetadata, spec_id: int, content: int,
+                   bin_: list[ManifestFile]) -> list[ManifestFile]:
+        entries: list[ManifestEntry] = []
+        for m in bin_:
+            if m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths:
+                # written by this commit: entries are still to inherit this snapshot's numbers
+                raw = avro.read_manifest(self.io.read(m.manifest_path))
+                entries.extend(replace(e, snapshot_id=self.snapshot_id) for e in raw)
+                continue
+            for e in avro.load_manifest(self.io, m):
+                if e.status == DELETED:
+                    if e.snapshot_id == self.snapshot_id:
+                        entries.append(e)
+                    continue
+                if e.status == ADDED and e.snapshot_id == self.snapshot_id:
+                    entries.append(e)
+                else:
+                    entries.append(replace(e, status=EXISTING))
+        spec = base.spec_by_id(spec_id)
+        return self.write_manifests(attempt, base, spec, entries, content, target_size=1 << 62)
+
+    # -- the template -----------------------------------------------------------------------
+
+    def _target_parent(self, base: TableMetadata) -> Snapshot | None:
+        ref = base.refs.get(self.branch)
+        if ref is None:
+            if self.branch == MAIN_BRANCH and base.current_snapshot_id is not None:
+                return base.snapshot_by_id(base.current_snapshot_id)
+            return None
+        if not ref.is_branch:
+            raise ValidationError(f"{self.branch} is a tag, not a branch: snapshots cannot be added to tags")
+        return base.snapshot_by_id(ref.snapshot_id)
+
+    def _update(self, base: TableMetadata, attempt: CommitAttempt) -> TableMetadata:
+        self.attempts = attempt.number
+        while base.snapshot_by_id(self.snapshot_id) is not None:
+            self.snapshot_id = new_snapshot_id()
+        parent = self._target_parent(base)
+        self.validate(base, parent)
+        manifests = self.apply(base, parent, attempt)
+        sequence_number = next_sequence_number(base)
+        fv = base.format_version
+        first_row_id = added_rows = None
+        if fv >= 3:
+            first_row_id = base.next_row_id or 0
+            _, next_row_id = assign_manifest_first_row_ids(manifests, first_row_id)
+            added_rows = next_row_id - first_row_id
+        parent_id = parent.snapshot_id if parent is not None else None
+        data = avro.write_manifest_list(manifests, fv, self.snapshot_id, parent_id, sequence_number,
+                                        first_row_id)
+        list_path = join(metadata_dir(self.table.location),
+                         f"snap-{self.snapshot_id}-{attempt.number}-{self.commit_uuid}.avro")
+        attempt.track(list_path)
+        self.io.write_exclusive(list_path, data)
+
+        changes = self.summary(base)
+        for k, v in self.summary_properties.items():
+            changes.set(k, v)
+        previous = parent.summary if parent is not None else None
+        summary = snapshot_summary(self.operation, changes.build(), previous,
+                                   has_previous=parent is not None, environment=ENVIRONMENT)
+        timestamp = max(now_ms(), base.last_updated_ms)
+        snapshot = Snapshot(
+            snapshot_id=self.snapshot_id,
+            timestamp_ms=timestamp,
+            parent_snapshot_id=parent_id,
+            sequence_number=sequence_number,
+            manifest_list=list_path,
+            summary=summary,
+            schema_id=base.current_schema_id,
+            first_row_id=first_row_id,
+            added_rows=added_rows,
+        )
+        self._manifests = tuple(manifests)
+        return add_snapshot(base, snapshot, self.branch)
+
+    def commit(self) -> ProducedSnapshot:
+        """Commit the new snapshot (retrying on conflicts); the table follows the commit."""
+        self.table.commit_transaction(self._update, self.policy)
+        snap = self.table.metadata.snapshot_by_id(self.snapshot_id)
+        if snap is None:  # pragma: no cover - commit_transaction returns only after success
+            raise ValidationError("the committed metadata lacks the new snapshot")
+        return ProducedSnapshot(
+            snapshot=snap,
+            metadata_location=self.table.metadata_location,
+            version=self.table.version,
+            manifests=self._manifests,
+            new_manifests=tuple(m.manifest_path for m in self._manifests
+                                if m.added_snapshot_id == self.snapshot_id),
+            attempts=self.attempts,
+            branch=self.branch,
+        )
+
+
+class FastAppendProducer(SnapshotProducer):
+    """Append data files: one new manifest (rolled at the target size) ahead of the parent's
+    manifests, which are kept as they are; merged afterwards when the table asks for it."""
+
+    operation = "append"
+
+    def __init__(self, table: Table, files: Iterable[tuple[DataFile, str]] = (), *,
+                 merge: bool | None = None, **kwargs):
+        super().__init__(table, **kwargs)
+        self._files: list[tuple[DataFile, str]] = list(files)  # (file with spec_id, partition path)
+        self._merge = merge
+        self._written: dict[int, list[ManifestFile]] | None = None
+
+    def add_file(self, f: DataFile, partition_path: str = "") -> "FastAppendProducer":
+        self._files.append((f, partition_path))
+        self._written = None
+        return self
+
+    @property
+    def files(self) -> list[DataFile]:
+        return [f for f, _ in self._files]
+
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
+        limit = base.property_as_int("write.summary.partition-limit", 0)
+        return SummaryBuilder(limit).added_files(self._files)
+
+    def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
+        if self._written is None:
+            by_spec: dict[int, list[ManifestEntry]] = {}
+            for f, _ in self._files:
+                by_spec.setdefault(f.spec_id, []).append(
+                    ManifestEntry(ADDED, self.snapshot_id, None, None, f))
+            written: dict[int, list[ManifestFile]] = {}
+            for spec_id, entries in by_spec.items():
+                spec = base.spec_by_id(spec_id)
+                written[spec_id] = self.write_manifests(attempt, base, spec, entries)
+            self._written = written
+        else:
+            for ms in self._written.values():
+                for m in ms:
+                    attempt.track(m.manifest_path)  # reused by this attempt: keep it
+        new = [m for ms in self._written.values() for m in ms]
+        manifests = new + self.parent_manifests(base, parent)
+        policy = MergePolicy.from_metadata(base)
+        if self._merge is not None:
+            policy = replace(policy, enabled=self._merge)
+        return self.merge_manifests(attempt, base, manifests, policy)
+
+
+def _elapsed_ms(start: float) -> float:
+    return (time.monotonic() - start) * 1000
