@@ -20,11 +20,13 @@ Inheritance on read follows the spec and the reference (Iceberg 1.10.2):
 
 from __future__ import annotations
 
-import copy
 import io
 import json
+import os
+import struct
+import zlib
 import uuid as uuid_module
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import fastavro
@@ -62,9 +64,8 @@ __all__ = [
 _MAGIC = b"Obj\x01"
 _SYNC_SIZE = 16
 _CODEC = "deflate"
-_STATS_FIELDS = ("column_sizes", "value_counts", "null_value_counts", "nan_value_counts",
-                 "lower_bounds", "upper_bounds")
-
+# Decimal arithmetic here must be exact: the default context rounds to 28 digits.
+_EXACT = Context(prec=1000, Emax=10**6, Emin=-(10**6))
 
 # -- Avro container header ---------------------------------------------------------------------
 
@@ -210,21 +211,207 @@ def _collect(records: Iterable[dict]) -> list[dict]:
         raise CorruptMetadata(f"cannot decode Avro records: {e}") from e
 
 
+# -- writing: a small Avro encoder compiled from the schema -----------------------------------
+#
+# fastavro's writer validates every value of a ["null", X] union against X to pick the branch,
+# which makes manifests with metrics maps several times slower to write than to read. Iceberg
+# only uses nullable unions, so the encoder below picks the branch by ``is None``.
+
+_SMALL_LONGS: dict[int, bytes] = {}
+
+
+def _zigzag(n: int) -> bytes:
+    z = (n << 1) ^ (n >> 63)
+    if z < 0x80:
+        return bytes((z,))
+    out = bytearray()
+    while z & ~0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+for _n in range(-4096, 4096):
+    _SMALL_LONGS[_n] = _zigzag(_n)
+
+
+def _long_bytes(n: int) -> bytes:
+    b = _SMALL_LONGS.get(n)
+    if b is None:
+        if not -(1 << 63) <= n < (1 << 63):
+            raise ValidationError(f"value {n} does not fit a 64-bit long")
+        b = _zigzag(n)
+    return b
+
+
+_Enc = Callable[[Any, list], None]
+
+
+def named_record(schema: Any, named: dict[str, Any]) -> dict:
+    if isinstance(schema, dict) and schema.get("type") == "record":
+        named.setdefault(schema["name"], [None])
+        return schema
+    raise ValidationError(f"a logical map needs key/value records, not {schema!r}")
+
+
+def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
+    pack_float = struct.Struct("<f").pack
+    pack_double = struct.Struct("<d").pack
+    lb = _long_bytes
+    if isinstance(schema, str):
+        if schema in named:
+            cell = named[schema]
+            return lambda v, out: cell[0](v, out)
+        schema = {"type": schema}
+    if isinstance(schema, list):
+        branches = list(schema)
+        if len(branches) == 2 and "null" in branches:
+            null_index = branches.index("null")
+            inner = _compile(branches[1 - null_index], named)
+            null_tag = lb(null_index)
+            value_tag = lb(1 - null_index)
+
+            def enc_option(v: Any, out: list) -> None:
+                if v is None:
+                    out.append(null_tag)
+                else:
+                    out.append(value_tag)
+                    inner(v, out)
+            return enc_option
+        if branches == ["null"]:
+            tag = lb(0)
+            return lambda v, out: out.append(tag)
+        raise ValidationError(f"unsupported Avro union {schema!r}")
+    t = schema["type"]
+    if isinstance(t, (dict, list)):
+        return _compile(t, named)
+    if t == "null":
+        return lambda v, out: None
+    if t == "boolean":
+        return lambda v, out: out.append(b"\x01" if v else b"\x00")
+    if t in ("int", "long"):
+        return lambda v, out: out.append(lb(v))
+    if t == "float":
+        return lambda v, out: out.append(pack_float(v))
+    if t == "double":
+        return lambda v, out: out.append(pack_double(v))
+    if t == "string":
+        def enc_string(v: Any, out: list) -> None:
+            b = v.encode("utf-8")
+            out.append(lb(len(b)))
+            out.append(b)
+        return enc_string
+    if t == "bytes":
+        def enc_bytes(v: Any, out: list) -> None:
+            out.append(lb(len(v)))
+            out.append(bytes(v))
+        return enc_bytes
+    if t == "fixed":
+        size = schema["size"]
+        named[schema["name"]] = [None]
+
+        def enc_fixed(v: Any, out: list) -> None:
+            if len(v) != size:
+                raise ValidationError(f"fixed[{size}] value has {len(v)} bytes")
+            out.append(bytes(v))
+        named[schema["name"]][0] = enc_fixed
+        return enc_fixed
+    if t == "array" and schema.get("logicalType") == "map":
+        # Iceberg's map as an array of key/value records: encode straight from a dict.
+        kv_fields = {f["name"]: f["type"] for f in named_record(schema["items"], named)["fields"]}
+        key_enc = _compile(kv_fields["key"], named)
+        val_enc = _compile(kv_fields["value"], named)
+
+        def enc_kv_map(v: Any, out: list) -> None:
+            if v:
+                out.append(lb(len(v)))
+                for k, x in v.items():
+                    key_enc(k, out)
+                    val_enc(x, out)
+            out.append(b"\x00")
+        return enc_kv_map
+    if t == "array":
+        item = _compile(schema["items"], named)
+
+        def enc_array(v: Any, out: list) -> None:
+            if v:
+                out.append(lb(len(v)))
+                for x in v:
+                    item(x, out)
+            out.append(b"\x00")
+        return enc_array
+    if t == "map":
+        value = _compile(schema["values"], named)
+
+        def enc_map(v: Any, out: list) -> None:
+            if v:
+                out.append(lb(len(v)))
+                for k, x in v.items():
+                    b = k.encode("utf-8")
+                    out.append(lb(len(b)))
+                    out.append(b)
+                    value(x, out)
+            out.append(b"\x00")
+        return enc_map
+    if t == "record":
+        cell: list = [None]
+        named[schema["name"]] = cell
+        fields = [(f["name"], _compile(f["type"], named)) for f in schema["fields"]]
+
+        def enc_record(v: Any, out: list) -> None:
+            get = v.get
+            for name, enc in fields:
+                enc(get(name), out)
+        cell[0] = enc_record
+        return enc_record
+    raise ValidationError(f"unsupported Avro type {t!r}")
+
+
+_BLOCK_BYTES = 64 * 1024
+
+
 def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str, str]) -> bytes:
-    """An Avro container (deflate) of raw records; the header keeps ``schema`` as given."""
-    buf = io.BytesIO()
-    try:
-        parsed = fastavro.parse_schema(_strip_logical(schema))
-        fastavro.writer(buf, parsed, records, codec=_CODEC)
-    except (ValueError, TypeError, KeyError, AttributeError) as e:
-        raise ValidationError(f"cannot encode Avro records: {e}") from e
-    data = buf.getvalue()
-    meta, sync, start = _split_header(data)
-    out_meta = {"avro.schema": _compact(schema).encode("utf-8"),
-                "avro.codec": meta.get("avro.codec", _CODEC.encode())}
+    """An Avro container (deflate) of raw records; the header keeps ``schema`` as given.
+
+    Values must already be in Avro form (ints for dates and timestamps, bytes for fixed).
+    """
+    encode = _compile(schema, {})
+    sync = os.urandom(_SYNC_SIZE)
+    meta = {"avro.schema": _compact(schema).encode("utf-8"), "avro.codec": _CODEC.encode()}
     for k, v in metadata.items():
-        out_meta[k] = v.encode("utf-8")
-    return _encode_header(out_meta, sync) + data[start:]
+        meta[k] = v.encode("utf-8")
+    out = [_encode_header(meta, sync)]
+    chunks: list = []
+    pending = bytearray()
+    count = 0
+
+    def flush() -> None:
+        nonlocal count
+        comp = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = comp.compress(bytes(pending)) + comp.flush()
+        out.append(_write_long(count) + _write_long(len(body)) + body + sync)
+        pending.clear()
+        count = 0
+
+    try:
+        for rec in records:
+            encode(rec, chunks)
+            count += 1
+            if len(chunks) > 4096:
+                pending += b"".join(chunks)
+                chunks.clear()
+                if len(pending) >= _BLOCK_BYTES:
+                    flush()
+    except ValidationError:
+        raise
+    except (TypeError, AttributeError, KeyError, ValueError, struct.error,
+            OverflowError) as e:
+        raise ValidationError(f"cannot encode Avro record: {e!r}") from e
+    pending += b"".join(chunks)
+    if count:
+        flush()
+    return b"".join(out)
 
 
 # -- partition value conversion ----------------------------------------------------------------
@@ -262,7 +449,7 @@ def _decimal_reader(scale: int) -> Callable[[Any], Any]:
     def conv(v: Any) -> Any:
         if v is None:
             return None
-        return Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-scale)
+        return Decimal(int.from_bytes(v, "big", signed=True)).scaleb(-scale, _EXACT)
     return conv
 
 
@@ -322,16 +509,6 @@ class _PartitionLayout:
                      for n, r in zip(self.names, self.readers))
 
 
-def _projection_without_stats(schema: dict) -> dict:
-    """The raw reader schema minus the six metrics maps of ``data_file``."""
-    out = copy.deepcopy(_strip_logical(schema))
-    for f in out["fields"]:
-        if f["name"] == "data_file" and isinstance(f["type"], dict):
-            f["type"]["fields"] = [g for g in f["type"]["fields"]
-                                   if g["name"] not in _STATS_FIELDS]
-    return out
-
-
 # -- reading manifests -------------------------------------------------------------------------
 
 
@@ -341,6 +518,10 @@ def _kv(items: list | None) -> dict | None:
     if isinstance(items, dict):  # string-keyed Avro map
         return items
     return {kv["key"]: kv["value"] for kv in items}
+
+
+def _none(items: Any) -> None:
+    return None
 
 
 def _tuple_or_none(v: list | None) -> tuple | None:
@@ -355,13 +536,12 @@ def read_manifest_with_metadata(
     With ``manifest_file`` (its manifest list entry) snapshot ids, sequence numbers and v3
     first row ids are inherited and files get the manifest's spec id; without it entries are
     returned exactly as stored (spec id from the ``partition-spec-id`` key).
-    ``include_stats=False`` skips decoding the six metrics maps (they come back as None).
+    ``include_stats=False`` leaves the six metrics maps out (None), saving their conversion.
     """
     f = _RawFile(source)
     meta = f.metadata
     layout = _PartitionLayout(f.schema)
-    reader_schema = _projection_without_stats(f.schema) if not include_stats else None
-    records = f.records(reader_schema)
+    records = f.records()
 
     if manifest_file is not None:
         spec_id = manifest_file.partition_spec_id
@@ -383,7 +563,7 @@ def read_manifest_with_metadata(
         clear_row_ids = False
 
     decode_partition = layout.decode
-    kv = _kv
+    kv = _kv if include_stats else _none
     tup = _tuple_or_none
     out: list[ManifestEntry] = []
     append = out.append
@@ -510,9 +690,9 @@ def _decimal_writer(t: DecimalType) -> Callable[[Any], Any]:
         if v is None:
             return None
         try:
-            d = Decimal(v).scaleb(scale)
+            d = Decimal(v).scaleb(scale, _EXACT)
             unscaled = int(d)
-            if d != unscaled:
+            if d != d.to_integral_value(context=_EXACT):
                 raise ValidationError(f"decimal {v} has more than {scale} fraction digits")
             return unscaled.to_bytes(size, "big", signed=True)
         except (OverflowError, InvalidOperation) as e:
@@ -559,12 +739,6 @@ def _partition_writers(partition_type: StructType) -> list[tuple[str, Callable[[
     return out
 
 
-def _map_items(m: dict | None) -> list | None:
-    if m is None:
-        return None
-    return [{"key": k, "value": v} for k, v in m.items()]
-
-
 def _list_or_none(v: Sequence | None) -> list | None:
     return None if v is None else list(v)
 
@@ -603,12 +777,12 @@ def write_manifest_raw(
                 "partition": partition_record(tuple(f.partition)),
                 "record_count": f.record_count,
                 "file_size_in_bytes": f.file_size_in_bytes,
-                "column_sizes": _map_items(f.column_sizes),
-                "value_counts": _map_items(f.value_counts),
-                "null_value_counts": _map_items(f.null_value_counts),
-                "nan_value_counts": _map_items(f.nan_value_counts),
-                "lower_bounds": _map_items(f.lower_bounds),
-                "upper_bounds": _map_items(f.upper_bounds),
+                "column_sizes": f.column_sizes,
+                "value_counts": f.value_counts,
+                "null_value_counts": f.null_value_counts,
+                "nan_value_counts": f.nan_value_counts,
+                "lower_bounds": f.lower_bounds,
+                "upper_bounds": f.upper_bounds,
                 "key_metadata": f.key_metadata,
                 "split_offsets": _list_or_none(f.split_offsets),
                 "sort_order_id": f.sort_order_id,
