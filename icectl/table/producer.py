@@ -20,7 +20,6 @@ Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.mani
 
 from __future__ import annotations
 
-import time
 import uuid
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence
@@ -210,10 +209,16 @@ class SnapshotProducer:
             attempt.track(path)
             self.io.write_exclusive(path, data)
             self.new_manifest_paths.append(path)
-            out.append(summarize_entries(
+            mf = summarize_entries(
                 chunk, manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
                 content=content, snapshot_id=self.snapshot_id, partition_type=partition_type,
-                to_bytes=to_bytes))
+                to_bytes=to_bytes)
+            explicit = [e.sequence_number for e in chunk if e.sequence_number is not None]
+            if explicit:
+                # as the reference's writer: the least explicit data sequence number; entries
+                # still to inherit this snapshot's number cannot be lower
+                mf = replace(mf, min_sequence_number=min(explicit))
+            out.append(mf)
         return out
 
     def merge_manifests(
@@ -271,8 +276,8 @@ class SnapshotProducer:
 
     def _target_parent(self, base: TableMetadata) -> Snapshot | None:
         ref = base.refs.get(self.branch)
-        if ref is None:
-            if self.branch == MAIN_BRANCH and base.current_snapshot_id is not None:
+        if ref is None:  # a new branch starts from the table's current snapshot
+            if base.current_snapshot_id is not None:
                 return base.snapshot_by_id(base.current_snapshot_id)
             return None
         if not ref.is_branch:
@@ -304,9 +309,13 @@ class SnapshotProducer:
         changes = self.summary(base)
         for k, v in self.summary_properties.items():
             changes.set(k, v)
-        previous = parent.summary if parent is not None else None
+        # Totals continue the branch head's; a branch that does not exist yet starts them from
+        # zero even when its parent is main's head, as the reference does.
+        head = base.refs.get(self.branch)
+        previous = parent.summary if parent is not None and head is not None else None
         summary = snapshot_summary(self.operation, changes.build(), previous,
-                                   has_previous=parent is not None, environment=ENVIRONMENT)
+                                   has_previous=head is not None and parent is not None,
+                                   environment=ENVIRONMENT)
         timestamp = max(now_ms(), base.last_updated_ms)
         snapshot = Snapshot(
             snapshot_id=self.snapshot_id,
@@ -328,6 +337,10 @@ class SnapshotProducer:
         snap = self.table.metadata.snapshot_by_id(self.snapshot_id)
         if snap is None:  # pragma: no cover - commit_transaction returns only after success
             raise ValidationError("the committed metadata lacks the new snapshot")
+        used = {m.manifest_path for m in self._manifests}
+        for path in self.new_manifest_paths:
+            if path not in used:  # merged into a bigger manifest by the winning attempt
+                self.io.delete_quietly(path)
         return ProducedSnapshot(
             snapshot=snap,
             metadata_location=self.table.metadata_location,
@@ -388,6 +401,3 @@ class FastAppendProducer(SnapshotProducer):
             policy = replace(policy, enabled=self._merge)
         return self.merge_manifests(attempt, base, manifests, policy)
 
-
-def _elapsed_ms(start: float) -> float:
-    return (time.monotonic() - start) * 1000
