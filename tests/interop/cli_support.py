@@ -223,9 +223,8 @@ def check_manifests(
         ]
         assert summaries == r["partition_summaries"]
         jm = java[m["path"]]
-        expected_seq = jm.sequenceNumber() if format_version > 1 else 0
-        assert (m["sequence-number"] or 0) == expected_seq
-        assert (m["min-sequence-number"] or 0) == (jm.minSequenceNumber() if format_version > 1 else 0)
+        assert m["sequence-number"] == jm.sequenceNumber()
+        assert m["min-sequence-number"] == jm.minSequenceNumber()
         assert m["added-rows-count"] == _java_int(jm.addedRowsCount())
         assert m["existing-rows-count"] == _java_int(jm.existingRowsCount())
         assert m["deleted-rows-count"] == _java_int(jm.deletedRowsCount())
@@ -304,6 +303,59 @@ def check_metadata_log(spark: Any, ident: str, location: str) -> list[dict[str, 
         (r["ts_ms"], r["file"]) for r in ref
     ]
     assert [e["current"] for e in mine] == [False] * (len(mine) - 1) + [True]
+    return mine
+
+
+def java_live_files(jvm: Any, jtable: Any, snapshot_id: int) -> dict[str, dict[str, Any]]:
+    """Live data and delete files of a snapshot as Iceberg Java reads them from its manifests."""
+    manifest_files = jvm.org.apache.iceberg.ManifestFiles
+    io, specs = jtable.io(), jtable.specs()
+    out: dict[str, dict[str, Any]] = {}
+    for manifest in jtable.snapshot(snapshot_id).allManifests(io):
+        if manifest.content().id() == 0:
+            reader = manifest_files.read(manifest, io, specs)
+        else:
+            reader = manifest_files.readDeleteManifest(manifest, io, specs)
+        iterator = reader.iterator()  # live entries only
+        try:
+            while iterator.hasNext():
+                f = iterator.next()
+                out[f.location()] = {
+                    "content": int(f.content().id()),
+                    "file-format": str(f.format().toString()),
+                    "spec-id": int(f.specId()),
+                    "partition-path": str(specs.get(f.specId()).partitionToPath(f.partition())),
+                    "record-count": int(f.recordCount()),
+                    "file-size-in-bytes": int(f.fileSizeInBytes()),
+                    "data-sequence-number": _java_int(f.dataSequenceNumber()),
+                    "file-sequence-number": _java_int(f.fileSequenceNumber()),
+                    "referenced-data-file": f.referencedDataFile(),
+                    "content-offset": _java_int(f.contentOffset()),
+                    "content-size-in-bytes": _java_int(f.contentSizeInBytes()),
+                    "manifest": manifest.path(),
+                }
+        finally:
+            reader.close()
+    return out
+
+
+def check_files_java(
+    jvm: Any, jtable: Any, location: str, snapshot_id: int, *extra: str
+) -> list[dict[str, Any]]:
+    """`inspect files ARGS` against Java's reading of snapshot ``snapshot_id``'s manifests."""
+    mine = icectl_json("inspect", "files", location, *extra)
+    ref = java_live_files(jvm, jtable, snapshot_id)
+    assert sorted(f["file-path"] for f in mine) == sorted(ref)
+    for f in mine:
+        r = ref[f["file-path"]]
+        assert f["content"] == ICEBERG_CONTENT[r["content"]]
+        assert f["file-format"].upper() == r["file-format"].upper()
+        assert f["manifest"] == r["manifest"]
+        for key in ("spec-id", "partition-path", "record-count", "file-size-in-bytes",
+                    "data-sequence-number", "file-sequence-number"):
+            assert f[key] == r[key], key
+        for key in ("referenced-data-file", "content-offset", "content-size-in-bytes"):
+            assert f.get(key) == r[key], key
     return mine
 
 

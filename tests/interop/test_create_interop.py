@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import json
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -22,6 +23,7 @@ pytest.register_assert_rewrite("cli_support")
 
 from cli_support import (  # noqa: E402
     check_files,
+    check_files_java,
     check_history,
     check_manifests,
     check_metadata_log,
@@ -154,8 +156,6 @@ def created(request: pytest.FixtureRequest, spark: Any, warehouse: Path, namespa
         "--property", "comment.by=interop-test", "--property", "write.metadata.metrics.default=full",
         "--format-version", str(case.format_version),
     )
-    import json
-
     first_metadata = json.loads((table.metadata_dir / "v1.metadata.json").read_text("utf-8"))
 
     spark.sql(
@@ -253,7 +253,7 @@ def test_spark_reads_back_exactly_what_it_wrote(created: Created, spark: Any) ->
     )
 
 
-def test_icectl_inspects_what_spark_wrote(created: Created, spark: Any) -> None:
+def test_icectl_inspects_what_spark_wrote(created: Created, spark: Any, jvm: Any) -> None:
     ident, location = created.table.ident, str(created.table.location)
     jtable = java_table(spark, created.table.location)
 
@@ -265,6 +265,8 @@ def test_icectl_inspects_what_spark_wrote(created: Created, spark: Any) -> None:
     assert [(r["name"], r["snapshot-id"]) for r in refs] == [("main", snapshots[-1]["snapshot-id"])]
     check_manifests(spark, ident, location, jtable, created.case.format_version)
     files = check_files(spark, ident, location)
+    # and Java's reading of the manifests, with its partition paths (hour, month, year, ...)
+    assert check_files_java(jvm, jtable, location, jtable.currentSnapshot().snapshotId()) == files
     assert sum(f["record-count"] for f in files) == len(EXPECTED_ROWS)
     check_partitions_table(spark, ident, files)
     log = check_metadata_log(spark, ident, location)
