@@ -207,7 +207,8 @@ def snapshot_row(md: TableMetadata, s: Snapshot, refs: dict[int, list[str]] | No
         "schema-id": s.schema_id,
         "manifest-list": s.manifest_list,
         "refs": refs.get(s.snapshot_id, []),
-        "summary": dict(s.summary or {}),
+        # the operation is a field of its own, as in the reference's `snapshots` table
+        "summary": {k: v for k, v in (s.summary or {}).items() if k != "operation"},
     }
     if md.format_version >= 3:
         row["first-row-id"] = s.first_row_id
