@@ -8,6 +8,7 @@ import typer
 
 from icectl import __version__
 from icectl.cli import append_cmd, create_cmd, inspect_cmds
+from icectl.cli import partition_cmds, properties_cmds, schema_cmds, sort_order_cmds
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -50,6 +51,10 @@ def _root(
 create_cmd.register(app)
 append_cmd.register(app)
 app.add_typer(inspect_cmds.app, name="inspect")
+app.add_typer(schema_cmds.app, name="schema")
+app.add_typer(partition_cmds.app, name="partition")
+app.add_typer(sort_order_cmds.app, name="sort-order")
+properties_cmds.register(app)
 
 
 def main() -> None:

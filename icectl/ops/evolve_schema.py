@@ -1,0 +1,224 @@
+"""Schema evolution operations: one commit per change set, re-validated on every retry.
+
+Each operation builds a :class:`~icectl.spec.schema_update.SchemaUpdate` on the table's current
+metadata and commits the result. A retry after a lost race re-runs the change on the winner's
+metadata, but only if the winner left the schema the change was based on in place (same current
+schema id and last column id, the spec's ``assert-current-schema-id`` and
+``assert-last-assigned-field-id`` requirements); otherwise it stops with CommitConflict.
+With ``dry_run`` the new metadata is computed and returned but nothing is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping
+
+from icectl.errors import CommitConflict, InvalidInput
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.parse import parse_type
+from icectl.spec.schema_update import SchemaUpdate, update_table_schema
+from icectl.spec.types import IcebergType, PrimitiveType
+from icectl.spec.values import parse_literal, to_json_value
+from icectl.table.table import Table
+
+__all__ = [
+    "EvolveResult", "evolve_schema", "split_column_path", "default_json", "apply_change",
+    "apply_changes", "union_with_parquet", "CHANGE_OPS",
+]
+
+
+@dataclass(frozen=True)
+class EvolveResult:
+    """The table's metadata before and after a change, and whether it was committed."""
+
+    location: str
+    before: TableMetadata
+    after: TableMetadata
+    committed: bool
+    dry_run: bool
+    metadata_location: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.after is not self.before and self.after != self.before
+
+
+def run_change(
+    table: Table,
+    change: Callable[[TableMetadata], TableMetadata],
+    requirements: Callable[[TableMetadata], tuple],
+    what: str,
+    dry_run: bool = False,
+) -> EvolveResult:
+    """Commit ``change`` (or only compute it, with ``dry_run``).
+
+    ``requirements(md)`` names the parts of the metadata the change depends on; a retry on a
+    base where they differ stops with CommitConflict rather than applying the change to a
+    table that moved under it.
+    """
+    before = table.metadata
+    expected = requirements(before)
+    if dry_run:
+        after = change(before)
+        return EvolveResult(table.location, before, after, False, True, table.metadata_location)
+
+    def update(base: TableMetadata) -> TableMetadata:
+        if requirements(base) != expected:
+            raise CommitConflict(
+                f"the table's {what} changed while this change was being committed; "
+                f"nothing was changed, run the command again")
+        return change(base)
+
+    version = table.version
+    table.commit(update)
+    after = table.metadata
+    return EvolveResult(table.location, before, after, table.version != version, False,
+                        table.metadata_location)
+
+
+def schema_requirements(md: TableMetadata) -> tuple:
+    return (md.current_schema_id, md.last_column_id)
+
+
+def evolve_schema(table: Table, build: Callable[[SchemaUpdate], Any], *, dry_run: bool = False,
+                  case_sensitive: bool = True) -> EvolveResult:
+    """Apply the changes ``build`` makes to a SchemaUpdate of the current schema, in one commit."""
+
+    def change(base: TableMetadata) -> TableMetadata:
+        update = SchemaUpdate(base.schema, base.last_column_id, base.format_version, case_sensitive)
+        build(update)
+        return update_table_schema(base, update)
+
+    return run_change(table, change, schema_requirements, "schema", dry_run)
+
+
+# -- building changes from user text -----------------------------------------------------------
+
+
+def split_column_path(path: str) -> tuple[str | None, str]:
+    """``"loc.alt"`` -> ``("loc", "alt")``; backticks quote parts containing dots."""
+    parts: list[str] = []
+    buf: list[str] = []
+    i, quoted = 0, False
+    while i < len(path):
+        c = path[i]
+        if c == "`":
+            if quoted and i + 1 < len(path) and path[i + 1] == "`":
+                buf.append("`")
+                i += 2
+                continue
+            quoted = not quoted
+        elif c == "." and not quoted:
+            parts.append("".join(buf))
+            buf = []
+        else:
+            buf.append(c)
+        i += 1
+    if quoted:
+        raise InvalidInput(f"unterminated backtick in column {path!r}")
+    parts.append("".join(buf))
+    if any(not p for p in parts):
+        raise InvalidInput(f"invalid column path {path!r}")
+    if len(parts) == 1:
+        return None, parts[0]
+    return ".".join(parts[:-1]), parts[-1]
+
+
+def default_json(t: IcebergType, text: str | None) -> Any:
+    """The JSON single-value form of a default given as command-line text."""
+    if text is None:
+        return None
+    if not isinstance(t, PrimitiveType):
+        raise InvalidInput(f"a default value is only supported for primitive types, not {t}")
+    return to_json_value(t, parse_literal(t, text))
+
+
+def _type(text: Any) -> IcebergType:
+    if not isinstance(text, str):
+        raise InvalidInput(f"a type must be text, not {text!r}")
+    return parse_type(text)
+
+
+def _need(change: Mapping[str, Any], key: str) -> Any:
+    if key not in change:
+        raise InvalidInput(f"schema change {dict(change)!r} needs {key!r}")
+    return change[key]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def add_column(update: SchemaUpdate, column: str, type_: IcebergType, *, doc: str | None = None,
+               required: bool = False, default: str | None = None, after: str | None = None,
+               before: str | None = None, first: bool = False) -> SchemaUpdate:
+    if sum(bool(x) for x in (after, before, first)) > 1:
+        raise InvalidInput("give at most one of --after, --before and --first")
+    parent, name = split_column_path(column)
+    update.add_column(parent, name, type_, doc, required, default_json(type_, default))
+    if first:
+        update.move_first(column if parent is None else f"{parent}.{name}")
+    elif after:
+        update.move_after(column, after)
+    elif before:
+        update.move_before(column, before)
+    return update
+
+
+def apply_change(update: SchemaUpdate, change: Mapping[str, Any]) -> None:
+    """One change from the ``schema apply`` file format (see README)."""
+    if not isinstance(change, Mapping):
+        raise InvalidInput(f"each schema change must be an object, not {change!r}")
+    op = change.get("op")
+    if op == "add":
+        default = change.get("default")
+        add_column(update, _need(change, "column"), _type(_need(change, "type")),
+                   doc=change.get("doc"), required=bool(change.get("required", False)),
+                   default=None if default is None else _text(default),
+                   after=change.get("after"), before=change.get("before"),
+                   first=bool(change.get("first", False)))
+    elif op == "drop":
+        update.drop_column(_need(change, "column"))
+    elif op == "rename":
+        update.rename_column(_need(change, "column"), _need(change, "to"))
+    elif op == "move":
+        column = _need(change, "column")
+        if change.get("first"):
+            update.move_first(column)
+        elif change.get("after") is not None:
+            update.move_after(column, change["after"])
+        elif change.get("before") is not None:
+            update.move_before(column, change["before"])
+        else:
+            raise InvalidInput(f"move of {column!r} needs first, after or before")
+    elif op == "promote":
+        update.update_column(_need(change, "column"), _type(_need(change, "type")))
+    elif op == "optional":
+        update.make_optional(_need(change, "column"))
+    elif op == "doc":
+        update.update_doc(_need(change, "column"), change.get("doc"))
+    elif op == "identifier-fields":
+        cols = _need(change, "columns")
+        if not isinstance(cols, list) or not all(isinstance(c, str) for c in cols):
+            raise InvalidInput("identifier-fields needs a list of column names")
+        update.set_identifier_fields(cols)
+    else:
+        raise InvalidInput(f"unknown schema change op {op!r} (expected one of {', '.join(CHANGE_OPS)})")
+
+
+CHANGE_OPS = ("add", "drop", "rename", "move", "promote", "optional", "doc", "identifier-fields")
+
+
+def apply_changes(update: SchemaUpdate, changes: Iterable[Mapping[str, Any]]) -> None:
+    for c in changes:
+        apply_change(update, c)
+
+
+def union_with_parquet(table: Table, path: str, *, dry_run: bool = False) -> EvolveResult:
+    """Add the columns of a Parquet file's schema that the table lacks (union by name)."""
+    from icectl.io.parquet_schema import read_parquet_schema
+
+    struct = read_parquet_schema(table.io, path)
+    return evolve_schema(table, lambda u: u.union_by_name(struct), dry_run=dry_run)
