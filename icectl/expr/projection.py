@@ -1,0 +1,415 @@
+"""Projections of row filters onto partition values, as the reference computes them.
+
+* The **inclusive** projection of a predicate ``p`` through a transform is a predicate ``q`` on
+  the partition value such that ``p(row)`` implies ``q(transform(row))``: partitions where ``q``
+  is false hold no matching row (manifest and file pruning).
+* The **strict** projection is a ``q`` such that ``q(transform(row))`` implies ``p(row)``: in
+  partitions where ``q`` holds every row matches (residuals).
+
+The rules follow the reference transform by transform (identity; bucket: ``=``/``in``
+inclusive, ``!=``/``not in`` strict; truncate: ``<`` becomes ``<=`` of the value minus one for
+numbers, prefixes for strings; year/month/day/hour: like truncate, then widened for negative
+(pre-1970) partition values, as the reference does for data written by its early versions;
+void and unknown transforms: no projection). Projected predicates are bound to the partition
+struct: ``field_id`` is the partition field id, ``name`` its name, ``type`` its result type.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Callable
+
+from icectl.expr.expressions import (
+    FALSE,
+    TRUE,
+    And,
+    AlwaysFalse,
+    AlwaysTrue,
+    BoundPredicate,
+    Expression,
+    Not,
+    Operation,
+    Or,
+    Predicate,
+    and_,
+    bind,
+    make_bound,
+    or_,
+    rewrite_not,
+)
+from icectl.spec.partitioning import PartitionField, PartitionSpec
+from icectl.spec.schema import Schema
+from icectl.spec.transforms import (
+    BucketTransform,
+    DayTransform,
+    IdentityTransform,
+    Transform,
+    TruncateTransform,
+    _TimeTransform,
+    decimal_from_unscaled,
+    decimal_unscaled,
+)
+from icectl.spec.types import DATE, INT, LONG, STRING, DecimalType, IcebergType
+from icectl.spec.values import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
+
+__all__ = ["project", "project_strict", "inclusive_projection", "strict_projection"]
+
+Op = Operation
+
+
+# ----------------------------------------------------------------------------------------------
+# One predicate through one transform. None means "no projection" (the caller decides what that
+# means: true for inclusive, false for strict).
+
+
+def project(transform: Transform, field: PartitionField, part_type: IcebergType,
+            pred: BoundPredicate) -> Expression | None:
+    """The inclusive projection of a bound predicate through a partition field, or None."""
+    return _Projector(transform, field, part_type, pred).inclusive()
+
+
+def project_strict(transform: Transform, field: PartitionField, part_type: IcebergType,
+                   pred: BoundPredicate) -> Expression | None:
+    """The strict projection of a bound predicate through a partition field, or None."""
+    return _Projector(transform, field, part_type, pred).strict()
+
+
+def _type_range(t: IcebergType) -> tuple[int, int] | None:
+    if t in (INT, DATE):
+        return INT_MIN, INT_MAX
+    if t == LONG:
+        return LONG_MIN, LONG_MAX
+    return None
+
+
+class _Projector:
+    def __init__(self, transform: Transform, field: PartitionField, part_type: IcebergType,
+                 pred: BoundPredicate):
+        self.t = transform
+        self.field = field
+        self.ptype = part_type
+        self.pred = pred
+        self.src = pred.type
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def apply(self, v: Any) -> Any:
+        if isinstance(v, Decimal):
+            return self.t.apply(v, None)  # at the value's own scale, like the reference
+        return self.t.apply(v, self.src)
+
+    def make(self, op: Operation, values: Any = ()) -> Expression:
+        return make_bound(op, self.field.field_id, self.field.name, self.ptype, values)
+
+    def step(self, v: Any, delta: int) -> Any:
+        """The value one unit above (+1) or below (-1) ``v``; None beyond the type's range."""
+        if isinstance(v, Decimal):
+            exp = v.as_tuple().exponent
+            assert isinstance(exp, int)
+            scale = -exp
+            return decimal_from_unscaled(decimal_unscaled(v, scale) + delta, scale)
+        n = v + delta
+        rng = _type_range(self.src)
+        if rng is not None and not rng[0] <= n <= rng[1]:
+            return None
+        return n
+
+    # -- dispatch ------------------------------------------------------------------------------
+
+    def inclusive(self) -> Expression | None:
+        t, pred = self.t, self.pred
+        if pred.op.is_unary and isinstance(t, (IdentityTransform, BucketTransform,
+                                                TruncateTransform, _TimeTransform)):
+            return self.make(pred.op)
+        if isinstance(t, IdentityTransform):
+            return self.make(pred.op, pred.literals)
+        if isinstance(t, BucketTransform):
+            if pred.op in (Op.EQ, Op.IN):
+                return self.make(pred.op, [self.apply(v) for v in pred.literals])
+            return None
+        if isinstance(t, TruncateTransform):
+            if self.src == STRING or not isinstance(pred.literal if pred.literals else 0,
+                                                      (int, Decimal)):
+                return self._truncate_array_inclusive()
+            return self._truncate_number_inclusive()
+        if isinstance(t, _TimeTransform):
+            projected = self._truncate_number_inclusive()
+            if self._time_fix_applies():
+                return _fix_inclusive_time(projected)
+            return projected
+        return None  # void, unknown
+
+    def strict(self) -> Expression | None:
+        t, pred = self.t, self.pred
+        if pred.op.is_unary and isinstance(t, (IdentityTransform, BucketTransform,
+                                                TruncateTransform, _TimeTransform)):
+            return self.make(pred.op)
+        if isinstance(t, IdentityTransform):
+            return self.make(pred.op, pred.literals)
+        if isinstance(t, BucketTransform):
+            if pred.op in (Op.NOT_EQ, Op.NOT_IN):
+                return self.make(pred.op, [self.apply(v) for v in pred.literals])
+            return None
+        if isinstance(t, TruncateTransform):
+            if self.src == STRING or not isinstance(pred.literal if pred.literals else 0,
+                                                      (int, Decimal)):
+                return self._truncate_array_strict()
+            return self._truncate_number_strict()
+        if isinstance(t, _TimeTransform):
+            projected = self._truncate_number_strict()
+            if self._time_fix_applies():
+                return _fix_strict_time(projected)
+            return projected
+        return None
+
+    def _time_fix_applies(self) -> bool:
+        # day of a date is the date itself: no early-writer bug to compensate for
+        return not (isinstance(self.t, DayTransform) and self.src == DATE)
+
+    # -- numbers (ints, longs, decimals; dates and timestamps for the time transforms) -------
+
+    def _truncate_number_inclusive(self) -> Expression | None:
+        op, pred = self.pred.op, self.pred
+        if op == Op.IN:
+            return self.make(Op.IN, [self.apply(v) for v in pred.literals])
+        if op not in (Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ, Op.EQ):
+            return None
+        v = pred.literal
+        if op == Op.LT:
+            below = self.step(v, -1)
+            return FALSE if below is None else self.make(Op.LT_EQ, [self.apply(below)])
+        if op == Op.LT_EQ:
+            return self.make(Op.LT_EQ, [self.apply(v)])
+        if op == Op.GT:
+            above = self.step(v, 1)
+            return FALSE if above is None else self.make(Op.GT_EQ, [self.apply(above)])
+        if op == Op.GT_EQ:
+            return self.make(Op.GT_EQ, [self.apply(v)])
+        return self.make(Op.EQ, [self.apply(v)])
+
+    def _truncate_number_strict(self) -> Expression | None:
+        op, pred = self.pred.op, self.pred
+        if op == Op.NOT_IN:
+            return self.make(Op.NOT_IN, [self.apply(v) for v in pred.literals])
+        if op not in (Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ, Op.NOT_EQ):
+            return None
+        v = pred.literal
+        if op == Op.LT:
+            return self.make(Op.LT, [self.apply(v)])
+        if op == Op.LT_EQ:
+            above = self.step(v, 1)
+            return TRUE if above is None else self.make(Op.LT, [self.apply(above)])
+        if op == Op.GT:
+            return self.make(Op.GT, [self.apply(v)])
+        if op == Op.GT_EQ:
+            below = self.step(v, -1)
+            return TRUE if below is None else self.make(Op.GT, [self.apply(below)])
+        return self.make(Op.NOT_EQ, [self.apply(v)])
+
+    # -- strings and binary --------------------------------------------------------------------
+
+    def _truncate_array_inclusive(self) -> Expression | None:
+        op, pred = self.pred.op, self.pred
+        assert isinstance(self.t, TruncateTransform)
+        width = self.t.width
+        if op == Op.IN:
+            return self.make(Op.IN, [self.apply(v) for v in pred.literals])
+        if op in SET_OR_NONE:
+            return None
+        v = pred.literal
+        if op == Op.STARTS_WITH:
+            if len(v) < width:
+                return self.make(Op.STARTS_WITH, [v])
+            if len(v) == width:
+                return self.make(Op.EQ, [v])
+            return self.make(Op.STARTS_WITH, [self.apply(v)])
+        if op == Op.NOT_STARTS_WITH:
+            if len(v) < width:
+                return self.make(Op.NOT_STARTS_WITH, [v])
+            if len(v) == width:
+                return self.make(Op.NOT_EQ, [v])
+            return None
+        if op in (Op.LT, Op.LT_EQ):
+            return self.make(Op.LT_EQ, [self.apply(v)])
+        if op in (Op.GT, Op.GT_EQ):
+            return self.make(Op.GT_EQ, [self.apply(v)])
+        if op == Op.EQ:
+            return self.make(Op.EQ, [self.apply(v)])
+        return None
+
+    def _truncate_array_strict(self) -> Expression | None:
+        op, pred = self.pred.op, self.pred
+        assert isinstance(self.t, TruncateTransform)
+        width = self.t.width
+        if op == Op.NOT_IN:
+            return self.make(Op.NOT_IN, [self.apply(v) for v in pred.literals])
+        if op in SET_OR_NONE:
+            return None
+        v = pred.literal
+        if op == Op.STARTS_WITH:
+            if len(v) < width:
+                return self.make(Op.STARTS_WITH, [v])
+            if len(v) == width:
+                return self.make(Op.EQ, [v])
+            return None
+        if op == Op.NOT_STARTS_WITH:
+            if len(v) < width:
+                return self.make(Op.NOT_STARTS_WITH, [v])
+            if len(v) == width:
+                return self.make(Op.NOT_EQ, [v])
+            return self.make(Op.NOT_STARTS_WITH, [self.apply(v)])
+        if op in (Op.LT, Op.LT_EQ):
+            return self.make(Op.LT, [self.apply(v)])
+        if op in (Op.GT, Op.GT_EQ):
+            return self.make(Op.GT, [self.apply(v)])
+        if op == Op.NOT_EQ:
+            return self.make(Op.NOT_EQ, [self.apply(v)])
+        return None
+
+
+SET_OR_NONE = frozenset({Op.IN, Op.NOT_IN})
+
+
+# ----------------------------------------------------------------------------------------------
+# The reference's widening for time transforms of negative values (see module doc)
+
+
+def _fix_inclusive_time(e: Expression | None) -> Expression | None:
+    if not isinstance(e, BoundPredicate):
+        return e
+    op = e.op
+
+    def remake(new_op: Operation, values: Any) -> Expression:
+        return make_bound(new_op, e.field_id, e.name, e.type, values)
+
+    if op in (Op.LT, Op.LT_EQ):
+        v = e.literal
+        return remake(op, [v + 1]) if v < 0 else e
+    if op in (Op.GT, Op.GT_EQ):
+        return e
+    if op == Op.EQ:
+        v = e.literal
+        return remake(Op.IN, [v, v + 1]) if v < 0 else e
+    if op == Op.IN:
+        if any(v < 0 for v in e.literals):
+            vals: list[int] = []
+            for v in e.literals:
+                vals.append(v)
+                if v < 0:
+                    vals.append(v + 1)
+            return remake(Op.IN, vals)
+        return e
+    if op in (Op.NOT_EQ, Op.NOT_IN):
+        return None
+    return e
+
+
+def _fix_strict_time(e: Expression | None) -> Expression | None:
+    if not isinstance(e, BoundPredicate):
+        return e
+    op = e.op
+
+    def remake(new_op: Operation, values: Any) -> Expression:
+        return make_bound(new_op, e.field_id, e.name, e.type, values)
+
+    if op in (Op.LT, Op.LT_EQ):
+        return e
+    if op in (Op.GT, Op.GT_EQ):
+        v = e.literal
+        return remake(op, [v + 1]) if v <= 0 else e
+    if op in (Op.EQ, Op.IN):
+        return None
+    if op == Op.NOT_EQ:
+        v = e.literal
+        return remake(Op.NOT_IN, [v, v + 1]) if v < 0 else e
+    if op == Op.NOT_IN:
+        if any(v < 0 for v in e.literals):
+            vals: list[int] = []
+            for v in e.literals:
+                vals.append(v)
+                if v < 0:
+                    vals.append(v + 1)
+            return remake(Op.NOT_IN, vals)
+        return e
+    return None
+
+
+# ----------------------------------------------------------------------------------------------
+# Whole expressions through a spec
+
+
+def _prepare(expr: Expression, schema: Schema, case_sensitive: bool) -> Expression:
+    if any(isinstance(p, Predicate) for p in _preds(expr)):
+        expr = bind(expr, schema, case_sensitive)
+    return rewrite_not(expr)
+
+
+def _preds(expr: Expression) -> list[Expression]:
+    from icectl.expr.expressions import predicates
+    return list(predicates(expr))
+
+
+def _visit(expr: Expression, on_pred: Callable[[BoundPredicate], Expression]) -> Expression:
+    if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
+        return expr
+    if isinstance(expr, And):
+        return and_(_visit(expr.left, on_pred), _visit(expr.right, on_pred))
+    if isinstance(expr, Or):
+        return or_(_visit(expr.left, on_pred), _visit(expr.right, on_pred))
+    if isinstance(expr, BoundPredicate):
+        return on_pred(expr)
+    if isinstance(expr, Not):
+        raise AssertionError("rewrite_not leaves no Not")
+    raise TypeError(f"cannot project {expr!r}")
+
+
+def _fields_by_source(spec: PartitionSpec, schema: Schema
+                      ) -> dict[int, list[tuple[PartitionField, IcebergType]]]:
+    out: dict[int, list[tuple[PartitionField, IcebergType]]] = {}
+    for pf, nf in zip(spec.fields, spec.partition_type(schema).fields()):
+        if len(pf.all_source_ids) == 1:  # multi-argument transforms are not projected
+            out.setdefault(pf.source_id, []).append((pf, nf.type))
+    return out
+
+
+def inclusive_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
+                         case_sensitive: bool = False) -> Expression:
+    """A filter on partition values that holds for every partition holding a matching row.
+
+    ``expr`` may be bound to ``schema`` or unbound (it is bound first). The result is bound to
+    the spec's partition struct. Predicates projected through several partition fields of one
+    column are combined with AND.
+    """
+    bound = _prepare(expr, schema, case_sensitive)
+    fields = _fields_by_source(spec, schema)
+
+    def on_pred(p: BoundPredicate) -> Expression:
+        result: Expression = TRUE
+        for pf, ptype in fields.get(p.field_id, ()):
+            q = project(pf.transform, pf, ptype, p)
+            if q is not None:
+                result = and_(result, q)
+        return result
+
+    return _visit(bound, on_pred)
+
+
+def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
+                      case_sensitive: bool = False) -> Expression:
+    """A filter on partition values that implies the row filter for every row of a partition.
+
+    Predicates projected through several partition fields of one column are combined with OR;
+    a predicate with no strict projection becomes false.
+    """
+    bound = _prepare(expr, schema, case_sensitive)
+    fields = _fields_by_source(spec, schema)
+
+    def on_pred(p: BoundPredicate) -> Expression:
+        result: Expression = FALSE
+        for pf, ptype in fields.get(p.field_id, ()):
+            q = project_strict(pf.transform, pf, ptype, p)
+            if q is not None:
+                result = or_(result, q)
+        return result
+
+    return _visit(bound, on_pred)
