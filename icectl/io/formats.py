@@ -153,15 +153,17 @@ def _field_ids(schema: Any) -> dict[str, int | None]:
     return out
 
 
-def parquet_footer_stats(file_io: Any, path: str) -> ParquetFooter:
-    """Read a Parquet footer: row count, row-group offsets and per-leaf statistics."""
+def parquet_footer_stats(file_io: Any, path: str, footer: Any = None) -> ParquetFooter:
+    """Row count, row-group offsets and raw (untruncated) per-leaf statistics of a Parquet
+    footer; ``footer`` (a ``pyarrow.parquet.FileMetaData``) saves reading it again."""
     import pyarrow.parquet as pq
 
     try:
-        with _open(file_io, path) as f:
-            pf = pq.ParquetFile(f)
-            md = pf.metadata
-            arrow_schema = pf.schema_arrow
+        if footer is None:
+            with _open(file_io, path) as f:
+                footer = pq.ParquetFile(f).metadata
+        md = footer
+        arrow_schema = md.schema.to_arrow_schema()
     except (NotFound, StorageError):
         raise
     except Exception as e:  # noqa: BLE001

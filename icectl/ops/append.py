@@ -42,6 +42,15 @@ from icectl.io.formats import (
     orc_record_count,
     parquet_footer_stats,
 )
+from icectl.io.parquet import (
+    check_file_schema,
+    footer_metrics,
+    parquet_columns,
+    parquet_schema_fields,
+    read_footer,
+)
+from icectl.spec.metrics import metrics_config
+from icectl.spec.name_mapping import mapping_from_schema, name_mapping_to_json, table_name_mapping
 from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec
@@ -246,132 +255,35 @@ def _identity_key(path: str) -> str:
     return path.rstrip("/")
 
 
-def _leaf_fields(schema: Schema) -> dict[str, NestedField]:
-    """Dotted Parquet-style leaf paths (lists as ``x.list.element``, maps as
-    ``m.key_value.key/value``) of the table's schema -> their fields."""
-    out: dict[str, NestedField] = {}
-
-    def walk(f: NestedField, name: str) -> None:
-        t = f.type
-        if isinstance(t, StructType):
-            for c in t.fields():
-                walk(c, f"{name}.{c.name}")
-        elif isinstance(t, ListType):
-            walk(t.element_field, f"{name}.list.element")
-        elif isinstance(t, MapType):
-            walk(t.key_field, f"{name}.key_value.key")
-            walk(t.value_field, f"{name}.key_value.value")
-        else:
-            out[name] = f
-
-    for f in schema.struct.fields():
-        walk(f, f.name)
-    return out
-
-
-def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int) -> _Scanned:
-    footer = parquet_footer_stats(file_io, path)
-    ids_in_file = any(fid is not None for _, fid in footer.top_level)
-    by_path = _leaf_fields(schema)
-    stats: dict[int, ColumnStats] = {}
-    if ids_in_file:
-        for name, fid in footer.top_level:
-            if fid is None or schema.find_field_or_none(fid) is None:
-                raise ValidationError(
-                    f"{path}: column {name!r} (field id {fid}) is not in the table's schema")
-        for st in footer.columns.values():
-            if st.field_id is not None and schema.find_field_or_none(st.field_id) is not None:
-                stats[st.field_id] = st
-    else:
-        top = {f.name for f in schema.struct.fields()}
-        for name, _ in footer.top_level:
-            if name not in top:
-                raise ValidationError(
-                    f"{path}: column {name!r} is not in the table's schema (matched by name: "
-                    "the file has no Parquet field ids)")
-        for p, st in footer.columns.items():
-            f = by_path.get(_canonical_leaf_path(p))
-            if f is not None:
-                stats[f.field_id] = st
-    present_top = {name for name, _ in footer.top_level} if not ids_in_file else \
-        {schema.column_name(fid).split(".")[0] for _, fid in footer.top_level if fid is not None}
-    for f in schema.struct.fields():
-        if f.required and f.name not in present_top:
-            raise ValidationError(f"{path}: required column {f.name!r} is missing from the file")
-    _check_types(path, schema, stats)
-    metrics = _metrics_from_stats(schema, stats, footer.record_count)
-    return _Scanned(path, "PARQUET", size, footer.record_count, stats,
-                    replace(metrics, split_offsets=footer.split_offsets or None), not ids_in_file)
-
-
-def _canonical_leaf_path(p: str) -> str:
-    # Writers name list/map levels differently (``list.item``, ``bag.array``); use the spec's.
-    p = re.sub(r"\.list\.item(?=\.|$)", ".list.element", p)
-    p = re.sub(r"\.bag\.array(?=\.|$)", ".list.element", p)
-    return p
-
-
-_PHYSICAL_FOR = {
-    "boolean": {"BOOLEAN"}, "int": {"INT32"}, "long": {"INT64", "INT32"}, "float": {"FLOAT"},
-    "double": {"DOUBLE", "FLOAT"}, "date": {"INT32"}, "time": {"INT64", "INT32"},
-    "timestamp": {"INT64", "INT96"}, "timestamptz": {"INT64", "INT96"},
-    "timestamp_ns": {"INT64"}, "timestamptz_ns": {"INT64"},
-    "string": {"BYTE_ARRAY"}, "binary": {"BYTE_ARRAY"}, "uuid": {"FIXED_LEN_BYTE_ARRAY"},
-}
-
-
-def _check_types(path: str, schema: Schema, stats: Mapping[int, ColumnStats]) -> None:
-    for fid, st in stats.items():
-        t = schema.find_field(fid).type
-        if not isinstance(t, PrimitiveType):
-            continue
-        allowed = _PHYSICAL_FOR.get(t.name)
-        if t.name.startswith("decimal"):
-            allowed = {"INT32", "INT64", "FIXED_LEN_BYTE_ARRAY", "BYTE_ARRAY"}
-        elif t.name.startswith("fixed"):
-            allowed = {"FIXED_LEN_BYTE_ARRAY"}
-        if allowed is not None and st.physical_type not in allowed:
-            raise ValidationError(
-                f"{path}: column {schema.column_name(fid)!r} is stored as {st.physical_type}, "
-                f"which does not fit the table's type {t}")
-
-
-def _metrics_from_stats(schema: Schema, stats: Mapping[int, ColumnStats], record_count: int) -> DataFile:
-    sizes, values, nulls, lowers, uppers, nans = {}, {}, {}, {}, {}, {}
-    for fid, st in stats.items():
-        t = schema.find_field(fid).type
-        sizes[fid] = st.compressed_size
-        values[fid] = st.value_count
-        if st.null_count is not None:
-            nulls[fid] = st.null_count
-        if not st.has_bounds or st.min is None or not isinstance(t, PrimitiveType):
-            continue
-        lo, hi = st.min, st.max
-        if t in (FLOAT, DOUBLE) and (isinstance(lo, float) and math.isnan(lo) or isinstance(hi, float) and math.isnan(hi)):
-            continue
-        try:
-            if t == STRING and isinstance(lo, bytes):
-                lo, hi = lo.decode("utf-8"), hi.decode("utf-8")
-            lo_b, hi_b = to_bytes(t, lo), to_bytes(t, hi)
-        except (IcectlError, ValueError, TypeError, AttributeError, UnicodeDecodeError):
-            continue
-        lowers[fid], uppers[fid] = lo_b, hi_b
-    return DataFile(
-        content=DATA, file_path="", file_format="PARQUET", record_count=record_count,
-        column_sizes=sizes or None, value_counts=values or None, null_value_counts=nulls or None,
-        lower_bounds=lowers or None, upper_bounds=uppers or None,
+def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Context") -> _Scanned:
+    footer = read_footer(file_io, path)
+    fields = parquet_schema_fields(file_io, path, ctx.mapping, footer=footer)
+    problems = check_file_schema(fields, schema)
+    if problems:
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise ValidationError(f"{path} does not fit the table: {problems[0]}{more}")
+    fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
+    raw = parquet_footer_stats(file_io, path, footer=footer)
+    ids = {c.parquet_path: c.field.field_id for c in parquet_columns(footer, ctx.mapping)}
+    stats = {ids[p]: st for p, st in raw.columns.items() if ids.get(p) is not None}
+    metrics = DataFile(
+        content=DATA, file_path=path, file_format="PARQUET", record_count=fm.record_count,
+        file_size_in_bytes=size, column_sizes=fm.column_sizes or None,
+        value_counts=fm.value_counts or None, null_value_counts=fm.null_value_counts or None,
+        nan_value_counts=fm.nan_value_counts or None, lower_bounds=fm.lower_bounds or None,
+        upper_bounds=fm.upper_bounds or None, split_offsets=fm.split_offsets or None,
     )
+    uses_names = any(not f.file_has_id for f in fields)
+    return _Scanned(path, "PARQUET", size, fm.record_count, stats, metrics, uses_names)
 
 
-def _metrics_module() -> Callable[..., Any] | None:
-    try:
-        from icectl.io import parquet  # noqa: F401 - written alongside; optional until present
-    except ImportError:
-        return None
-    return getattr(parquet, "read_parquet_footer_metrics", None)
+@dataclass(frozen=True)
+class _Context:
+    mapping: Any
+    config: Any
 
 
-def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema) -> _Scanned:
+def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema, ctx: _Context) -> _Scanned:
     try:
         info = file_io.info(path)
     except NotFound:
@@ -380,7 +292,7 @@ def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema) -> _Scanned:
         raise InvalidInput(f"{path} is a directory, not a data file")
     file_format = detect_format(path, fmt)
     if file_format == "PARQUET":
-        return _scan_parquet(file_io, path, schema, info.size)
+        return _scan_parquet(file_io, path, schema, info.size, ctx)
     if file_format == "ORC":
         return _Scanned(path, "ORC", info.size, orc_record_count(file_io, path))
     return _Scanned(path, "AVRO", info.size, avro_record_count(file_io, path))
@@ -507,31 +419,6 @@ def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
     return tuple(values)
 
 
-# -- name mapping ---------------------------------------------------------------------------------
-
-
-def _name_mapping(schema: Schema) -> list[dict[str, Any]]:
-    """A name mapping of every field to its current name (the reference's MappingUtil.create)."""
-
-    def fields_of(t: IcebergType) -> list[dict[str, Any]]:
-        if isinstance(t, StructType):
-            return [entry(f) for f in t.fields()]
-        if isinstance(t, ListType):
-            return [entry(t.element_field)]
-        if isinstance(t, MapType):
-            return [entry(t.key_field), entry(t.value_field)]
-        return []
-
-    def entry(f: NestedField) -> dict[str, Any]:
-        out: dict[str, Any] = {"field-id": f.field_id, "names": [f.name]}
-        nested = fields_of(f.type)
-        if nested:
-            out["fields"] = nested
-        return out
-
-    return fields_of(schema.struct)
-
-
 # -- the producer --------------------------------------------------------------------------------
 
 
@@ -563,11 +450,9 @@ class _AppendProducer(FastAppendProducer):
 
     def _update(self, base: TableMetadata, attempt: CommitAttempt) -> TableMetadata:
         if self.add_name_mapping and NAME_MAPPING_PROPERTY not in base.properties:
-            import json
-
             from icectl.spec.metadata import with_properties
 
-            mapping = json.dumps(_name_mapping(base.schema), separators=(",", ":"))
+            mapping = name_mapping_to_json(mapping_from_schema(base.schema), pretty=False)
             base = with_properties(base, {NAME_MAPPING_PROPERTY: mapping})
             self.name_mapping_created = True
         else:
@@ -617,19 +502,21 @@ def append_files(
         raise InvalidInput(f"--partition names unknown partition field(s) {', '.join(unknown)} "
                            f"(partition fields: {names})")
 
+    ctx = _Context(table_name_mapping(dict(md.properties), schema),
+                   metrics_config(md.properties, schema, md.sort_order))
     total = len(normalised)
     workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
     done = 0
     scanned: list[_Scanned] = []
     if workers == 1:
         for p in normalised:
-            scanned.append(_scan(table.io, p, file_format, schema))
+            scanned.append(_scan(table.io, p, file_format, schema, ctx))
             done += 1
             if progress:
                 progress(done, total)
     else:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
-            futures = [pool.submit(_scan, table.io, p, file_format, schema) for p in normalised]
+            futures = [pool.submit(_scan, table.io, p, file_format, schema, ctx) for p in normalised]
             try:
                 for fut in futures:
                     scanned.append(fut.result())

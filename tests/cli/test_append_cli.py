@@ -26,7 +26,8 @@ def make(tmp_path, partition: str | None = None) -> str:
 def parquet(tmp_path, name: str, ids, cat="a") -> str:
     p = tmp_path / "in" / name
     p.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), "cat": [cat] * len(ids)}), str(p))
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("cat", pa.string())])
+    pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array([cat] * len(ids))], schema=schema), str(p))
     return str(p)
 
 

@@ -170,12 +170,15 @@ def test_refused_appends_leave_the_table_unchanged_for_spark(spark, ice_table, t
     before = sorted(p.name for p in (ice_table.location / "metadata").iterdir())
     spans = tmp_path / "bad" / "spans.parquet"
     spans.parent.mkdir()
-    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()),
-                             "ts": pa.array([0, 86_400_000_000], pa.timestamp("us", tz="UTC")),
-                             "cat": ["a", "b"]}), str(spans))
-    for extra, code in (([paths[0]], 5), ([str(spans)], 5), ([str(tmp_path / "nope.parquet")], 3)):
+    fields = [pa.field("id", pa.int64(), nullable=False), pa.field("ts", pa.timestamp("us", tz="UTC")),
+              pa.field("cat", pa.string())]
+    pq.write_table(pa.table([pa.array([1, 2], pa.int64()),
+                             pa.array([0, 86_400_000_000], pa.timestamp("us", tz="UTC")),
+                             pa.array(["a", "b"])], schema=pa.schema(fields)), str(spans))
+    for extra, code, why in (([paths[0]], 5, "already in the table"), ([str(spans)], 5, "span"),
+                             ([str(tmp_path / "nope.parquet")], 3, "not found")):
         r = run_icectl("append", loc, *extra)
-        assert r.returncode == code, r.stderr
+        assert r.returncode == code and why in r.stderr, r.stderr
     assert sorted(p.name for p in (ice_table.location / "metadata").iterdir()) == before
     spark.sql(f"REFRESH TABLE {ice_table.ident}")
     assert len(spark_rows(spark, ice_table.ident)) == len(rows)

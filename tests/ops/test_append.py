@@ -224,16 +224,22 @@ def test_metrics_by_name(tmp_path) -> None:
     assert f.lower_bounds[3] == b"x"
 
 
-@pytest.mark.parametrize("columns, message", [
-    ({"id": pa.array([1], pa.int64()), "extra": pa.array([1], pa.int32())}, "'extra' is not in the table"),
-    ({"ts": pa.array([None], pa.timestamp("us", tz="UTC"))}, "required column 'id' is missing"),
-    ({"id": pa.array(["1"], pa.string())}, "does not fit the table's type long"),
+REQUIRED_ID = pa.field("id", pa.int64(), nullable=False)
+
+
+@pytest.mark.parametrize("fields, arrays, message", [
+    ([REQUIRED_ID, pa.field("extra", pa.int32())], [[1], [1]],
+     "column 'extra' has field id None|'extra' has no field id"),
+    ([pa.field("ts", pa.timestamp("us", tz="UTC"))], [[None]], "required table column 'id' is missing"),
+    ([pa.field("id", pa.string(), nullable=False)], [["1"]], "cannot be read as long"),
+    ([pa.field("id", pa.int64())], [[1]], "optional in the file but table column 'id' is required"),
 ])
-def test_files_that_do_not_fit_the_schema_are_refused(tmp_path, columns, message) -> None:
+def test_files_that_do_not_fit_the_schema_are_refused(tmp_path, fields, arrays, message) -> None:
     table = make_table(tmp_path)
     path = str(tmp_path / "in" / "bad.parquet")
     os.makedirs(os.path.dirname(path))
-    pq.write_table(pa.table(columns), path)
+    schema = pa.schema(fields)
+    pq.write_table(pa.table([pa.array(a, f.type) for a, f in zip(arrays, fields)], schema=schema), path)
     before = state(table)
     with pytest.raises(ValidationError, match=message):
         append_files(table, [write(tmp_path / "in" / "ok.parquet", [1]), path])
