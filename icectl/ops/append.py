@@ -45,7 +45,6 @@ from icectl.io.formats import (
 from icectl.io.parquet import (
     check_file_schema,
     footer_metrics,
-    parquet_columns,
     parquet_schema_fields,
     read_footer,
 )
@@ -264,7 +263,14 @@ def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Con
         raise ValidationError(f"{path} does not fit the table: {problems[0]}{more}")
     fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
     raw = parquet_footer_stats(file_io, path, footer=footer)
-    ids = {c.parquet_path: c.field.field_id for c in parquet_columns(footer, ctx.mapping)}
+    ids: dict[str, int | None] = {}
+    stack = list(fields)
+    while stack:  # partition sources are primitives outside lists and maps: struct paths suffice
+        f = stack.pop()
+        if f.kind == "primitive":
+            ids[f.path] = f.field_id
+        elif f.kind == "struct":
+            stack.extend(f.children)
     stats = {ids[p]: st for p, st in raw.columns.items() if ids.get(p) is not None}
     metrics = DataFile(
         content=DATA, file_path=path, file_format="PARQUET", record_count=fm.record_count,
