@@ -401,7 +401,11 @@ class MetricsEvaluator:
             return (False, f"{name} is all NaN")
         lower, upper = m.bound("lower", fid, t), m.bound("upper", fid, t)
         if lower is not None and _is_nan(lower):
-            return _MIGHT  # NaN lower bound: the bounds are unreliable
+            # a NaN lower bound is unreliable: predicates reading it might match; > and >=
+            # still use the upper bound
+            if op not in (Op.GT, Op.GT_EQ):
+                return _MIGHT
+            lower = None
         if op == Op.IN:
             if len(p.literals) > IN_PREDICATE_LIMIT:
                 return _MIGHT

@@ -392,7 +392,8 @@ class _Parser:
             self.advance()
             lit = self._number(self.advance())
             if t.text == "-":
-                lit = Literal(lit.kind, -lit.value)
+                neg = lit.value.copy_negate() if isinstance(lit.value, Decimal) else -lit.value
+                lit = Literal(lit.kind, neg)
             return lit
         if t.kind == "num":
             return self._number(self.advance())
