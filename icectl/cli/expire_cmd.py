@@ -1,0 +1,131 @@
+"""`icectl expire`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, List, Optional
+
+import typer
+
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.output import emit_json, emit_pairs, err
+
+EXPIRE_HELP = """Expire old snapshots of TABLE and delete the files only they needed.
+
+Which snapshots go follows Iceberg's rules: main's head and every retained ref stay; each branch
+keeps its newest --retain-last snapshots (table default history.expire.min-snapshots-to-keep, 1)
+plus every ancestor not older than --older-than (default: history.expire.max-snapshot-age-ms,
+5 days); per-ref retention settings win; refs older than their max-ref-age are dropped. Then the
+manifest lists, manifests, data and delete files no retained snapshot reaches are deleted, in
+parallel. metadata.json files are never deleted; those eligible for cleanup are reported.
+
+The new metadata is committed before anything is deleted; an interrupted run leaves a pending
+record that the next `icectl expire` finishes. Refused when gc.enabled=false.
+
+--older-than takes a timestamp (ISO-8601, UTC when no zone is given, or epoch millis) or a
+duration back from now (7d, 36h, 90m).
+
+Examples:
+
+\b
+  icectl expire ./wh/db/events --older-than 7d --retain-last 5
+  icectl expire ./wh/db/events --older-than 2024-06-01T00:00:00Z --dry-run --json
+  icectl expire db.events -w ./wh --snapshot-id 3051729675574597004 --clean-expired-metadata
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("expire", help=EXPIRE_HELP, no_args_is_help=True)(expire)
+
+
+class _Progress:
+    """A rich progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._progress = None
+        self._tasks: dict[str, int] = {}
+
+    def __enter__(self) -> "_Progress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                      TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self._progress is None:
+            return
+        task = self._tasks.get(phase)
+        if task is None:
+            task = self._progress.add_task(phase, total=total)
+            self._tasks[phase] = task
+        self._progress.update(task, completed=done, total=total)
+
+
+@handle_errors
+def expire(
+    table: TableArg,
+    older_than: Annotated[Optional[str], typer.Option(
+        "--older-than", help="Expire snapshots older than this timestamp or duration (7d, 36h, "
+        "2024-06-01T00:00:00Z, epoch millis). Default: the table's history.expire.max-snapshot-age-ms.",
+        show_default=False)] = None,
+    retain_last: Annotated[Optional[int], typer.Option(
+        "--retain-last", help="Keep at least this many snapshots on every branch (min 1).",
+        show_default=False)] = None,
+    snapshot_id: Annotated[Optional[List[int]], typer.Option(
+        "--snapshot-id", help="Expire this snapshot too (repeatable).", show_default=False)] = None,
+    clean_expired_metadata: Annotated[bool, typer.Option(
+        "--clean-expired-metadata", help="Also drop partition specs and schemas no retained snapshot uses.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Change nothing; list exactly the files that would be deleted.")] = False,
+    workers: Annotated[Optional[int], typer.Option(
+        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32).",
+        show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.expire import KINDS, expire_snapshots
+    from icectl.ops.timeargs import parse_cutoff
+
+    cutoff = parse_cutoff(older_than, "--older-than") if older_than is not None else None
+    tbl = load_table(table, warehouse)
+    with _Progress() as progress:
+        result = expire_snapshots(
+            tbl, older_than_ms=cutoff, retain_last=retain_last, snapshot_ids=snapshot_id or (),
+            clean_expired_metadata=clean_expired_metadata, dry_run=dry_run, max_workers=workers,
+            progress=progress)
+    for path, error in result.failed:
+        err(f"icectl: warning: could not delete {path}: {error}")
+    if json_out:
+        emit_json(result.to_json())
+    else:
+        verb = "would delete" if dry_run else "deleted"
+        ids = result.expired_snapshot_ids
+        err(f"{'would expire' if dry_run else 'expired'} {len(ids)} snapshot(s) of {result.location}"
+            + (f"; finished {result.resumed_cleanups} interrupted cleanup(s)" if result.resumed_cleanups else ""))
+        pairs = [("expired-snapshots", ", ".join(str(i) for i in ids) or "-")]
+        if result.removed_refs:
+            pairs.append(("removed-refs", ", ".join(result.removed_refs)))
+        if result.removed_spec_ids or result.removed_schema_ids:
+            pairs.append(("removed-spec-ids", ", ".join(map(str, result.removed_spec_ids)) or "-"))
+            pairs.append(("removed-schema-ids", ", ".join(map(str, result.removed_schema_ids)) or "-"))
+        for kind in KINDS:
+            pairs.append((f"{verb.replace(' ', '-')}-{kind.replace('_', '-')}", result.count(kind)))
+        pairs.append(("metadata-files-eligible-for-cleanup", len(result.metadata_files_eligible)))
+        if result.metadata_location:
+            pairs.append(("metadata-file", result.metadata_location))
+        emit_pairs(pairs)
+        if dry_run:
+            for kind in KINDS:
+                for path in result.files.get(kind, ()):
+                    print(f"{kind}\t{path}")
+    if result.failed:
+        raise typer.Exit(7)

@@ -1,0 +1,250 @@
+"""`icectl snapshot rollback|set-current|cherry-pick`, `icectl branch ...`, `icectl tag ...`."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.output import emit_json, emit_pairs, err
+from icectl.errors import InvalidInput
+
+snapshot_app = typer.Typer(
+    help="""Move main between snapshots: rollback, set-current, cherry-pick.
+
+Examples:
+
+\b
+  icectl snapshot rollback ./wh/db/events 3051729675574597004
+  icectl snapshot rollback ./wh/db/events --to-timestamp 2024-06-01T12:00:00Z
+  icectl snapshot set-current ./wh/db/events 3051729675574597004
+  icectl snapshot cherry-pick ./wh/db/events 8774422315590001134
+""",
+    no_args_is_help=True, rich_markup_mode=None)
+
+branch_app = typer.Typer(
+    help="""Create, drop, replace and fast-forward branches.
+
+Retention: --max-ref-age (drop the branch when its head is older), --max-snapshot-age and
+--min-snapshots-to-keep (how much of its history `icectl expire` keeps). Durations: 7d, 36h, 90m.
+
+Examples:
+
+\b
+  icectl branch create ./wh/db/events audit --min-snapshots-to-keep 5 --max-ref-age 30d
+  icectl branch replace ./wh/db/events audit --snapshot-id 3051729675574597004
+  icectl branch fast-forward ./wh/db/events main --to audit
+  icectl branch drop ./wh/db/events audit
+""",
+    no_args_is_help=True, rich_markup_mode=None)
+
+tag_app = typer.Typer(
+    help="""Create, drop and replace tags (named, fixed snapshots).
+
+Examples:
+
+\b
+  icectl tag create ./wh/db/events release-1 --max-ref-age 365d
+  icectl tag replace ./wh/db/events release-1 --snapshot-id 3051729675574597004
+  icectl tag drop ./wh/db/events release-1
+""",
+    no_args_is_help=True, rich_markup_mode=None)
+
+NameArg = Annotated[str, typer.Argument(metavar="NAME", help="Branch or tag name.", show_default=False)]
+SnapshotOpt = Annotated[Optional[int], typer.Option(
+    "--snapshot-id", help="Snapshot id (default: the current snapshot).", show_default=False)]
+MaxRefAgeOpt = Annotated[Optional[str], typer.Option(
+    "--max-ref-age", help="Drop the ref in `icectl expire` once its snapshot is older than this (e.g. 30d).",
+    show_default=False)]
+MaxSnapshotAgeOpt = Annotated[Optional[str], typer.Option(
+    "--max-snapshot-age", help="Branch history younger than this is kept by `icectl expire` (e.g. 7d).",
+    show_default=False)]
+MinSnapshotsOpt = Annotated[Optional[int], typer.Option(
+    "--min-snapshots-to-keep", help="`icectl expire` keeps at least this many snapshots of the branch.",
+    show_default=False)]
+
+
+def _retention(max_ref_age: str | None, max_snapshot_age: str | None = None, min_keep: int | None = None):
+    from icectl.ops.refs import Retention
+    from icectl.ops.timeargs import parse_duration_ms
+
+    return Retention(
+        min_snapshots_to_keep=min_keep,
+        max_snapshot_age_ms=parse_duration_ms(max_snapshot_age, "--max-snapshot-age") if max_snapshot_age else None,
+        max_ref_age_ms=parse_duration_ms(max_ref_age, "--max-ref-age") if max_ref_age else None,
+    )
+
+
+def _show(result, json_out: bool) -> None:
+    if json_out:
+        emit_json(result.to_json())
+        return
+    what = result.ref_type or "ref"
+    if result.action == "drop":
+        err(f"dropped {what} {result.ref} (was at snapshot {result.previous_snapshot_id})")
+    else:
+        err(f"{result.action}: {what} {result.ref} -> snapshot {result.snapshot_id}")
+    pairs = [("ref", result.ref), ("type", result.ref_type), ("previous-snapshot-id", result.previous_snapshot_id),
+             ("snapshot-id", result.snapshot_id)]
+    if result.created_snapshot:
+        pairs.append(("created-snapshot", "true"))
+    for k, v in result.to_json()["retention"].items():
+        pairs.append((k, v))
+    pairs.append(("metadata-file", result.metadata_location))
+    emit_pairs(pairs)
+
+
+# -- snapshot ------------------------------------------------------------------------------------
+
+@snapshot_app.command("rollback", help="Move main back to one of its ancestors: a snapshot id, or the newest "
+                      "ancestor older than --to-timestamp (ISO-8601, UTC when no zone, or epoch millis).\n\n"
+                      "Example: icectl snapshot rollback ./wh/db/events --to-timestamp 2024-06-01T12:00:00Z")
+@handle_errors
+def rollback(
+    table: TableArg,
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="[ID]", help="Snapshot id to roll back to.",
+                                                         show_default=False)] = None,
+    to_timestamp: Annotated[Optional[str], typer.Option(
+        "--to-timestamp", help="Roll back to the newest ancestor committed before this time.",
+        show_default=False)] = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.refs import rollback_to_snapshot, rollback_to_time
+    from icectl.ops.timeargs import parse_timestamp_ms
+
+    if (snapshot_id is None) == (to_timestamp is None):
+        raise InvalidInput("give a snapshot ID or --to-timestamp (one of them)")
+    tbl = load_table(table, warehouse)
+    if snapshot_id is not None:
+        result = rollback_to_snapshot(tbl, snapshot_id)
+    else:
+        result = rollback_to_time(tbl, parse_timestamp_ms(to_timestamp, "--to-timestamp"))
+    _show(result, json_out)
+
+
+@snapshot_app.command("set-current", help="Point main at any snapshot of the table (not only an ancestor).\n\n"
+                      "Example: icectl snapshot set-current ./wh/db/events 3051729675574597004")
+@handle_errors
+def set_current(
+    table: TableArg,
+    snapshot_id: Annotated[int, typer.Argument(metavar="ID", help="Snapshot id.", show_default=False)],
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.refs import set_current_snapshot
+
+    _show(set_current_snapshot(load_table(table, warehouse), snapshot_id), json_out)
+
+
+@snapshot_app.command("cherry-pick", help="Apply a snapshot to main: fast-forward when its parent is main's head, "
+                      "else re-add the data files of an append snapshot as a new snapshot (source-snapshot-id "
+                      "in its summary). Other operations only fast-forward.\n\n"
+                      "Example: icectl snapshot cherry-pick ./wh/db/events 8774422315590001134")
+@handle_errors
+def cherry_pick(
+    table: TableArg,
+    snapshot_id: Annotated[int, typer.Argument(metavar="ID", help="Snapshot id to pick.", show_default=False)],
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.refs import cherry_pick as pick
+
+    _show(pick(load_table(table, warehouse), snapshot_id), json_out)
+
+
+# -- branch --------------------------------------------------------------------------------------
+
+@branch_app.command("create", help="Create a branch at a snapshot (default: the current one).\n\n"
+                    "Example: icectl branch create ./wh/db/events audit --min-snapshots-to-keep 5")
+@handle_errors
+def branch_create(table: TableArg, name: NameArg, snapshot_id: SnapshotOpt = None,
+                  max_ref_age: MaxRefAgeOpt = None, max_snapshot_age: MaxSnapshotAgeOpt = None,
+                  min_snapshots_to_keep: MinSnapshotsOpt = None, warehouse: WarehouseOpt = None,
+                  json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import create_branch
+
+    ret = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
+    _show(create_branch(load_table(table, warehouse), name, snapshot_id, ret), json_out)
+
+
+@branch_app.command("drop", help="Drop a branch (never main). Its snapshots stay until `icectl expire`.\n\n"
+                    "Example: icectl branch drop ./wh/db/events audit")
+@handle_errors
+def branch_drop(table: TableArg, name: NameArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import drop_branch
+
+    _show(drop_branch(load_table(table, warehouse), name), json_out)
+
+
+@branch_app.command("replace", help="Point an existing branch at a snapshot (--snapshot-id) or at another ref's "
+                    "head (--to); retention options update its settings.\n\n"
+                    "Example: icectl branch replace ./wh/db/events audit --to main")
+@handle_errors
+def branch_replace(table: TableArg, name: NameArg,
+                   snapshot_id: Annotated[Optional[int], typer.Option(
+                       "--snapshot-id", help="Snapshot id to point at.", show_default=False)] = None,
+                   to: Annotated[Optional[str], typer.Option(
+                       "--to", help="Branch or tag whose snapshot to point at.", show_default=False)] = None,
+                   max_ref_age: MaxRefAgeOpt = None, max_snapshot_age: MaxSnapshotAgeOpt = None,
+                   min_snapshots_to_keep: MinSnapshotsOpt = None, warehouse: WarehouseOpt = None,
+                   json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import replace_branch
+
+    ret = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
+    _show(replace_branch(load_table(table, warehouse), name, snapshot_id, source_ref=to, retention=ret), json_out)
+
+
+@branch_app.command("fast-forward", help="Move a branch forward to another ref's head; refused unless the "
+                    "branch head is an ancestor of it (a missing branch is created).\n\n"
+                    "Example: icectl branch fast-forward ./wh/db/events main --to audit")
+@handle_errors
+def branch_fast_forward(table: TableArg, name: NameArg,
+                        to: Annotated[str, typer.Option("--to", help="Branch or tag to fast-forward to.",
+                                                        show_default=False)],
+                        warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import fast_forward_branch
+
+    _show(fast_forward_branch(load_table(table, warehouse), name, to), json_out)
+
+
+# -- tag -----------------------------------------------------------------------------------------
+
+@tag_app.command("create", help="Create a tag at a snapshot (default: the current one).\n\n"
+                 "Example: icectl tag create ./wh/db/events release-1 --max-ref-age 365d")
+@handle_errors
+def tag_create(table: TableArg, name: NameArg, snapshot_id: SnapshotOpt = None, max_ref_age: MaxRefAgeOpt = None,
+               warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import create_tag
+
+    _show(create_tag(load_table(table, warehouse), name, snapshot_id, _retention(max_ref_age)), json_out)
+
+
+@tag_app.command("drop", help="Drop a tag.\n\nExample: icectl tag drop ./wh/db/events release-1")
+@handle_errors
+def tag_drop(table: TableArg, name: NameArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import drop_tag
+
+    _show(drop_tag(load_table(table, warehouse), name), json_out)
+
+
+@tag_app.command("replace", help="Point an existing tag at another snapshot.\n\n"
+                 "Example: icectl tag replace ./wh/db/events release-1 --snapshot-id 3051729675574597004")
+@handle_errors
+def tag_replace(table: TableArg, name: NameArg,
+                snapshot_id: Annotated[Optional[int], typer.Option(
+                    "--snapshot-id", help="Snapshot id to point at.", show_default=False)] = None,
+                to: Annotated[Optional[str], typer.Option(
+                    "--to", help="Branch or tag whose snapshot to point at.", show_default=False)] = None,
+                max_ref_age: MaxRefAgeOpt = None, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.refs import replace_tag
+
+    _show(replace_tag(load_table(table, warehouse), name, snapshot_id, source_ref=to,
+                      retention=_retention(max_ref_age)), json_out)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(snapshot_app, name="snapshot")
+    app.add_typer(branch_app, name="branch")
+    app.add_typer(tag_app, name="tag")
