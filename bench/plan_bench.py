@@ -1,0 +1,295 @@
+"""Scan-planning benchmark: icectl vs pyiceberg vs plain fastavro decoding.
+
+Builds a table with one snapshot of MANIFESTS manifests x FILES data files each (one day
+partition per manifest, disjoint id ranges per file, full column metrics as Spark writes them;
+the data files themselves do not exist) and times, in the same run:
+
+* icectl's planner (``icectl.scan.plan_scan``), cold (fresh decode cache) and warm;
+* pyiceberg: ``StaticTable.from_metadata(...).scan(row_filter=...).plan_files()``;
+* plain fastavro: decoding every record of every manifest (``list(fastavro.reader(f))``);
+
+for three filters: one day (one manifest can match), a narrow id range (one file matches, every
+manifest must be read), and no filter. Reports medians over the repetitions and the ratios, and
+the peak memory of a no-filter plan measured in a fresh subprocess.
+
+    python bench/plan_bench.py            # 200 x 1,000 files, 5 repetitions
+    python bench/plan_bench.py --quick    # 20 x 500 files, 3 repetitions
+    python bench/plan_bench.py --dir /tmp/planbench --keep   # reuse a built table
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from typing import Any, Callable
+
+DAY_US = 86_400_000_000
+START_DAY = 19723  # 2024-01-01
+SCHEMA = "id long not null, ts timestamptz, name string, category string, amount double"
+
+
+# -- building the table -------------------------------------------------------------------------
+
+
+def build_table(location: str, manifests: int, files: int) -> str:
+    """Create the benchmark table at ``location``; returns the metadata file path."""
+    from icectl.ops.create import create_table
+    from icectl.spec.manifests import ADDED, DATA, ManifestEntry, DataFile
+    from icectl.spec.summary import SummaryBuilder
+    from icectl.spec.types import DOUBLE, LONG, STRING, TIMESTAMPTZ
+    from icectl.spec.values import to_bytes
+    from icectl.table.producer import SnapshotProducer
+    from icectl.table.table import Table
+
+    create_table(location, schema_text=SCHEMA, partition_text="days(ts)", format_version=2)
+    table = Table.load(location)
+    spec = table.metadata.spec
+
+    def data_file(day_index: int, j: int) -> DataFile:
+        k = day_index * files + j
+        day = START_DAY + day_index
+        lo_id, hi_id = k * 1000, k * 1000 + 999
+        lo_ts = day * DAY_US + j * 60_000_000
+        hi_ts = lo_ts + 59_000_000
+        return DataFile(
+            content=DATA,
+            file_path=f"{location}/data/ts_day={day}/{k:08d}-0-bench.parquet",
+            file_format="PARQUET",
+            partition=(day,),
+            record_count=1000,
+            file_size_in_bytes=10_000_000 + j,
+            column_sizes={1: 4000, 2: 4000, 3: 9000, 4: 2000, 5: 4000},
+            value_counts={1: 1000, 2: 1000, 3: 1000, 4: 1000, 5: 1000},
+            null_value_counts={1: 0, 2: 0, 3: 10, 4: 0, 5: 3},
+            nan_value_counts={5: 0},
+            lower_bounds={1: to_bytes(LONG, lo_id), 2: to_bytes(TIMESTAMPTZ, lo_ts),
+                          3: to_bytes(STRING, f"name-{lo_id:08d}"), 4: to_bytes(STRING, "alpha"),
+                          5: to_bytes(DOUBLE, 0.5)},
+            upper_bounds={1: to_bytes(LONG, hi_id), 2: to_bytes(TIMESTAMPTZ, hi_ts),
+                          3: to_bytes(STRING, f"name-{hi_id:08d}"), 4: to_bytes(STRING, "omega"),
+                          5: to_bytes(DOUBLE, 999.5)},
+            split_offsets=(4,),
+            sort_order_id=0,
+            spec_id=spec.spec_id,
+        )
+
+    class Producer(SnapshotProducer):
+        operation = "append"
+
+        def apply(self, base, parent, attempt):
+            out = []
+            for d in range(manifests):
+                entries = [ManifestEntry(ADDED, self.snapshot_id, None, None, data_file(d, j))
+                           for j in range(files)]
+                out.extend(self.write_manifests(attempt, base, spec, entries, target_size=1 << 40))
+            return out
+
+        def summary(self, base):
+            return SummaryBuilder()
+
+    Producer(table).commit()
+    return table.metadata_location
+
+
+# -- the contenders ----------------------------------------------------------------------------
+
+FILTERS: dict[str, tuple[str | None, Callable[[int, int], Any]]] = {}
+
+
+def filter_texts(manifests: int, files: int) -> dict[str, str | None]:
+    day = START_DAY + manifests // 2
+    k = (manifests // 2) * files + files // 3  # one file in the middle
+    lo = k * 1000 + 100
+    import datetime as dt
+    d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
+    d1 = d + dt.timedelta(days=1)
+    return {
+        "one-day": f"ts >= '{d.isoformat()}T00:00:00+00:00' and ts < '{d1.isoformat()}T00:00:00+00:00'",
+        "id-range": f"id between {lo} and {lo + 50}",
+        "no-filter": None,
+    }
+
+
+def pyiceberg_filter(name: str, manifests: int, files: int):
+    from pyiceberg.expressions import AlwaysTrue, And, GreaterThanOrEqual, LessThan, LessThanOrEqual
+    import datetime as dt
+    day = START_DAY + manifests // 2
+    k = (manifests // 2) * files + files // 3
+    lo = k * 1000 + 100
+    if name == "one-day":
+        d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
+        d1 = d + dt.timedelta(days=1)
+        return And(GreaterThanOrEqual("ts", f"{d.isoformat()}T00:00:00+00:00"),
+                   LessThan("ts", f"{d1.isoformat()}T00:00:00+00:00"))
+    if name == "id-range":
+        return And(GreaterThanOrEqual("id", lo), LessThanOrEqual("id", lo + 50))
+    return AlwaysTrue()
+
+
+def run_icectl(location: str, text: str | None, cold: bool) -> int:
+    from icectl.scan import plan_scan
+    from icectl.scan.manifest_columns import clear_cache
+    from icectl.table.table import Table
+    if cold:
+        clear_cache()
+    table = Table.load(location)
+    result = plan_scan(table, filter_text=text)
+    return len(result.files)
+
+
+def run_pyiceberg(metadata_location: str, name: str, manifests: int, files: int) -> int:
+    from pyiceberg.table import StaticTable
+    t = StaticTable.from_metadata(metadata_location)
+    return len(list(t.scan(row_filter=pyiceberg_filter(name, manifests, files)).plan_files()))
+
+
+def run_fastavro(location: str) -> int:
+    import fastavro
+    n = 0
+    for name in sorted(os.listdir(os.path.join(location, "metadata"))):
+        if name.endswith("-m0.avro") or ("-m" in name and name.endswith(".avro") and not name.startswith("snap-")):
+            with open(os.path.join(location, "metadata", name), "rb") as f:
+                n += len(list(fastavro.reader(f)))
+    return n
+
+
+def timed(fn: Callable[[], int], reps: int) -> tuple[float, int]:
+    times = []
+    result = 0
+    for _ in range(reps):
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+MEMORY_SNIPPET = r"""
+import resource, sys, time, tracemalloc
+from icectl.scan import plan_scan
+from icectl.table.table import Table
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+t0 = time.perf_counter()
+result = plan_scan(Table.load(sys.argv[1]))
+elapsed = time.perf_counter() - t0
+current, peak = tracemalloc.get_traced_memory()
+tracemalloc.stop()
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(len(result.files), peak, rss * 1024, before * 1024, elapsed)
+"""
+
+
+def memory_of_plan(location: str) -> dict[str, Any]:
+    out = subprocess.run([sys.executable, "-c", MEMORY_SNIPPET, location], capture_output=True,
+                         text=True, check=True)
+    files, peak, rss, rss_before, elapsed = out.stdout.split()
+    return {"files": int(files), "tracemalloc_peak_bytes": int(peak),
+            "max_rss_bytes": int(rss), "rss_before_plan_bytes": int(rss_before),
+            "seconds_under_tracemalloc": float(elapsed)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--manifests", type=int, default=None, help="manifests (default 200; 20 with --quick)")
+    p.add_argument("--files", type=int, default=None, help="files per manifest (default 1000; 500 with --quick)")
+    p.add_argument("--reps", type=int, default=None, help="repetitions (default 5; 3 with --quick)")
+    p.add_argument("--quick", action="store_true", help="a small, fast run")
+    p.add_argument("--dir", default=None, help="table directory (default: a temporary one)")
+    p.add_argument("--keep", action="store_true", help="keep (and reuse) the table in --dir")
+    p.add_argument("--no-pyiceberg", action="store_true", help="skip pyiceberg")
+    p.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
+    args = p.parse_args(argv)
+    manifests = args.manifests or (20 if args.quick else 200)
+    files = args.files or (500 if args.quick else 1000)
+    reps = args.reps or (3 if args.quick else 5)
+
+    tmp = None
+    if args.dir:
+        location = os.path.abspath(args.dir)
+    else:
+        tmp = tempfile.mkdtemp(prefix="plan-bench-")
+        location = os.path.join(tmp, "table")
+    try:
+        from icectl.table.table import Table
+        reuse = args.keep and os.path.isdir(os.path.join(location, "metadata"))
+        t0 = time.perf_counter()
+        if not reuse:
+            if os.path.exists(location):
+                shutil.rmtree(location)
+            build_table(location, manifests, files)
+        build_s = time.perf_counter() - t0
+        metadata_location = Table.load(location).metadata_location
+        texts = filter_texts(manifests, files)
+        print(f"table: {manifests} manifests x {files} files = {manifests * files} files "
+              f"({'reused' if reuse else f'built in {build_s:.1f} s'}); {reps} repetitions",
+              file=sys.stderr)
+
+        results: dict[str, Any] = {"manifests": manifests, "files_per_manifest": files,
+                                   "repetitions": reps, "cases": {}}
+        fa_s, fa_n = timed(lambda: run_fastavro(location), reps)
+        results["fastavro_decode_all_s"] = fa_s
+        print(f"fastavro decode of all manifests: {fa_s:.3f} s ({fa_n} records)", file=sys.stderr)
+        for name, text in texts.items():
+            cold_s, n_cold = timed(lambda: run_icectl(location, text, True), reps)
+            warm_s, n_warm = timed(lambda: run_icectl(location, text, False), reps)
+            case: dict[str, Any] = {"filter": text, "icectl_cold_s": cold_s, "icectl_warm_s": warm_s,
+                                    "icectl_files": n_cold}
+            if not args.no_pyiceberg:
+                py_s, n_py = timed(lambda: run_pyiceberg(metadata_location, name, manifests, files), reps)
+                case.update(pyiceberg_s=py_s, pyiceberg_files=n_py,
+                            speedup_cold=py_s / cold_s, speedup_warm=py_s / warm_s)
+            case["cold_vs_fastavro"] = cold_s / fa_s
+            results["cases"][name] = case
+            print(f"{name:10s} icectl cold {cold_s:.3f} s, warm {warm_s:.4f} s, {n_cold} files"
+                  + (f"; pyiceberg {case['pyiceberg_s']:.3f} s ({case['pyiceberg_files']} files); "
+                     f"speed-up cold {case['speedup_cold']:.1f}x, warm {case['speedup_warm']:.0f}x"
+                     if not args.no_pyiceberg else "")
+                  + f"; cold / fastavro {case['cold_vs_fastavro']:.2f}", file=sys.stderr)
+        if not args.no_memory:
+            mem = memory_of_plan(location)
+            results["memory_no_filter"] = mem
+            print(f"no-filter plan memory: tracemalloc peak {mem['tracemalloc_peak_bytes'] / 2**20:.0f} MiB, "
+                  f"max RSS {mem['max_rss_bytes'] / 2**20:.0f} MiB "
+                  f"(RSS before planning {mem['rss_before_plan_bytes'] / 2**20:.0f} MiB)", file=sys.stderr)
+        if args.json:
+            print(json.dumps(results, indent=2))
+        else:
+            print(format_table(results))
+    finally:
+        if tmp is not None and not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+def format_table(r: dict[str, Any]) -> str:
+    lines = [f"{r['manifests']} manifests x {r['files_per_manifest']} files, median of {r['repetitions']}",
+             f"plain fastavro decode of all manifests: {r['fastavro_decode_all_s']:.3f} s",
+             f"{'case':10s} {'icectl cold':>12s} {'icectl warm':>12s} {'pyiceberg':>10s} "
+             f"{'x cold':>7s} {'x warm':>7s} {'cold/fastavro':>14s} {'files':>7s}"]
+    for name, c in r["cases"].items():
+        py = c.get("pyiceberg_s")
+        lines.append(
+            f"{name:10s} {c['icectl_cold_s']:11.3f}s {c['icectl_warm_s']:11.4f}s "
+            + (f"{py:9.3f}s {c['speedup_cold']:6.1f}x {c['speedup_warm']:6.0f}x " if py is not None
+               else f"{'-':>10s} {'-':>7s} {'-':>7s} ")
+            + f"{c['cold_vs_fastavro']:14.2f} {c['icectl_files']:7d}")
+    mem = r.get("memory_no_filter")
+    if mem:
+        lines.append(f"no-filter plan: tracemalloc peak {mem['tracemalloc_peak_bytes'] / 2**20:.0f} MiB, "
+                     f"max RSS {mem['max_rss_bytes'] / 2**20:.0f} MiB")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

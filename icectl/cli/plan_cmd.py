@@ -1,0 +1,225 @@
+"""`icectl plan`: which files a filtered scan reads, and why."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
+from icectl.errors import InvalidInput
+from icectl.expr.parser import FILTER_HELP
+
+PLAN_HELP = """Plan a scan of TABLE: the data files a filter reads, with residual filters and
+the delete files that apply, as Iceberg's scan planning (Java newScan().filter(...).planFiles())
+computes them.
+
+Manifests are pruned by their partition summaries, files by their partition values and column
+metrics (inclusive projection of the filter through every partition transform); the residual
+is what remains to check on the rows of each file. --tasks prints the combined read tasks
+instead (files split at their split offsets or every --split-size bytes, then bin-packed as
+Iceberg does). --explain says, for every manifest and every file, why it was kept or skipped.
+
+Examples:
+
+  icectl plan ./wh/db/events --filter "ts >= '2024-01-02' and ts < '2024-01-03'"
+  icectl plan db.events -w ./wh --filter "id in (1, 2, 3)" --explain
+  icectl plan ./wh/db/events --as-of 2024-05-01T12:00:00 --tasks --split-size 67108864
+  icectl plan ./wh/db/events --from-snapshot 123 --to-snapshot 456 --json
+
+\b
+""" + FILTER_HELP
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plan", help=PLAN_HELP, no_args_is_help=True)(plan)
+
+
+@handle_errors
+def plan(
+    table: TableArg,
+    filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Row filter, e.g. \"id > 5 and day = '2024-01-02'\" (grammar below).")] = None,
+    snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Plan the snapshot with this id (time travel).")] = None,
+    ref: Annotated[Optional[str], typer.Option("--ref", help="Plan the snapshot a branch or tag points at.")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Plan the snapshot current at this time: epoch milliseconds or an ISO timestamp (UTC unless it has a zone).")] = None,
+    columns: Annotated[Optional[str], typer.Option("--columns", help="Columns the scan reads, comma-separated (checked against the schema; shown in the output).")] = None,
+    tasks: Annotated[bool, typer.Option("--tasks", help="Print the combined read tasks instead of the files.")] = False,
+    explain: Annotated[bool, typer.Option("--explain", help="Say for every manifest and file why it was kept or skipped.")] = False,
+    case_sensitive: Annotated[bool, typer.Option("--case-sensitive", help="Match column names case-sensitively (default: case-insensitive).")] = False,
+    from_snapshot: Annotated[Optional[int], typer.Option("--from-snapshot", help="Incremental: plan only files appended after this snapshot (exclusive)...")] = None,
+    to_snapshot: Annotated[Optional[int], typer.Option("--to-snapshot", help="...up to this snapshot (inclusive; default: the current one).")] = None,
+    split_size: Annotated[Optional[int], typer.Option("--split-size", help="Target split size in bytes (default: read.split.target-size, 128 MiB).")] = None,
+    open_file_cost: Annotated[Optional[int], typer.Option("--open-file-cost", help="Weight of opening a file in bytes (default: read.split.open-file-cost, 4 MiB).")] = None,
+    lookback: Annotated[Optional[int], typer.Option("--lookback", help="Open bins considered when packing (default: read.split.planning-lookback, 10).")] = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.scan import plan_scan
+
+    if to_snapshot is not None and from_snapshot is None:
+        raise InvalidInput("--to-snapshot needs --from-snapshot")
+    t = load_table(table, warehouse)
+    cols = None if columns is None else [c for c in columns.split(",")]
+    result = plan_scan(
+        t, filter_text, snapshot_id=snapshot, ref=ref, as_of=as_of, columns=cols,
+        case_sensitive=case_sensitive, from_snapshot=from_snapshot, to_snapshot=to_snapshot,
+        split_size=split_size, open_file_cost=open_file_cost, lookback=lookback,
+        explain=explain)
+    view = plan_view(t.metadata, result, with_tasks=tasks, with_explain=explain)
+    if json_out:
+        emit_json(view)
+        return
+    _print_text(view, tasks, explain)
+
+
+# -- the view (plain data; the JSON shape documented in README) ----------------------------------
+
+
+def _delete_view(d: Any) -> dict[str, Any]:
+    return {
+        "path": d.path,
+        "content": d.content_name,
+        "file-format": d.file_format,
+        "record-count": d.record_count,
+        "file-size-in-bytes": d.file_size_in_bytes,
+        "data-sequence-number": d.data_sequence_number,
+        "referenced-data-file": d.referenced_data_file,
+        "content-offset": d.content_offset,
+        "content-size-in-bytes": d.content_size_in_bytes,
+        "equality-ids": list(d.equality_ids) if d.equality_ids is not None else None,
+    }
+
+
+def plan_view(md: Any, result: Any, *, with_tasks: bool = False,
+              with_explain: bool = False) -> dict[str, Any]:
+    from icectl.ops.inspect import partition_json
+
+    part_cache: dict[tuple, tuple] = {}
+
+    def partition(spec_id: int, values: tuple) -> tuple:
+        key = (spec_id, values)
+        got = part_cache.get(key)
+        if got is None:
+            try:
+                got = partition_json(md, spec_id, values)
+            except Exception:  # noqa: BLE001 - a spec whose source column was dropped
+                got = ({str(i): repr(v) for i, v in enumerate(values)}, "")
+            part_cache[key] = got
+        return got
+
+    def file_view(f: Any) -> dict[str, Any]:
+        pj, ppath = partition(f.spec_id, f.partition)
+        return {
+            "path": f.path,
+            "file-format": f.file_format,
+            "spec-id": f.spec_id,
+            "partition": pj,
+            "partition-path": ppath,
+            "record-count": f.record_count,
+            "file-size-in-bytes": f.file_size_in_bytes,
+            "data-sequence-number": f.data_sequence_number,
+            "residual": str(f.residual),
+            "delete-files": [_delete_view(d) for d in f.deletes],
+        }
+
+    deletes = result.delete_files
+    summary = {
+        "manifests-total": len(result.manifests),
+        "manifests-scanned": result.manifests_scanned,
+        "manifests-skipped": result.manifests_skipped,
+        "data-files-total": result.data_files_total,
+        "data-files-matched": len(result.files),
+        "records": result.total_records,
+        "bytes": result.total_bytes,
+        "delete-files-total": result.delete_files_total,
+        "delete-files-matched": len(deletes),
+        "delete-bytes": sum(d.scan_size for d in deletes),
+    }
+    view: dict[str, Any] = {
+        "table": result.location,
+        "snapshot-id": result.snapshot_id,
+        "schema-id": result.schema.schema_id,
+        "filter": str(result.filter),
+        "case-sensitive": result.case_sensitive,
+        "columns": list(result.columns) if result.columns is not None else None,
+        "incremental": None if result.incremental is None else {
+            "from-snapshot-id": result.incremental[0], "to-snapshot-id": result.incremental[1]},
+        "split-size": result.split_size,
+        "open-file-cost": result.open_file_cost,
+        "lookback": result.lookback,
+        "summary": summary,
+    }
+    if with_tasks:
+        task_list = result.tasks()
+        summary["tasks"] = len(task_list)
+        view["tasks"] = [{
+            "length": t.length,
+            "files": len(t.files),
+            "delete-files": len({d.path for f in t.files for d in f.deletes}),
+            "splits": [{"path": f.path, "start": start, "length": length,
+                        "residual": str(f.residual), "delete-files": [d.path for d in f.deletes]}
+                       for f, start, length in t.splits],
+        } for t in task_list]
+    else:
+        view["files"] = [file_view(f) for f in result.files]
+    if with_explain:
+        view["explain"] = {
+            "manifests": [{"path": m.path, "content": m.content, "spec-id": m.spec_id,
+                           "added-snapshot-id": m.added_snapshot_id, "kept": m.kept,
+                           "reason": m.reason, "live-files": m.files, "matched-files": m.matched}
+                          for m in result.manifests],
+            "files": [{"path": d.path, "manifest": d.manifest_path, "kept": d.kept,
+                       "reason": d.reason} for d in result.file_decisions],
+        }
+    return view
+
+
+def _human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _print_text(view: dict[str, Any], tasks: bool, explain: bool) -> None:
+    if explain:
+        lines = ["manifests:"]
+        for m in view["explain"]["manifests"]:
+            verdict = "kept   " if m["kept"] else "skipped"
+            extra = f" ({m['matched-files']} of {m['live-files']} files match)" if m["kept"] and m["live-files"] is not None else ""
+            lines.append(f"  {verdict} {m['content']:7s} {m['path']}: {m['reason']}{extra}")
+        lines.append("files:")
+        for d in view["explain"]["files"]:
+            verdict = "kept   " if d["kept"] else "skipped"
+            lines.append(f"  {verdict} {d['path']}: {d['reason']}")
+        emit_text("\n".join(lines))
+    if tasks:
+        rows = []
+        for i, t in enumerate(view["tasks"]):
+            splits = ", ".join(f"{s['path']}@{s['start']}+{s['length']}" for s in t["splits"])
+            rows.append([i, len(t["splits"]), t["length"], t["delete-files"], splits])
+        emit_table(["task", "splits", "bytes", "delete-files", "ranges"], rows)
+    elif not explain:
+        rows = []
+        for f in view["files"]:
+            rows.append([f["path"], f["partition-path"], f["record-count"], f["file-size-in-bytes"],
+                         f["residual"], " ".join(d["path"] for d in f["delete-files"])])
+        emit_table(["path", "partition", "records", "bytes", "residual", "delete-files"], rows)
+    s = view["summary"]
+    pairs = [
+        ("snapshot", view["snapshot-id"]),
+        ("filter", view["filter"]),
+        ("manifests", f"{s['manifests-total']} total, {s['manifests-scanned']} scanned, "
+                      f"{s['manifests-skipped']} skipped"),
+        ("data files", f"{s['data-files-matched']} of {s['data-files-total']} "
+                       f"({s['records']} records, {_human_bytes(s['bytes'])})"),
+        ("delete files", f"{s['delete-files-matched']} of {s['delete-files-total']}"),
+    ]
+    if "tasks" in s:
+        pairs.append(("tasks", s["tasks"]))
+    if view["columns"] is not None:
+        pairs.append(("columns", ", ".join(view["columns"])))
+    emit_pairs(pairs)

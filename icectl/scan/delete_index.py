@@ -1,0 +1,211 @@
+"""Which delete files apply to a data file (the reference's ``DeleteFileIndex``).
+
+With ``d`` the data file's data sequence number and ``D`` the delete file's:
+
+* position deletes apply when ``D >= d``; equality deletes when ``D > d``;
+* a deletion vector (v3, Puffin) applies to its ``referenced_data_file`` only, and when one
+  applies, the other position deletes of that file are ignored;
+* a position delete file naming one data file (``referenced_data_file``, or equal lower and
+  upper ``file_path`` bounds) applies to that file only; the others to every data file of the
+  same spec and partition;
+* equality deletes written under an unpartitioned spec are global; the others match the same
+  spec and partition. They are also pruned per data file with the equality columns' statistics:
+  non-overlapping value ranges, or one side all null while the other has no nulls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
+from icectl.spec.types import IcebergType, PrimitiveType
+from icectl.spec.values import from_bytes
+
+__all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID"]
+
+DELETE_FILE_PATH_ID = 2147483546
+
+
+@dataclass(frozen=True)
+class DeleteRef:
+    """A live delete file as the planner attaches it to data files."""
+
+    path: str
+    content: int
+    file_format: str
+    record_count: int
+    file_size_in_bytes: int
+    data_sequence_number: int
+    spec_id: int
+    partition: tuple
+    referenced_data_file: str | None = None
+    content_offset: int | None = None
+    content_size_in_bytes: int | None = None
+    equality_ids: tuple[int, ...] | None = None
+    manifest_path: str = ""
+    # equality-field statistics (field id -> value), for pruning equality deletes
+    lower_bounds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    upper_bounds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    null_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    value_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @property
+    def is_dv(self) -> bool:
+        return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
+
+    @property
+    def content_name(self) -> str:
+        if self.is_dv:
+            return "deletion_vector"
+        return "position_deletes" if self.content == POSITION_DELETES else "equality_deletes"
+
+    @property
+    def scan_size(self) -> int:
+        """Bytes a reader reads for it: the blob for a deletion vector, else the file."""
+        if self.is_dv and self.content_size_in_bytes is not None:
+            return self.content_size_in_bytes
+        return self.file_size_in_bytes
+
+
+@dataclass
+class DataStats:
+    """Statistics of one data file for the equality-field ids (raw bounds)."""
+
+    lower: dict[int, bytes | None]
+    upper: dict[int, bytes | None]
+    null_counts: dict[int, int | None]
+    value_counts: dict[int, int | None]
+
+
+class DeleteIndex:
+    """Delete files of a snapshot, indexed for matching with data files."""
+
+    def __init__(self, deletes: Iterable[DeleteRef], unpartitioned_specs: set[int],
+                 field_type: Callable[[int], IcebergType | None]):
+        self.field_type = field_type
+        self.global_eq: list[DeleteRef] = []
+        self.eq_by_partition: dict[tuple, list[DeleteRef]] = {}
+        self.pos_by_partition: dict[tuple, list[DeleteRef]] = {}
+        self.pos_by_path: dict[str, list[DeleteRef]] = {}
+        self.dv_by_path: dict[str, DeleteRef] = {}
+        self.all: list[DeleteRef] = []
+        for d in deletes:
+            self.all.append(d)
+            key = (d.spec_id, d.partition)
+            if d.content == EQUALITY_DELETES:
+                if d.spec_id in unpartitioned_specs:
+                    self.global_eq.append(d)
+                else:
+                    self.eq_by_partition.setdefault(key, []).append(d)
+            elif d.is_dv:
+                target = d.referenced_data_file or ""
+                old = self.dv_by_path.get(target)
+                if old is None or old.data_sequence_number < d.data_sequence_number:
+                    self.dv_by_path[target] = d
+            elif d.content == POSITION_DELETES:
+                target = d.referenced_data_file
+                if target is not None:
+                    self.pos_by_path.setdefault(target, []).append(d)
+                else:
+                    self.pos_by_partition.setdefault(key, []).append(d)
+
+    def __len__(self) -> int:
+        return len(self.all)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.all
+
+    @property
+    def equality_field_ids(self) -> set[int]:
+        out: set[int] = set()
+        for d in self.all:
+            if d.content == EQUALITY_DELETES and d.equality_ids:
+                out.update(d.equality_ids)
+        return out
+
+    def for_data_file(self, path: str, spec_id: int, partition: tuple, seq: int,
+                      stats: DataStats | None = None) -> tuple[DeleteRef, ...]:
+        out: list[DeleteRef] = []
+        key = (spec_id, partition)
+        for d in self.global_eq:
+            if d.data_sequence_number > seq and self._eq_may_apply(d, stats):
+                out.append(d)
+        for d in self.eq_by_partition.get(key, ()):
+            if d.data_sequence_number > seq and self._eq_may_apply(d, stats):
+                out.append(d)
+        dv = self.dv_by_path.get(path)
+        if dv is not None and dv.data_sequence_number >= seq:
+            out.append(dv)
+            return tuple(out)
+        for d in self.pos_by_partition.get(key, ()):
+            if d.data_sequence_number >= seq:
+                out.append(d)
+        for d in self.pos_by_path.get(path, ()):
+            if d.data_sequence_number >= seq:
+                out.append(d)
+        return tuple(out)
+
+    def _eq_may_apply(self, d: DeleteRef, data: DataStats | None) -> bool:
+        """The reference's ``canContainEqDeletesForFile``."""
+        if data is None or not d.equality_ids:
+            return True
+        for fid in d.equality_ids:
+            t = self.field_type(fid)
+            if t is not None and not _is_primitive(t):
+                return True
+            d_nulls = data.null_counts.get(fid)
+            x_nulls = d.null_counts.get(fid)
+            if _contains_null(d_nulls) and _contains_null(x_nulls):
+                return True
+            if _all_null(d_nulls, data.value_counts.get(fid)) and _all_non_null(x_nulls):
+                return False
+            if _all_null(x_nulls, d.value_counts.get(fid)) and _all_non_null(d_nulls):
+                return False
+            if t is None:
+                continue
+            lo, hi = data.lower.get(fid), data.upper.get(fid)
+            xlo, xhi = d.lower_bounds.get(fid), d.upper_bounds.get(fid)
+            if lo is None or hi is None or xlo is None or xhi is None:
+                continue
+            try:
+                a, b = from_bytes(t, lo), from_bytes(t, hi)
+                c, e = from_bytes(t, xlo), from_bytes(t, xhi)
+                from icectl.scan.evaluate import value_key
+                k = value_key(t)
+                if k(a) > k(e) or k(c) > k(b):
+                    return False
+            except Exception:  # noqa: BLE001 - unreadable bounds: keep the delete
+                continue
+        return True
+
+
+def _is_primitive(t: Any) -> bool:
+    from icectl.spec.types import DecimalType, FixedType
+    return isinstance(t, (PrimitiveType, DecimalType, FixedType))
+
+
+def _contains_null(count: int | None) -> bool:
+    return count is None or count > 0
+
+
+def _all_null(nulls: int | None, values: int | None) -> bool:
+    return nulls is not None and values is not None and nulls == values
+
+
+def _all_non_null(nulls: int | None) -> bool:
+    return nulls is not None and nulls <= 0
+
+
+def targeted_path(referenced: str | None, lower: bytes | None, upper: bytes | None) -> str | None:
+    """The one data file a position delete file applies to, if it names one."""
+    if referenced is not None:
+        return referenced
+    if lower is not None and upper is not None and lower == upper:
+        try:
+            return bytes(lower).decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    return None
+
