@@ -9,6 +9,7 @@ import typer
 from icectl import __version__
 from icectl.cli import append_cmd, create_cmd, inspect_cmds
 from icectl.cli import partition_cmds, properties_cmds, schema_cmds, sort_order_cmds
+from icectl.cli import expire_cmd, orphans_cmd, refs_cmds
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -55,6 +56,9 @@ app.add_typer(schema_cmds.app, name="schema")
 app.add_typer(partition_cmds.app, name="partition")
 app.add_typer(sort_order_cmds.app, name="sort-order")
 properties_cmds.register(app)
+expire_cmd.register(app)
+orphans_cmd.register(app)
+refs_cmds.register(app)
 
 
 def main() -> None:

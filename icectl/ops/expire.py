@@ -362,27 +362,29 @@ class ExpireResult:
         return sum(self.count(k) for k in KINDS)
 
     def to_json(self, include_files: bool | None = None) -> dict[str, Any]:
+        """Kebab-case keys as elsewhere in icectl, except the six counts, which carry the names
+        of the reference's Spark procedure output (``deleted_data_files_count`` ...)."""
         out: dict[str, Any] = {
             "location": self.location,
-            "dry_run": self.dry_run,
-            "expired_snapshots_count": len(self.expired_snapshot_ids),
-            "expired_snapshot_ids": list(self.expired_snapshot_ids),
-            "removed_refs": list(self.removed_refs),
+            "dry-run": self.dry_run,
+            "expired-snapshots-count": len(self.expired_snapshot_ids),
+            "expired-snapshot-ids": list(self.expired_snapshot_ids),
+            "removed-refs": list(self.removed_refs),
         }
         for kind in KINDS:
             out[f"deleted_{kind}_count"] = self.count(kind)
         out.update({
-            "removed_spec_ids": list(self.removed_spec_ids),
-            "removed_schema_ids": list(self.removed_schema_ids),
-            "metadata_file": self.metadata_location,
-            "resumed_cleanups": self.resumed_cleanups,
-            "manifest_lists_read": self.manifest_lists_read,
-            "manifests_read": self.manifests_read,
-            "metadata_files_eligible_for_cleanup": list(self.metadata_files_eligible),
-            "failed_deletes": [{"path": p, "error": e} for p, e in self.failed],
+            "removed-spec-ids": list(self.removed_spec_ids),
+            "removed-schema-ids": list(self.removed_schema_ids),
+            "metadata-file": self.metadata_location,
+            "resumed-cleanups": self.resumed_cleanups,
+            "manifest-lists-read": self.manifest_lists_read,
+            "manifests-read": self.manifests_read,
+            "metadata-files-eligible-for-cleanup": list(self.metadata_files_eligible),
+            "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
         })
         if include_files if include_files is not None else self.dry_run:
-            out["files"] = {kind: list(self.files.get(kind, ())) for kind in KINDS}
+            out["files"] = {kind.replace("_", "-"): list(self.files.get(kind, ())) for kind in KINDS}
         return out
 
 

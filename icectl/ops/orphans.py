@@ -72,15 +72,15 @@ class OrphanResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "location": self.location,
-            "older_than_ms": self.older_than_ms,
-            "deleted": self.deleted,
-            "orphan_files_count": len(self.orphan_files),
-            "orphan_files": list(self.orphan_files),
-            "deleted_files_count": len(self.orphan_files) - len(self.failed) if self.deleted else 0,
-            "failed_deletes": [{"path": p, "error": e} for p, e in self.failed],
-            "listed_files_count": self.listed_files,
-            "referenced_files_count": self.referenced_files,
-            "listed_dirs": list(self.listed_dirs),
+            "older-than-ms": self.older_than_ms,
+            "delete": self.deleted,
+            "orphan-files-count": len(self.orphan_files),
+            "orphan-files": list(self.orphan_files),
+            "deleted-files-count": len(self.orphan_files) - len(self.failed) if self.deleted else 0,
+            "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
+            "listed-files-count": self.listed_files,
+            "referenced-files-count": self.referenced_files,
+            "listed-dirs": list(self.listed_dirs),
         }
 
 

@@ -91,11 +91,11 @@ class RefResult:
             "action": self.action,
             "ref": self.ref,
             "type": self.ref_type,
-            "previous_snapshot_id": self.previous_snapshot_id,
-            "snapshot_id": self.snapshot_id,
-            "created_snapshot": self.created_snapshot,
+            "previous-snapshot-id": self.previous_snapshot_id,
+            "snapshot-id": self.snapshot_id,
+            "created-snapshot": self.created_snapshot,
             "retention": {k: v for k, v in (self.ref_json or {}).items() if k not in ("snapshot-id", "type")},
-            "metadata_file": self.metadata_location,
+            "metadata-file": self.metadata_location,
         }
 
 

@@ -229,7 +229,7 @@ def test_expire_matches_spark_procedure(case, spark, new_table):
     assert read_all(spark, b.ident) == read_all(spark, a.ident)
     # a rerun finds nothing left to do
     again = icectl_json("expire", lb, "--retain-last", "1", "--older-than", "0", "--dry-run")
-    assert all(not v for v in again["files"].values()) or again["expired_snapshots_count"] > 0
+    assert all(not v for v in again["files"].values()) or again["expired-snapshots-count"] > 0
 
 
 def _utc_text(ms: int) -> str:
