@@ -331,25 +331,20 @@ def summarize_entries(
 ) -> ManifestFile:
     """The manifest list entry describing a manifest with these entries.
 
-    Sequence numbers are left ``None`` (assigned by the manifest list writer) unless every
-    live entry carries an explicit data sequence number, in which case ``min_sequence_number``
-    is their minimum. Partition summaries count all entries, deleted ones included, as the
+    ``min_sequence_number`` is the least explicit data sequence number of the live entries, as
+    the reference's manifest writer computes it (entries still to inherit the new snapshot's
+    number cannot be lower); with none it is left ``None`` for the manifest list writer. Partition summaries count all entries, deleted ones included, as the
     reference does; they need ``partition_type`` and ``to_bytes``.
     """
     counts = [0, 0, 0]
     rows = [0, 0, 0]
     min_seq: int | None = None
-    unassigned = False
     for e in entries:
         counts[e.status] += 1
         rows[e.status] += e.data_file.record_count
-        if e.status != DELETED:
-            if e.sequence_number is None:
-                unassigned = True
-            elif min_seq is None or e.sequence_number < min_seq:
+        if e.status != DELETED and e.sequence_number is not None:
+            if min_seq is None or e.sequence_number < min_seq:
                 min_seq = e.sequence_number
-    if unassigned:
-        min_seq = None
     summaries = None
     if partition_type is not None:
         if to_bytes is None:

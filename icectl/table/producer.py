@@ -213,11 +213,6 @@ class SnapshotProducer:
                 chunk, manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
                 content=content, snapshot_id=self.snapshot_id, partition_type=partition_type,
                 to_bytes=to_bytes)
-            explicit = [e.sequence_number for e in chunk if e.sequence_number is not None]
-            if explicit:
-                # as the reference's writer: the least explicit data sequence number; entries
-                # still to inherit this snapshot's number cannot be lower
-                mf = replace(mf, min_sequence_number=min(explicit))
             out.append(mf)
         return out
 

@@ -328,7 +328,12 @@ def test_summarize_entries():
                           partition_type=_ptype(INT), to_bytes=_le_bytes)
     assert (m.added_files_count, m.existing_files_count, m.deleted_files_count) == (1, 1, 1)
     assert (m.added_rows_count, m.existing_rows_count, m.deleted_rows_count) == (10, 20, 5)
-    assert m.sequence_number is None and m.min_sequence_number is None  # an ADDED entry inherits
+    # the least explicit sequence number of the live entries: the ADDED entry will inherit the
+    # new snapshot's (higher) number, the DELETED one does not count
+    assert m.sequence_number is None and m.min_sequence_number == 2
+    only_added = summarize_entries(entries[:1], manifest_path="m", manifest_length=1,
+                                   partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=9)
+    assert only_added.min_sequence_number is None  # assigned by the manifest list writer
     assert m.partitions == (FieldSummary(True, False, struct.pack("<i", 1), struct.pack("<i", 4)),)
     explicit = summarize_entries(entries[1:], manifest_path="m", manifest_length=1,
                                  partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=9)
