@@ -14,7 +14,7 @@ import os
 from dataclasses import replace
 
 from icectl.io import avro
-from icectl.io.files import FileIO, join
+from icectl.io.files import FileIO, join, local_path
 from icectl.spec.manifests import (
     ADDED, DATA, DELETED, EXISTING, MANIFEST_DATA, MANIFEST_DELETES, POSITION_DELETES, DataFile,
     ManifestEntry, ManifestFile, summarize_entries,
@@ -48,8 +48,11 @@ class History:
         self.files = itertools.count(1)
         self.heads: dict[str, list[ManifestFile]] = {}  # branch -> manifests of its head
         self.entries: dict[str, list[ManifestEntry]] = {}  # manifest path -> resolved entries
-        os.makedirs(os.path.join(location, "metadata"), exist_ok=True)
-        os.makedirs(os.path.join(location, "data"), exist_ok=True)
+        from icectl.io.files import local_path
+
+        self.local = local_path(location)
+        os.makedirs(os.path.join(self.local, "metadata"), exist_ok=True)
+        os.makedirs(os.path.join(self.local, "data"), exist_ok=True)
 
     # -- helpers ---------------------------------------------------------------------------
 
@@ -63,14 +66,14 @@ class History:
         name = f"{'delete' if content else 'data'}-{n:06d}.{ext}"
         path = join(self.location, "data", name)
         if self.touch:
-            with open(path, "wb") as f:
+            with open(local_path(path), "wb") as f:
                 f.write(b"x")
         return DataFile(content, path, "PARQUET", (), 10, 1, referenced_data_file=ref)
 
     def _write_manifest(self, sid: int, seq: int, entries: list[ManifestEntry], content: int) -> ManifestFile:
         path = join(self.location, "metadata", f"m-{sid}-{len(self.entries)}.avro")
         data = avro.write_manifest(entries, self.spec, self.schema, self.md.format_version, sid, content)
-        with open(path, "wb") as f:
+        with open(local_path(path), "wb") as f:
             f.write(data)
         mf = summarize_entries(entries, manifest_path=path, manifest_length=len(data),
                                partition_spec_id=self.spec.spec_id, content=content, snapshot_id=sid)
@@ -93,7 +96,7 @@ class History:
         manifests = new + carried
         lst = join(self.location, "metadata", f"snap-{sid}-1-x.avro")
         data = avro.write_manifest_list(manifests, self.md.format_version, sid, parent_id, seq)
-        with open(lst, "wb") as f:
+        with open(local_path(lst), "wb") as f:
             f.write(data)
         snap = Snapshot(sid, self._tick(ts), parent_id, seq, lst, {"operation": op}, schema_id=0)
         self.md = add_snapshot(self.md, snap, branch)
@@ -185,7 +188,7 @@ class History:
 
     def all_files(self) -> set[str]:
         out = set()
-        for root, _, names in os.walk(self.location):
+        for root, _, names in os.walk(self.local):
             for n in names:
                 out.add(os.path.join(root, n))
         return out
