@@ -1,0 +1,103 @@
+"""`icectl plan` through the CLI: text and JSON output, --tasks, --explain, time travel,
+incremental scans, option errors and exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from typer.testing import CliRunner
+
+from icectl.cli.app import app
+
+runner = CliRunner()
+
+
+def make(tmp_path) -> str:
+    loc = str(tmp_path / "t")
+    r = runner.invoke(app, ["create", loc, "--schema", "id long not null, cat string",
+                            "--partition", "cat"])
+    assert r.exit_code == 0, r.output
+    return loc
+
+
+def append(tmp_path, loc: str, name: str, ids, cat: str) -> int:
+    p = tmp_path / "in" / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("cat", pa.string())])
+    pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array([cat] * len(ids))], schema=schema),
+                   str(p))
+    r = runner.invoke(app, ["append", loc, str(p), "--json"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)["snapshot-id"]
+
+
+def test_plan_text_json_tasks_explain(tmp_path) -> None:
+    loc = make(tmp_path)
+    s1 = append(tmp_path, loc, "a.parquet", [1, 2, 3], "a")
+    s2 = append(tmp_path, loc, "b.parquet", [10, 11], "b")
+
+    r = runner.invoke(app, ["plan", loc, "--filter", "cat = 'b' and id > 10"])
+    assert r.exit_code == 0, r.output
+    assert "b.parquet" not in r.stdout or "cat=b" in r.stdout
+    assert "manifests     2 total, 1 scanned, 1 skipped" in r.stdout
+    assert "data files    1 of 2" in r.stdout
+    assert "id > 10" in r.stdout  # the residual
+
+    r = runner.invoke(app, ["plan", loc, "--filter", "ID >= 2", "--json", "--columns", "id"])
+    out = json.loads(r.stdout)
+    for key in ("table", "snapshot-id", "schema-id", "filter", "case-sensitive", "columns",
+                "incremental", "split-size", "open-file-cost", "lookback", "summary", "files"):
+        assert key in out
+    assert out["snapshot-id"] == s2 and out["columns"] == ["id"]
+    assert out["summary"]["data-files-matched"] == 2 and out["filter"] == "id >= 2"
+    f = out["files"][0]
+    for key in ("path", "file-format", "spec-id", "partition", "partition-path", "record-count",
+                "file-size-in-bytes", "data-sequence-number", "residual", "delete-files"):
+        assert key in f
+    assert {x["partition"]["cat"] for x in out["files"]} == {"a", "b"}
+
+    r = runner.invoke(app, ["plan", loc, "--tasks", "--json", "--split-size", "1000000", "--open-file-cost", "1", "--lookback", "3"])
+    out = json.loads(r.stdout)
+    assert out["summary"]["tasks"] == len(out["tasks"]) == 1
+    assert sorted(s["path"].rsplit("/", 1)[-1] for s in out["tasks"][0]["splits"]) == [
+        "a.parquet", "b.parquet"]
+    r = runner.invoke(app, ["plan", loc, "--tasks"])
+    assert r.exit_code == 0 and "task" in r.stdout
+
+    r = runner.invoke(app, ["plan", loc, "--filter", "id > 100", "--explain"])
+    assert r.exit_code == 0
+    assert "skipped" in r.stdout and "upper bound" in r.stdout
+    out = json.loads(runner.invoke(app, ["plan", loc, "--filter", "cat = 'a'", "--explain",
+                                         "--json"]).stdout)
+    kept = {m["kept"] for m in out["explain"]["manifests"]}
+    assert kept == {True, False}
+
+    # time travel and incremental
+    out = json.loads(runner.invoke(app, ["plan", loc, "--snapshot", str(s1), "--json"]).stdout)
+    assert out["summary"]["data-files-matched"] == 1
+    out = json.loads(runner.invoke(app, ["plan", loc, "--ref", "main", "--json"]).stdout)
+    assert out["summary"]["data-files-matched"] == 2
+    out = json.loads(runner.invoke(app, ["plan", loc, "--from-snapshot", str(s1), "--json"]).stdout)
+    assert out["incremental"] == {"from-snapshot-id": s1, "to-snapshot-id": s2}
+    assert [f["partition"]["cat"] for f in out["files"]] == ["b"]
+
+
+def test_plan_errors(tmp_path) -> None:
+    loc = make(tmp_path)
+    append(tmp_path, loc, "a.parquet", [1], "a")
+    r = runner.invoke(app, ["plan", loc, "--filter", "id >"])
+    assert r.exit_code == 2 and "position" in r.stderr
+    r = runner.invoke(app, ["plan", loc, "--filter", "nope = 1"])
+    assert r.exit_code == 2
+    r = runner.invoke(app, ["plan", loc, "--snapshot", "42"])
+    assert r.exit_code == 3
+    r = runner.invoke(app, ["plan", loc, "--to-snapshot", "42"])
+    assert r.exit_code == 2
+    r = runner.invoke(app, ["plan", loc, "--as-of", "yesterday-ish"])
+    assert r.exit_code == 2
+    r = runner.invoke(app, ["plan", str(tmp_path / "missing")])
+    assert r.exit_code == 3
+    r = runner.invoke(app, ["plan", "--help"])
+    assert r.exit_code == 0 and "starts with" in r.stdout and "--explain" in r.stdout
