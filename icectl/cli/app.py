@@ -10,6 +10,7 @@ from icectl import __version__
 from icectl.cli import append_cmd, create_cmd, inspect_cmds
 from icectl.cli import partition_cmds, properties_cmds, schema_cmds, sort_order_cmds
 from icectl.cli import expire_cmd, orphans_cmd, refs_cmds
+from icectl.cli import plan_cmd
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -59,6 +60,7 @@ properties_cmds.register(app)
 expire_cmd.register(app)
 orphans_cmd.register(app)
 refs_cmds.register(app)
+plan_cmd.register(app)
 
 
 def main() -> None:
