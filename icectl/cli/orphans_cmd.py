@@ -10,8 +10,8 @@ from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, lo
 from icectl.cli.expire_cmd import _Progress
 from icectl.cli.output import emit_json, emit_text, err
 
-ORPHANS_HELP = """List files under TABLE's data and metadata directories that the table's metadata does
-not reference; delete them only with --delete.
+ORPHANS_HELP = """List files under TABLE's location that the table's metadata does not reference; delete
+them only with --delete.
 
 Referenced: every data and delete file of every snapshot, manifests, manifest lists, the current
 and logged metadata files, version-hint.text and statistics files. Names starting with _ or .

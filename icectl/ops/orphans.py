@@ -2,9 +2,9 @@
 
 As the reference's ``DeleteOrphanFilesSparkAction``:
 
-* listed: the table's data directory (``write.data.path``, default ``<location>/data``) and
-  metadata directory (``<location>/metadata``), recursively; icectl lists a directory only when
-  it lies inside the table location, so nothing outside the table is ever touched;
+* listed: everything under the table location, recursively (as Iceberg 1.10 does; a
+  ``write.data.path`` outside the table location is not listed: nothing outside the table is
+  ever touched);
 * names starting with ``_`` or ``.`` are skipped (files and whole directories), except
   directories of partition fields whose own names start with those characters
   (``_bucket=3``); so Hadoop's ``.crc`` sidecars and icectl's pending-expire records stay;
@@ -26,17 +26,16 @@ from urllib.parse import urlsplit
 
 from icectl.errors import IcectlError, NotFound
 from icectl.io import avro
-from icectl.io.files import FileIO, FileInfo, is_local, join, local_path
+from icectl.io.files import FileIO, FileInfo, is_local, local_path
 from icectl.spec.manifests import DELETED, ManifestFile
 from icectl.spec.metadata import TableMetadata
-from icectl.table.store import metadata_dir, version_hint_path
+from icectl.table.store import version_hint_path
 from icectl.table.table import Table
 
 __all__ = ["OrphanResult", "find_orphan_files", "delete_orphan_files", "normalize_path",
            "DEFAULT_OLDER_THAN_MS"]
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 3600 * 1000
-WRITE_DATA_PATH = "write.data.path"
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
 
 Progress = Callable[[str, int, int], None]
@@ -170,10 +169,7 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     md = table.metadata
     location = table.location
     hidden = _hidden_filter(md)
-    roots = []
-    for d in (md.properties.get(WRITE_DATA_PATH) or join(location, "data"), metadata_dir(location)):
-        if _inside(d, location) and normalize_path(d) not in [normalize_path(r) for r in roots]:
-            roots.append(d)
+    roots = [location]
     listed: list[FileInfo] = []
     for root in roots:
         listed.extend(_walk(io, root, hidden))

@@ -48,6 +48,7 @@ def test_finds_and_deletes_only_orphans(tmp_path):
         touch(f"{loc}/data/cat=x/stray2.parquet"),
         touch(f"{loc}/metadata/0000-abc.metadata.json"),
         touch(f"{loc}/metadata/stray-m0.avro"),
+        touch(f"{loc}/elsewhere/file.txt"),  # anywhere under the table location, as the reference
     ]
     kept = [
         touch(f"{loc}/data/young.parquet", old=False),  # too young
@@ -55,7 +56,6 @@ def test_finds_and_deletes_only_orphans(tmp_path):
         touch(f"{loc}/data/_temporary/x.parquet"),  # hidden directory
         touch(f"{loc}/metadata/.v1.metadata.json.crc"),
         touch(f"{loc}/metadata/.icectl-expire-1234.json"),
-        touch(f"{loc}/elsewhere/file.txt"),  # not under data/ or metadata/, as the reference
         touch(str(tmp_path / "outside.parquet")),  # outside the table
     ]
     cutoff = int(time.time() * 1000) - 86400_000
