@@ -83,7 +83,7 @@ from icectl.table.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = [
-    "AppendResult", "append_files", "partition_path", "parse_partition_value",
+    "AppendResult", "append_files", "append_data_files", "partition_path", "parse_partition_value",
     "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
 ]
 
@@ -569,6 +569,49 @@ def append_files(
         added_rows=snap.added_rows,
         attempts=produced.attempts,
         name_mapping_created=producer.name_mapping_created,
+        files=tuple({"file-path": f.file_path, "file-format": f.file_format, "partition": p,
+                     "record-count": f.record_count, "file-size-in-bytes": f.file_size_in_bytes}
+                    for f, p in files),
+    )
+
+
+def append_data_files(
+    table: Table,
+    files: Sequence[tuple[DataFile, str]],
+    *,
+    summary_properties: Mapping[str, str] | None = None,
+    branch: str = MAIN_BRANCH,
+    merge: bool | None = None,
+) -> AppendResult:
+    """Commit data files the caller has already described - ``(DataFile, partition path)``
+    pairs with spec id, partition tuple and metrics set, e.g. files icectl just wrote - as one
+    append snapshot of ``branch``, through the same producer as :func:`append_files`.
+
+    No footer is read and no duplicate check is made: the caller guarantees the paths are new.
+    """
+    if not files:
+        raise InvalidInput("no data files to append")
+    producer = FastAppendProducer(table, files, branch=branch,
+                                  summary_properties=summary_properties, merge=merge)
+    produced: ProducedSnapshot = producer.commit()
+    snap = produced.snapshot
+    return AppendResult(
+        location=table.location,
+        branch=branch,
+        snapshot_id=snap.snapshot_id,
+        parent_snapshot_id=snap.parent_snapshot_id,
+        sequence_number=snap.sequence_number,
+        metadata_location=produced.metadata_location,
+        version=produced.version,
+        manifest_list=snap.manifest_list or "",
+        manifests_written=produced.new_manifests,
+        added_files=len(files),
+        added_records=sum(f.record_count for f, _ in files),
+        added_files_size=sum(f.file_size_in_bytes for f, _ in files),
+        summary=dict(snap.summary or {}),
+        first_row_id=snap.first_row_id,
+        added_rows=snap.added_rows,
+        attempts=produced.attempts,
         files=tuple({"file-path": f.file_path, "file-format": f.file_format, "partition": p,
                      "record-count": f.record_count, "file-size-in-bytes": f.file_size_in_bytes}
                     for f, p in files),
