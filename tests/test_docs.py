@@ -100,6 +100,12 @@ def test_readme_example_runs(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "bucket(8, id) AS id_bucket" in r.stdout
     assert "tags.element" in r.stdout
+    # `icectl write` put the three CSV rows into one snapshot, one file per partition
+    assert re.search(r"^rows-written\s+3$", r.stdout, re.M), r.stdout
+    assert re.search(r"^total-records\s+3$", r.stdout, re.M), r.stdout
+    files = re.findall(r"^data\s+(ts_day=\S+/id_bucket=\d)\s+(\d+)\s", r.stdout, re.M)
+    assert sorted(files) == [("ts_day=2024-01-02/id_bucket=4", "1"), ("ts_day=2024-01-03/id_bucket=3", "1"),
+                             ("ts_day=2024-01-03/id_bucket=4", "1")], r.stdout
 
 
 SHELLS = ("bash", "zsh", "fish")

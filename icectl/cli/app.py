@@ -11,6 +11,7 @@ from icectl.cli import append_cmd, create_cmd, inspect_cmds
 from icectl.cli import partition_cmds, properties_cmds, schema_cmds, sort_order_cmds
 from icectl.cli import expire_cmd, orphans_cmd, refs_cmds
 from icectl.cli import plan_cmd
+from icectl.cli import write_cmd
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -52,6 +53,7 @@ def _root(
 
 create_cmd.register(app)
 append_cmd.register(app)
+write_cmd.register(app)
 app.add_typer(inspect_cmds.app, name="inspect")
 app.add_typer(schema_cmds.app, name="schema")
 app.add_typer(partition_cmds.app, name="partition")

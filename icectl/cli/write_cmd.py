@@ -1,0 +1,91 @@
+"""`icectl write`."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, List, Optional
+
+import typer
+
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values
+from icectl.cli.output import emit_json, emit_pairs, err
+from icectl.errors import InvalidInput
+
+WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed as one new snapshot.
+
+DATA is a Parquet, CSV (with a header row) or JSON-lines file, or - for stdin; the format comes
+from the file name or --format. Columns are matched to the table's by name (exact, else
+case-insensitive) and cast to the table's types; missing optional columns become nulls. Refused,
+with nothing committed and no file left behind: a missing required column, a null in a required
+column, an input column the table lacks (unless --ignore-extra-columns), a value that does not
+fit its column. Rows are split by the partition spec, sorted by the table's sort order and
+written under <location>/data/<partition path>/ with the table's Parquet settings
+(write.parquet.compression-codec, write.parquet.row-group-size-bytes,
+write.target-file-size-bytes).
+
+Examples:
+
+\b
+  icectl write ./wh/db/events events.csv
+  icectl write db.events -w ./wh rows.parquet --summary pipeline=nightly --json
+  cat rows.jsonl | icectl write ./wh/db/events - --format json
+  icectl write ./wh/db/events rows.csv --branch staging --ignore-extra-columns
+"""
+
+
+def register(app: typer.Typer) -> None:
+    app.command("write", help=WRITE_HELP, no_args_is_help=True)(write)
+
+
+@handle_errors
+def write(
+    table: TableArg,
+    data: Annotated[str, typer.Argument(
+        metavar="DATA", help="Parquet, CSV or JSON-lines file with the rows; - reads stdin.",
+        show_default=False)],
+    file_format: Annotated[Optional[str], typer.Option(
+        "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
+    summary: Annotated[Optional[List[str]], typer.Option(
+        "--summary", help="Extra snapshot summary entry KEY=VALUE (repeatable).")] = None,
+    branch: Annotated[str, typer.Option("--branch", "-b", help="Branch to write to.")] = "main",
+    ignore_extra_columns: Annotated[bool, typer.Option(
+        "--ignore-extra-columns", help="Drop input columns the table does not have instead of "
+        "refusing the input.")] = False,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.write import write_rows
+
+    extras = parse_key_values(summary, "--summary")
+    if "operation" in extras:
+        raise InvalidInput("--summary cannot set 'operation'")
+    tbl = load_table(table, warehouse)
+    result = write_rows(
+        tbl, data, file_format=file_format, summary_properties=extras, branch=branch,
+        ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if data == "-" else None,
+    )
+    a = result.append
+    if json_out:
+        emit_json(result.to_json())
+        return
+    err(f"wrote {result.rows_read} row(s) in {a.added_files} file(s) to {a.location} ({a.branch})")
+    s = a.summary
+    pairs = [
+        ("snapshot-id", a.snapshot_id),
+        ("parent-snapshot-id", a.parent_snapshot_id),
+        ("sequence-number", a.sequence_number),
+        ("branch", a.branch),
+        ("rows-written", result.rows_read),
+        ("added-files", a.added_files),
+        ("added-files-size", a.added_files_size),
+        ("total-data-files", s.get("total-data-files")),
+        ("total-records", s.get("total-records")),
+        ("manifest-list", a.manifest_list),
+        ("metadata-file", a.metadata_location),
+    ]
+    if a.first_row_id is not None:
+        pairs[3:3] = [("first-row-id", a.first_row_id), ("added-rows", a.added_rows)]
+    emit_pairs(pairs)
+    if len(a.files) <= 20:
+        for f in a.files:
+            err(f"  {f['file-path']} ({f['record-count']} row(s))")
