@@ -261,9 +261,10 @@ def _spec_of(io: Any, path: str) -> int:
 def _summary_value(t: IcebergType, b: bytes | None, transform: Any = None,
                    source_type: IcebergType | None = None) -> str | None:
     """A partition summary bound as text. Like the reference's ``manifests`` table, the
-    transform renders it (a year bound reads ``2024``, an hour ``2024-01-02-10``)."""
+    transform renders it (a year bound reads ``2024``, an hour ``2024-01-02-10``, and a missing
+    bound - all values null - reads ``null``, as the transform renders a null)."""
     if b is None:
-        return None
+        return transform.to_human_string(None, source_type) if transform is not None else None
     try:
         value = from_bytes(t, b)
         if transform is not None:
