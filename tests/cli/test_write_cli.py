@@ -1,0 +1,94 @@
+"""`icectl write` through the CLI: file and stdin input, --format, --branch, --summary, JSON keys,
+text output, exit codes of refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from icectl.cli.app import app
+from icectl.errors import InvalidInput, ValidationError
+from icectl.table.table import Table
+
+runner = CliRunner()
+
+
+def make(tmp_path: Path, partition: str | None = "cat") -> str:
+    loc = str(tmp_path / "wh" / "db" / "t")
+    args = ["create", loc, "--schema", "id long not null, cat string, ts timestamptz"]
+    if partition:
+        args += ["--partition", partition]
+    assert runner.invoke(app, args).exit_code == 0
+    return loc
+
+
+def test_write_csv_json_keys_and_summary(tmp_path: Path) -> None:
+    loc = make(tmp_path)
+    csv = tmp_path / "rows.csv"
+    csv.write_text("id,cat,ts\n1,a,2024-01-01T00:00:00Z\n2,b,\n3,a,2024-01-02T00:00:00+02:00\n")
+    r = runner.invoke(app, ["write", loc, str(csv), "--summary", "run=7", "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.stdout)
+    for key in ("location", "branch", "snapshot-id", "parent-snapshot-id", "sequence-number", "operation",
+                "added-files", "added-records", "added-files-size", "manifest-list", "manifests-written",
+                "metadata-file", "version", "first-row-id", "added-rows", "attempts", "summary", "files",
+                "rows-written", "input-format"):
+        assert key in out, key
+    assert out["rows-written"] == 3 and out["input-format"] == "csv" and out["operation"] == "append"
+    assert out["added-files"] == 2 and out["summary"]["run"] == "7"
+    assert sorted(f["partition"] for f in out["files"]) == ["cat=a", "cat=b"]
+    assert Table.load(loc).metadata.current_snapshot().summary["total-records"] == "3"
+
+
+def test_write_stdin_with_format_and_sniffing_text_output_and_branch(tmp_path: Path) -> None:
+    loc = make(tmp_path, None)
+    lines = '{"id": 1, "cat": "x"}\n{"id": 2}\n'
+    r = runner.invoke(app, ["write", loc, "-", "--format", "json", "--branch", "dev"], input=lines)
+    assert r.exit_code == 0, r.output
+    assert "rows-written" in r.stdout and "dev" in r.stdout
+    t = Table.load(loc)
+    assert "dev" in t.metadata.refs and t.metadata.current_snapshot_id is None
+    # without --format, stdin is sniffed: JSON lines start with "{"
+    r = runner.invoke(app, ["write", loc, "-", "--json"], input=lines)
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["input-format"] == "json"
+    r = runner.invoke(app, ["write", loc, "-", "--json"], input="id,cat\n5,z\n")
+    assert json.loads(r.stdout)["input-format"] == "csv"
+
+
+def test_warehouse_identifier(tmp_path: Path) -> None:
+    make(tmp_path)
+    csv = tmp_path / "r.csv"
+    csv.write_text("id,cat\n1,a\n")
+    r = runner.invoke(app, ["write", "db.t", str(csv), "-w", str(tmp_path / "wh"), "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["added-records"] == 1
+
+
+def test_refusals_exit_codes_and_nothing_written(tmp_path: Path) -> None:
+    loc = make(tmp_path)
+    before = sorted(p.name for p in Path(loc, "metadata").iterdir())
+    cases = [
+        ("a.csv", "cat\nx\n", [], ValidationError.exit_code, "required column id is missing"),
+        ("b.csv", "id,other\n1,2\n", [], ValidationError.exit_code, "input column other is not in the table"),
+        ("c.csv", "id\n1\n", ["--summary", "operation=x"], InvalidInput.exit_code, "cannot set 'operation'"),
+        ("d.data", "id\n1\n", [], InvalidInput.exit_code, "--format"),
+        ("e.csv", "id\n1\n", ["--format", "xml"], InvalidInput.exit_code, "unknown input format"),
+        ("f.csv", "id,ts\n1,soon\n", [], ValidationError.exit_code, "column ts"),
+    ]
+    for name, text, extra, code, why in cases:
+        p = tmp_path / name
+        p.write_text(text)
+        r = runner.invoke(app, ["write", loc, str(p), *extra])
+        assert r.exit_code == code, (name, r.output)
+        assert why in r.stderr, (name, r.stderr)
+    r = runner.invoke(app, ["write", loc, str(tmp_path / "missing.csv")])
+    assert r.exit_code != 0 and "not found" in r.stderr
+    assert sorted(p.name for p in Path(loc, "metadata").iterdir()) == before
+    assert not Path(loc, "data").exists() or not list(Path(loc, "data").rglob("*.parquet"))
+    # --ignore-extra-columns lets the same input through
+    r = runner.invoke(app, ["write", loc, str(tmp_path / "b.csv"), "--ignore-extra-columns", "--json"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["files"][0]["partition"] == "cat=null"
