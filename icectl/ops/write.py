@@ -28,11 +28,10 @@ this call wrote are deleted and nothing is committed.
 
 from __future__ import annotations
 
-import io as _io
 import math
 import os
 import uuid as _uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable, Mapping, Sequence
 
@@ -546,7 +545,7 @@ def transform_array(transform: Transform, arr: pa.Array, source_type: IcebergTyp
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
     n = len(arr)
     if transform.is_void:
-        return pa.nulls(n, arrow_type(transform.result_type(source_type)) if transform.result_type(source_type) != DATE else pa.int32())
+        return pa.nulls(n, arrow_type(source_type))  # void keeps the source type, always null
     if isinstance(transform, IdentityTransform):
         return arr
     if isinstance(transform, BucketTransform):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
-import math
 import uuid
 from decimal import Decimal
 from pathlib import Path
@@ -19,8 +18,7 @@ from hypothesis import strategies as st
 
 from icectl.errors import InvalidInput, ValidationError
 from icectl.io import avro
-from icectl.io.parquet_write import COMPRESSION, TARGET_FILE_SIZE, ParquetWriteOptions, arrow_type
-from icectl.ops.create import create_table
+from icectl.io.parquet_write import COMPRESSION, TARGET_FILE_SIZE, ParquetWriteOptions
 from icectl.ops.write import (
     conform_to_schema,
     partition_groups,
@@ -251,7 +249,6 @@ def test_compression_default_without_property_is_gzip() -> None:
 
 def test_sort_order_with_transforms_nulls_and_nan(tmp_path: Path) -> None:
     schema = Schema((NestedField(1, "a", STRING), NestedField(2, "x", DOUBLE), NestedField(3, "id", LONG)))
-    from icectl.spec.sorting import build_sort_order  # noqa: F401
     t = make_table(tmp_path, "a string, x double, id long", sort="truncate(1, a) asc nulls last, x desc nulls first")
     order = t.metadata.sort_order
     data = conform_to_schema(pa.table({
