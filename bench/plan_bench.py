@@ -102,7 +102,6 @@ def build_table(location: str, manifests: int, files: int) -> str:
 
 # -- the contenders ----------------------------------------------------------------------------
 
-FILTERS: dict[str, tuple[str | None, Callable[[int, int], Any]]] = {}
 
 
 def filter_texts(manifests: int, files: int) -> dict[str, str | None]:
@@ -137,7 +136,7 @@ def pyiceberg_filter(name: str, manifests: int, files: int):
 
 def run_icectl(location: str, text: str | None, cold: bool) -> int:
     from icectl.scan import plan_scan
-    from icectl.scan.manifest_columns import clear_cache
+    from icectl.io.manifest_columns import clear_cache
     from icectl.table.table import Table
     if cold:
         clear_cache()

@@ -177,12 +177,13 @@ def _make_map_reader(kind: str, wanted: tuple) -> Callable[[bytes, int], tuple]:
     varint = kind == "varint"
     per_count: dict[int, tuple] = {}
     value = _varint_value
+    few = len(wanted) <= _FIND_MAX_KEYS
 
     def read(buf: bytes, pos: int) -> tuple:
         b = buf[pos]
         if b == 0:
             return nones, pos + 1
-        if b < 128 and not b & 1:
+        if b < 128 and not b & 1 and few:
             c = b >> 1
             pats = per_count.get(c)
             if pats is None:
@@ -271,6 +272,105 @@ def _decompress_other(codec: str, data: bytes) -> bytes:
             raise UnsupportedFeature("manifest uses the snappy codec; install 'cramjam'") from None
         return bytes(cramjam.snappy.decompress_raw(data[:-4]))
     raise UnsupportedFeature(f"unsupported Avro codec {codec!r}")
+
+
+_REGION_MAX_KEYS = 24  # wanted values per region above which no fast pattern is built
+_FIND_MAX_KEYS = 8  # wanted keys per map above which maps are read by the plain loop
+
+
+class _Region:
+    """A run of consecutive int-keyed metric maps in a data_file record, decoded with one
+    regular-expression match per entry.
+
+    The pattern is exact for one *shape* (per map: null, or a single block of c items): the
+    union branch and item count bytes are literals, every item is matched structurally, and the
+    value of each wanted key is captured by a lookahead. The shape of the previous entry is
+    tried first (entries of one manifest nearly always share it); when it does not match, the
+    maps are read one by one and the new shape's pattern is compiled (cached per shape).
+    """
+
+    def __init__(self, maps: list[tuple[str, tuple, int | None]]):
+        # per map: (kind "varint"/"bytes", wanted keys, index of the null branch or None)
+        self.maps = maps
+        self.width = sum(len(w) for _, w, _ in maps)
+        self.patterns: dict[tuple, tuple | None] = {}
+        self.seen: dict[tuple, int] = {}
+        self.fast: tuple | None = None
+        self.readers = [(_make_map_reader(kind, wanted), _make_map_skipper(kind))
+                        for kind, wanted, _ in maps]
+
+    def _compile(self, shape: tuple) -> tuple | None:
+        parts: list[bytes] = []
+        plan: list[tuple[int | None, bool]] = []  # per output: (group, is varint)
+        group = 0
+        for (kind, wanted, null_index), c in zip(self.maps, shape):
+            if c == "x":
+                return None
+            if null_index is not None:
+                if c is None:
+                    parts.append(re.escape(_zigzag_bytes(null_index)))
+                    plan.extend((None, kind == "varint") for _ in wanted)
+                    continue
+                parts.append(re.escape(_zigzag_bytes(1 - null_index)))
+            parts.append(re.escape(_zigzag_bytes(c)))
+            if c == 0:
+                plan.extend((None, kind == "varint") for _ in wanted)
+                continue
+            for k in wanted:
+                parts.append(b"(?:(?=(?:" + _ITEM[kind] + b"){0,%d}?" % (c - 1)
+                             + re.escape(_zigzag_bytes(k)) + b"(" + _VALUE[kind] + b"))|)")
+                group += 1
+                plan.append((group, kind == "varint"))
+            parts.append(b"(?:" + _ITEM[kind] + b"){%d}\x00" % c)
+        return re.compile(b"".join(parts)).match, plan
+
+    def read(self, buf: bytes, pos: int) -> tuple[tuple, int]:
+        fast = self.fast
+        if fast is not None:
+            m = fast[0](buf, pos)
+            if m is not None:
+                g = m.groups()
+                out = []
+                for i, varint in fast[1]:
+                    v = None if i is None else g[i - 1]
+                    if v is not None:
+                        v = _varint_value(v) if varint else v[1:]
+                    out.append(v)
+                return tuple(out), m.end()
+        out_vals: list = []
+        shape: list = []
+        for (kind, wanted, null_index), (reader, skipper) in zip(self.maps, self.readers):
+            if null_index is not None:
+                b = buf[pos]
+                pos += 1
+                if b == 2 * null_index:
+                    out_vals.extend(None for _ in wanted)
+                    shape.append(None)
+                    continue
+            b = buf[pos]
+            c: Any = "x"
+            if b < 128 and not b & 1:
+                c = b >> 1
+                if c:
+                    m2 = _map_skip(kind, c).match(buf, pos + 1)
+                    if m2 is None or buf[m2.end()] != 0:
+                        c = "x"
+            shape.append(c)
+            if wanted:
+                vals, pos = reader(buf, pos)
+                out_vals.extend(vals)
+            else:
+                pos = skipper(buf, pos)
+        key = tuple(shape)
+        fast = self.patterns.get(key, False)
+        if fast is False:
+            # compile a shape's pattern once it repeats, for few wanted keys, a few shapes
+            seen = self.seen[key] = self.seen.get(key, 0) + 1
+            fast = None
+            if seen >= 2 and self.width <= _REGION_MAX_KEYS and len(self.patterns) < 16:
+                fast = self.patterns[key] = self._compile(key)
+        self.fast = fast
+        return tuple(out_vals), pos
 
 
 # -- code generation ------------------------------------------------------------------------------
@@ -478,6 +578,22 @@ class _Gen:
             return "bytes"
         return None
 
+    def kv_map_info(self, t: Any) -> tuple[str, int | None] | None:
+        """(kind, null branch index) of an Iceberg int-keyed map field, or None."""
+        t = self.resolve(t)
+        branches = list(t) if isinstance(t, list) else [t]
+        kinds = [self.kind(b) for b in branches]
+        if len(branches) > 2 or (len(branches) == 2 and "null" not in kinds):
+            return None
+        arr = next((self.resolve(b) for b in branches if self.kind(b) != "null"), None)
+        if not isinstance(arr, dict) or arr.get("type") != "array":
+            return None
+        kind = self._map_kind(arr["items"])
+        if kind is None:
+            return None
+        null_index = kinds.index("null") if len(branches) == 2 else None
+        return kind, null_index
+
     def read_kv_map(self, ind: int, t: Any, wanted: list[int], sink_prefix: str) -> None:
         """An Iceberg int-keyed map (array of key/value records): append the values of the
         wanted keys (None when absent, or when the map is null) to per-key sinks."""
@@ -563,6 +679,7 @@ def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...]) -> _Decoder:
     df_fields: set[str] = set()
     entry_fields: set[str] = set()
     ind = 2
+    regions: dict[str, _Region] = {}
     for f in entry["fields"]:
         name = f["name"]
         if name in _ENTRY_COLUMNS:
@@ -572,9 +689,33 @@ def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...]) -> _Decoder:
             g.sinks.append(f"s_{name}")
         elif name == "data_file":
             df = g.resolve(f["type"])
+            region: list[tuple[str, tuple, int | None]] = []
+            region_sinks: list[str] = []
+
+            def flush_region() -> None:
+                if not region:
+                    return
+                name = f"region{len(regions)}"
+                regions[name] = _Region(list(region))
+                if region_sinks:
+                    lhs = ", ".join(region_sinks) + ("," if len(region_sinks) == 1 else "")
+                    g.emit(ind, f"({lhs}), pos = {name}.read(buf, pos)")
+                    g.sinks.extend(region_sinks)
+                else:
+                    g.emit(ind, f"_, pos = {name}.read(buf, pos)")
+                region.clear()
+                region_sinks.clear()
+
             for h in df["fields"]:
                 hn = h["name"]
                 df_fields.add(hn)
+                info = g.kv_map_info(h["type"])
+                if info is not None:
+                    keys = wanted if hn in _STAT_MAPS else ()
+                    region.append((info[0], tuple(keys), info[1]))
+                    region_sinks.extend(f"s_{_STAT_MAPS[hn]}_{fid}" for fid in keys)
+                    continue
+                flush_region()
                 if hn in _DATA_FILE_COLUMNS:
                     g.read(ind, h["type"], "v")
                     g.emit(ind, f"s_{hn} = v")
@@ -591,6 +732,7 @@ def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...]) -> _Decoder:
                     g.read_kv_map(ind, h["type"], list(wanted), f"s_{_STAT_MAPS[hn]}")
                 else:
                     g.skip(ind, h["type"])
+            flush_region()
         else:
             g.skip(ind, f["type"])
     src = ["def decode(buf, count, app):", "    pos = 0", "    for _ in range(count):"]
@@ -602,7 +744,7 @@ def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...]) -> _Decoder:
                           "skip_varint": _make_map_skipper("varint"),
                           "skip_bytes": _make_map_skipper("bytes"),
                           "read_varint": _make_map_reader("varint", wanted),
-                          "read_bytes": _make_map_reader("bytes", wanted)}
+                          "read_bytes": _make_map_reader("bytes", wanted), **regions}
     exec(compile("\n".join(src), "<manifest decoder>", "exec"), ns)  # noqa: S102 - generated
     dec = _Decoder(ns["decode"], list(g.sinks), part_names, part_types, df_fields, entry_fields)
     if len(_DECODERS) > 256:

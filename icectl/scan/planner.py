@@ -414,6 +414,21 @@ def _appended_snapshots(md: TableMetadata, from_id: int | None, to_id: int) -> s
     return out
 
 
+def _appended_manifests(io: Any, md: TableMetadata, append_ids: set[int]) -> list[ManifestFile]:
+    out: list[ManifestFile] = []
+    seen: set[str] = set()
+    for sid in sorted(append_ids, key=lambda i: -md.snapshot_by_id(i).sequence_number):
+        snap = md.snapshot_by_id(sid)
+        if snap.manifest_list is None:
+            continue
+        for m in avro.load_manifest_list(io, snap.manifest_list, md.format_version):
+            if m.content != MANIFEST_DELETES and m.added_snapshot_id in append_ids \
+                    and m.manifest_path not in seen:
+                seen.add(m.manifest_path)
+                out.append(m)
+    return out
+
+
 def _manifest_stat_ids(expr: Expression) -> set[int]:
     if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
         return set()
@@ -475,6 +490,10 @@ def plan_scan(
         raise ValidationError(f"snapshot {snapshot.snapshot_id} lists manifests inline "
                               "(very old v1 writer); icectl cannot plan it")
     manifests = avro.load_manifest_list(io, snapshot.manifest_list, md.format_version)
+    if append_ids is not None:
+        # as the reference: the data manifests each appended snapshot wrote, read from that
+        # snapshot's own manifest list (later commits may have rewritten them)
+        manifests = _appended_manifests(io, md, append_ids)
     infos: dict[int, _SpecInfo] = {}
 
     def info(spec_id: int) -> _SpecInfo:

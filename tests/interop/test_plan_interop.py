@@ -49,6 +49,15 @@ from icectl.spec.types import (
 from icectl.table.table import Table
 from spark_support import CATALOG, IceTable, java_iter, java_table
 
+
+def jlist(java_iterable: Any) -> list:
+    """A plain Java collection (no close()) as a list."""
+    out = []
+    it = java_iterable.iterator()
+    while it.hasNext():
+        out.append(it.next())
+    return out
+
 pytestmark = pytest.mark.interop
 Op = Operation
 _ns = itertools.count(1)
@@ -423,7 +432,7 @@ def test_deletes_are_attached(tables: dict[str, Built]) -> None:
 def test_time_travel_matches_java(tables: dict[str, Built], jvm: Any, spark: Any) -> None:
     b = tables["mor"]
     jt = java_table(spark, b.location)
-    snaps = [s for s in java_iter(jt.snapshots())]
+    snaps = [s for s in jlist(jt.snapshots())]
     for s in snaps:
         sid = s.snapshotId()
         compare(jvm, spark, b, "id < 40", snapshot_id=sid,
@@ -438,7 +447,7 @@ def test_incremental_append_matches_java(tables: dict[str, Built], jvm: Any, spa
     for label in ("all", "mor"):
         b = tables[label]
         jt = java_table(spark, b.location)
-        ids = [s.snapshotId() for s in java_iter(jt.snapshots())]
+        ids = [s.snapshotId() for s in jlist(jt.snapshots())]
         current = jt.currentSnapshot().snapshotId()
         for start in ids[:-1]:
             if not jvm.org.apache.iceberg.util.SnapshotUtil.isAncestorOf(jt, current, start):
@@ -457,7 +466,7 @@ def test_splits_match_java(tables: dict[str, Built], jvm: Any, spark: Any) -> No
             scan = jt.newScan()
             kw: dict[str, Any] = {}
             if size is not None:
-                scan = scan.option("split-size", str(size))
+                scan = scan.option("read.split.target-size", str(size))
                 kw["split_size"] = size
             java_splits = sorted((_strip(t.file().location()), t.start(), t.length())
                                  for c in java_iter(scan.planTasks()) for t in c.tasks())
@@ -470,10 +479,10 @@ def test_single_manifest_tasks_match_java(tables: dict[str, Built], jvm: Any, sp
     """With one data manifest the file order is fixed, so whole tasks can be compared."""
     b = tables["time"]
     jt = java_table(spark, b.location)
-    snap = [s for s in java_iter(jt.snapshots())][0]  # the first append: one manifest
+    snap = [s for s in jlist(jt.snapshots())][0]  # the first append: one manifest
     for size, cost in ((64, 16), (5000, 100), (128 * 1024 * 1024, 4 * 1024 * 1024)):
-        scan = jt.newScan().useSnapshot(snap.snapshotId()).option("split-size", str(size)) \
-            .option("file-open-cost", str(cost))
+        scan = jt.newScan().useSnapshot(snap.snapshotId()) \
+            .option("read.split.target-size", str(size)).option("read.split.open-file-cost", str(cost))
         java_tasks = [[(_strip(t.file().location()), t.start(), t.length()) for t in c.tasks()]
                       for c in java_iter(scan.planTasks())]
         result = icectl_plan(b.location, None, snapshot_id=snap.snapshotId(), split_size=size,
@@ -482,7 +491,7 @@ def test_single_manifest_tasks_match_java(tables: dict[str, Built], jvm: Any, sp
         assert ours == java_tasks, (size, cost)
 
 
-def test_bin_packing_matches_java(jvm: Any) -> None:
+def test_bin_packing_matches_java(jvm: Any, spark: Any) -> None:
     """The packing itself against Java's BinPacking with weights as the items."""
     rng = random.Random(7)
     packer_cls = jvm.org.apache.iceberg.util.BinPacking.ListPacker
@@ -493,9 +502,10 @@ def test_bin_packing_matches_java(jvm: Any) -> None:
         target = rng.choice([50, 100, 150, 400])
         lookback = rng.randint(1, 6)
         largest = rng.random() < 0.8
-        items = jvm.java.util.ArrayList()
-        for w in weights:
-            items.add(jvm.java.lang.Long.valueOf(str(w)))
+        arr = spark.sparkContext._gateway.new_array(jvm.long, n)
+        for i, w in enumerate(weights):
+            arr[i] = w
+        items = jvm.org.apache.iceberg.relocated.com.google.common.primitives.Longs.asList(arr)
         java_bins = [[int(x) for x in b] for b in packer_cls(target, lookback, largest).pack(items, identity)]
         ours = list(pack(weights, lambda w: w, target, lookback, largest))
         assert ours == java_bins, (case, weights, target, lookback, largest)

@@ -222,3 +222,35 @@ def test_cache_by_path_and_length_widens_statistics() -> None:
     assert io.reads == 3
     clear_cache()
     assert cache_info() == {"manifests": 0, "entries": 0}
+
+
+def test_repeating_shapes_take_the_fast_path_and_agree() -> None:
+    """Entries with the same metric-map shapes (the usual case) are matched by one compiled
+    pattern per shape; values, absent keys, null maps and shape changes must all agree."""
+    from icectl.spec.manifests import ManifestFile
+
+    rng = random.Random(5)
+    entries = []
+    for k in range(400):
+        shape = k // 100  # four runs of shapes
+        ids = [1, 2, 3, 70] if shape != 2 else [1, 3]
+        lo = {i: struct.pack("<q", rng.randint(-2**40, 2**40)) for i in ids}
+        if shape == 3:
+            lo[2] = "x" * rng.randint(0, 63)
+            lo[2] = lo[2].encode()
+        counts = {i: rng.choice([0, 5, 64, 10**6]) for i in ids}
+        f = DataFile(DATA, f"f{k}", "PARQUET", (None, None, None, None), 10, 100,
+                     column_sizes=counts, value_counts=counts,
+                     null_value_counts=None if shape == 1 else {i: 0 for i in ids},
+                     nan_value_counts={}, lower_bounds=lo,
+                     upper_bounds={i: v + b"\xff" for i, v in lo.items()})
+        entries.append(ManifestEntry(ADDED, 1, None, None, f))
+    data = write_manifest_raw(entries, partition_type=PTYPE, spec_id=0, partition_spec_json=[],
+                              schema_json={"type": "struct", "schema-id": 0, "fields": []},
+                              format_version=2, snapshot_id=1)
+    mf = ManifestFile("m", len(data), 0, sequence_number=3, min_sequence_number=3,
+                      added_snapshot_id=1)
+    expected = read_manifest(data, mf)
+    for wanted in ({2}, {1, 70}, {1, 2, 3, 70, 99}):
+        cols = decode_manifest(data, wanted_stats=wanted, added_snapshot_id=1, sequence_number=3)
+        assert_same(cols, expected)
