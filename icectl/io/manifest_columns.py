@@ -43,15 +43,16 @@ _MAGIC = b"Obj\x01"
 
 
 def _read_long(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = 0
-    acc = 0
-    while True:
+    b = buf[pos]
+    acc = b & 0x7F
+    shift = 7
+    pos += 1
+    while b & 0x80:
         b = buf[pos]
         pos += 1
         acc |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return (acc >> 1) ^ -(acc & 1), pos
         shift += 7
+    return (acc >> 1) ^ -(acc & 1), pos
 
 
 _ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(128))
@@ -414,6 +415,9 @@ class _Gen:
         self.emit(ind, "b = buf[pos]")
         self.emit(ind, "if b < 128:")
         self.emit(ind + 1, f"{v} = ZZ[b]; pos += 1")
+        self.emit(ind, "elif buf[pos + 1] < 128:")
+        self.emit(ind + 1, "z = (b & 127) | (buf[pos + 1] << 7)")
+        self.emit(ind + 1, f"{v} = (z >> 1) ^ -(z & 1); pos += 2")
         self.emit(ind, "else:")
         self.emit(ind + 1, f"{v}, pos = rl(buf, pos)")
 

@@ -382,6 +382,18 @@ def _vec_pred(p: BoundPredicate, ctx: _Ctx) -> list[bool]:
                      and a[:k] == prefix and b[:k] == prefix)
                 for c, a, b in zip(nc, lo, hi)]
     vc = ctx.counts(fid, "value_counts")
+    if op in (Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ, Op.EQ):
+        # bounds first; the all-null / all-NaN rules only for the files the bounds keep
+        maybe = _vec_range(p, ctx, [False] * n)
+        nc = ctx.counts(fid, "null_counts")
+        nanc = ctx.counts(fid, "nan_counts")
+        for j in range(n):
+            if maybe[j]:
+                v = vc[j]
+                if v is not None and ((nc[j] is not None and v - nc[j] == 0)
+                                      or (nanc[j] is not None and nanc[j] == v)):
+                    maybe[j] = False
+        return maybe
     blocked = _nulls_only(vc, ctx.counts(fid, "null_counts"))
     if op != Op.STARTS_WITH:
         nan_only = _nans_only(vc, ctx.counts(fid, "nan_counts"))
@@ -394,6 +406,15 @@ def _vec_pred(p: BoundPredicate, ctx: _Ctx) -> list[bool]:
         return [not z and not (a is not None and a[:k] > prefix)
                 and not (b is not None and b[:k] < prefix)
                 for z, a, b in zip(blocked, lo, hi)]
+    return _vec_range(p, ctx, blocked)
+
+
+def _vec_range(p: BoundPredicate, ctx: _Ctx, blocked: list[bool]) -> list[bool]:
+    """Bounds rules of <, <=, >, >=, =, in; ``blocked`` marks files already ruled out."""
+    fid = p.field_id
+    op = p.op
+    n = len(ctx.idx)
+    t = ctx.types[fid]
     key = value_key(t)
     if op in (Op.LT, Op.LT_EQ, Op.GT, Op.GT_EQ, Op.EQ):
         lit = p.literal

@@ -88,32 +88,62 @@ LOOKBACK = "read.split.planning-lookback"
 
 
 class PlannedFile:
-    """A data file the scan reads, with its residual filter and delete files."""
+    """A data file the scan reads, with its residual filter and delete files.
 
-    __slots__ = ("path", "file_format", "spec_id", "partition", "record_count",
-                 "file_size_in_bytes", "data_sequence_number", "file_sequence_number",
-                 "split_offsets", "residual", "deletes", "manifest_path", "first_row_id",
-                 "snapshot_id")
+    A light view of one row of the decoded manifest columns: the file's fields are read from
+    the columns when accessed, so planning 200,000 files builds 200,000 small objects only.
+    """
 
-    def __init__(self, path: str, file_format: str, spec_id: int, partition: tuple,
-                 record_count: int, file_size_in_bytes: int, data_sequence_number: int | None,
-                 file_sequence_number: int | None, split_offsets: Sequence[int] | None,
-                 residual: Expression, deletes: tuple, manifest_path: str,
-                 first_row_id: int | None = None, snapshot_id: int | None = None):
-        self.path = path
-        self.file_format = file_format
+    __slots__ = ("_cols", "_i", "spec_id", "residual", "deletes", "manifest_path")
+
+    def __init__(self, cols: ManifestColumns, i: int, spec_id: int, residual: Expression,
+                 deletes: tuple, manifest_path: str):
+        self._cols = cols
+        self._i = i
         self.spec_id = spec_id
-        self.partition = partition
-        self.record_count = record_count
-        self.file_size_in_bytes = file_size_in_bytes
-        self.data_sequence_number = data_sequence_number
-        self.file_sequence_number = file_sequence_number
-        self.split_offsets = split_offsets
         self.residual = residual
         self.deletes = deletes
         self.manifest_path = manifest_path
-        self.first_row_id = first_row_id
-        self.snapshot_id = snapshot_id
+
+    @property
+    def path(self) -> str:
+        return self._cols.file_path[self._i]
+
+    @property
+    def file_format(self) -> str:
+        return self._cols.file_format[self._i]
+
+    @property
+    def partition(self) -> tuple:
+        return self._cols.partition_tuple(self._i)
+
+    @property
+    def record_count(self) -> int:
+        return self._cols.record_count[self._i]
+
+    @property
+    def file_size_in_bytes(self) -> int:
+        return self._cols.file_size_in_bytes[self._i]
+
+    @property
+    def data_sequence_number(self) -> int | None:
+        return self._cols.data_sequence_number[self._i]
+
+    @property
+    def file_sequence_number(self) -> int | None:
+        return self._cols.file_sequence_number[self._i]
+
+    @property
+    def split_offsets(self) -> Sequence[int] | None:
+        return self._cols.split_offsets[self._i]
+
+    @property
+    def first_row_id(self) -> int | None:
+        return self._cols.first_row_id[self._i]
+
+    @property
+    def snapshot_id(self) -> int | None:
+        return self._cols.snapshot_id[self._i]
 
     def __repr__(self) -> str:
         return f"PlannedFile({self.path!r}, deletes={len(self.deletes)}, residual={self.residual})"
@@ -305,14 +335,16 @@ class _SpecInfo:
             self.part_expr = rewrite_not(inclusive_projection(expr, spec, schema, case_sensitive))
         self.manifest_eval = ManifestEvaluator(self.part_expr, self.partition_type)
         self.positions = {f.field_id: i for i, f in enumerate(self.partition_type.fields())}
-        self.residuals = None if isinstance(expr, AlwaysTrue) else \
-            ResidualEvaluator(spec, expr, schema, case_sensitive)
+        self.full_expr = expr
+        self.residuals = None
+        if not isinstance(expr, AlwaysTrue) and not self.broken:
+            self.residuals = ResidualEvaluator(spec, expr, schema, case_sensitive)
         self._residual_cache: dict[tuple, Expression] = {}
         self._part_cache: dict[tuple, bool] = {}
 
     def residual(self, partition: tuple) -> Expression:
         if self.residuals is None:
-            return TRUE
+            return self.full_expr  # no filter, or partition values that cannot be evaluated
         r = self._residual_cache.get(partition)
         if r is None:
             try:
@@ -684,31 +716,28 @@ def _plan_manifest(mc: ManifestColumns, m: ManifestFile, si: _SpecInfo, expr: Ex
         idx = []
     # planned files
     files = result.files
-    append = files.append
-    paths = mc.file_path
-    formats = mc.file_format
-    rcs = mc.record_count
-    sizes = mc.file_size_in_bytes
-    seqs = mc.data_sequence_number
-    fseqs = mc.file_sequence_number
-    offs = mc.split_offsets
-    rows = mc.first_row_id
-    snaps = mc.snapshot_id
     spec_id = m.partition_spec_id
+    mpath = m.manifest_path
+    if index.is_empty and si.residuals is None and not explain:
+        residual = si.full_expr
+        files.extend(PlannedFile(mc, i, spec_id, residual, (), mpath) for i in idx)
+        return
+    paths = mc.file_path
+    seqs = mc.data_sequence_number
     parts = mc.partitions
     single = len(parts) == 1
     no_deletes = index.is_empty
     no_residual = si.residuals is None
-    residual = TRUE
-    mpath = m.manifest_path
+    residual = si.full_expr if no_residual else TRUE
+    append = files.append
     for i in idx:
         part = (parts[0][i],) if single else tuple(c[i] for c in parts)
         if not no_residual:
             residual = si.residual(part)
-        seq = seqs[i]
         if no_deletes:
             dels: tuple = ()
         else:
+            seq = seqs[i]
             stats = None
             if eq_ids:
                 stats = DataStats(
@@ -717,8 +746,7 @@ def _plan_manifest(mc: ManifestColumns, m: ManifestFile, si: _SpecInfo, expr: Ex
                     null_counts={f: mc.stats[f].null_counts[i] for f in eq_ids if f in mc.stats},
                     value_counts={f: mc.stats[f].value_counts[i] for f in eq_ids if f in mc.stats})
             dels = index.for_data_file(paths[i], spec_id, part, seq if seq is not None else 0, stats)
-        append(PlannedFile(paths[i], formats[i], spec_id, part, rcs[i], sizes[i], seq, fseqs[i],
-                           offs[i], residual, dels, mpath, rows[i], snaps[i]))
+        append(PlannedFile(mc, i, spec_id, residual, dels, mpath))
         if explain:
             decisions.append(FileDecision(
                 paths[i], mpath, True,
