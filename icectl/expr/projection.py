@@ -198,12 +198,13 @@ class _Projector:
             return self.make(Op.LT, [self.apply(v)])
         if op == Op.LT_EQ:
             above = self.step(v, 1)
-            return TRUE if above is None else self.make(Op.LT, [self.apply(above)])
+            # `c <= MAX` holds for every value, but not for nulls: the partition must be non-null
+            return self.make(Op.NOT_NULL) if above is None else self.make(Op.LT, [self.apply(above)])
         if op == Op.GT:
             return self.make(Op.GT, [self.apply(v)])
         if op == Op.GT_EQ:
             below = self.step(v, -1)
-            return TRUE if below is None else self.make(Op.GT, [self.apply(below)])
+            return self.make(Op.NOT_NULL) if below is None else self.make(Op.GT, [self.apply(below)])
         return self.make(Op.NOT_EQ, [self.apply(v)])
 
     # -- strings and binary --------------------------------------------------------------------
