@@ -663,11 +663,14 @@ class _Decoder:
     entry_fields: set[str]
 
 
-_DECODERS: dict[tuple[bytes, tuple[int, ...]], _Decoder] = {}
+_DECODERS: dict[tuple, _Decoder] = {}
 
 
-def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...]) -> _Decoder:
-    key = (schema_json, wanted)
+def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
+                     nan_wanted: tuple[int, ...] | None = None) -> _Decoder:
+    if nan_wanted is None:
+        nan_wanted = wanted
+    key = (schema_json, wanted, nan_wanted)
     dec = _DECODERS.get(key)
     if dec is not None:
         return dec
@@ -715,7 +718,8 @@ def _compile_decoder(schema_json: bytes, wanted: tuple[int, ...]) -> _Decoder:
                 df_fields.add(hn)
                 info = g.kv_map_info(h["type"])
                 if info is not None:
-                    keys = wanted if hn in _STAT_MAPS else ()
+                    keys = (nan_wanted if hn == "nan_value_counts" else wanted) \
+                        if hn in _STAT_MAPS else ()
                     region.append((info[0], tuple(keys), info[1]))
                     region_sinks.extend(f"s_{_STAT_MAPS[hn]}_{fid}" for fid in keys)
                     continue
@@ -804,6 +808,7 @@ class ManifestColumns:
     key_metadata: list
     stats: dict[int, ColumnStats] = field(default_factory=dict)
     stats_decoded: frozenset = frozenset()
+    nan_decoded: frozenset = frozenset()  # field ids whose NaN counts were decoded
 
     def partition_tuple(self, i: int) -> tuple:
         return tuple(col[i] for col in self.partitions)
@@ -866,6 +871,7 @@ def decode_manifest(
     sequence_number: int | None = None,
     first_row_id: int | None = None,
     inherit: bool = True,
+    nan_stats: frozenset[int] | set[int] | None = None,
 ) -> ManifestColumns:
     """Decode a manifest's bytes into columns, keeping metrics of ``wanted_stats`` field ids.
 
@@ -880,8 +886,9 @@ def decode_manifest(
         raise CorruptMetadata(f"manifest {path} has no Avro schema") from None
     codec = meta_raw.get("avro.codec", b"null").decode() or "null"
     wanted = tuple(sorted(wanted_stats))
+    nan_wanted = wanted if nan_stats is None else tuple(sorted(set(nan_stats) & set(wanted)))
     try:
-        dec = _compile_decoder(bytes(schema_json), wanted)
+        dec = _compile_decoder(bytes(schema_json), wanted, nan_wanted)
     except (KeyError, TypeError, ValueError) as e:
         raise CorruptMetadata(f"manifest {path} has an unusable schema: {e}") from None
     rows: list[tuple] = []
@@ -977,6 +984,7 @@ def decode_manifest(
         key_metadata=col("key_metadata"),
         stats=stats,
         stats_decoded=frozenset(wanted),
+        nan_decoded=frozenset(nan_wanted),
     )
 
 
@@ -1006,22 +1014,28 @@ def load_manifest_columns(
     added_snapshot_id: int | None = None,
     sequence_number: int | None = None,
     first_row_id: int | None = None,
+    nan_stats: frozenset[int] | set[int] | None = None,
 ) -> ManifestColumns:
     """A manifest's columns through a FileIO, from the cache when possible.
+
+    ``nan_stats`` limits NaN counts to those field ids (float and double columns; default: all
+    of ``wanted_stats``).
 
     The cache key is ``(path, length)`` plus the inheritance inputs; an entry decoded with
     fewer statistics than wanted is decoded again with the union of both sets.
     """
     key = (path, length)
     wanted = frozenset(wanted_stats)
+    nan = wanted if nan_stats is None else frozenset(nan_stats) & wanted
     with _CACHE_LOCK:
         hit = _CACHE.get(key)
     inputs = (added_snapshot_id, sequence_number, first_row_id)
-    if hit is not None and hit.__dict__.get("_inputs") == inputs and wanted <= hit.stats_decoded:
-        return hit
     if hit is not None and hit.__dict__.get("_inputs") == inputs:
+        if wanted <= hit.stats_decoded and nan <= hit.nan_decoded:
+            return hit
         wanted = wanted | hit.stats_decoded
-    cols = decode_manifest(file_io.read(path), path=path, wanted_stats=wanted,
+        nan = nan | hit.nan_decoded
+    cols = decode_manifest(file_io.read(path), path=path, wanted_stats=wanted, nan_stats=nan,
                            added_snapshot_id=added_snapshot_id, sequence_number=sequence_number,
                            first_row_id=first_row_id)
     cols.__dict__["_inputs"] = inputs

@@ -73,7 +73,7 @@ from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot, ancestors_of
 from icectl.spec.transforms import VoidTransform
-from icectl.spec.types import IcebergType, StructType
+from icectl.spec.types import DOUBLE, FLOAT, IcebergType, StructType
 from icectl.spec.values import parse_timestamp
 
 __all__ = ["plan_scan", "PlanResult", "PlannedFile", "ScanTask", "ManifestDecision",
@@ -586,6 +586,8 @@ def plan_scan(
     # 2. data files
     wanted = _manifest_stat_ids(expr) | eq_field_ids
     types = {fid: t for fid in wanted if (t := field_type(fid)) is not None}
+    # NaN counts matter only for float and double columns
+    nan_ids = {fid for fid in wanted if types.get(fid) in (FLOAT, DOUBLE)}
     metrics_expr = expr
     scalar_metrics = MetricsEvaluator(expr) if explain and not isinstance(expr, AlwaysTrue) else None
     for m in data_manifests:
@@ -606,7 +608,7 @@ def plan_scan(
             result.manifests.append(ManifestDecision(
                 m.manifest_path, "data", m.partition_spec_id, m.added_snapshot_id, False, why))
             continue
-        mc = _load(io, m, wanted)
+        mc = _load(io, m, wanted, nan_ids)
         if live_count is None:
             result.data_files_total += sum(1 for s in mc.status if s != DELETED)
         before = len(result.files)
@@ -619,9 +621,11 @@ def plan_scan(
     return result
 
 
-def _load(io: Any, m: ManifestFile, wanted: set[int]) -> ManifestColumns:
+def _load(io: Any, m: ManifestFile, wanted: set[int],
+          nan: set[int] | None = None) -> ManifestColumns:
     return load_manifest_columns(
         io, m.manifest_path, m.manifest_length, wanted_stats=frozenset(wanted),
+        nan_stats=None if nan is None else frozenset(nan),
         added_snapshot_id=m.added_snapshot_id, sequence_number=m.sequence_number,
         first_row_id=m.first_row_id)
 

@@ -217,9 +217,19 @@ def test_cache_by_path_and_length_widens_statistics() -> None:
     load_manifest_columns(io, "p", len(data), wanted_stats={1, 2}, sequence_number=1,
                           added_snapshot_id=5)
     assert io.reads == 2 and cache_info()["manifests"] == 1
+    # NaN counts only for the ids asked for; asking for more decodes again
+    clear_cache()
+    d = load_manifest_columns(io, "p", len(data), wanted_stats={1, 2}, nan_stats={2},
+                              sequence_number=1, added_snapshot_id=5)
+    assert d.nan_decoded == {2} and set(d.stats[1].nan_counts) == {None}
+    reads = io.reads
+    e = load_manifest_columns(io, "p", len(data), wanted_stats={1}, nan_stats={1},
+                              sequence_number=1, added_snapshot_id=5)
+    assert io.reads == reads + 1 and e.nan_decoded == {1, 2}
     # other inheritance inputs (another manifest list entry): decoded again
+    reads = io.reads
     load_manifest_columns(io, "p", len(data), sequence_number=2, added_snapshot_id=5)
-    assert io.reads == 3
+    assert io.reads == reads + 1
     clear_cache()
     assert cache_info() == {"manifests": 0, "entries": 0}
 
