@@ -260,19 +260,9 @@ def _blocks(buf: bytes, start: int, sync: bytes, codec: str):
 
 
 def _decompress_other(codec: str, data: bytes) -> bytes:
-    if codec == "zstandard":
-        try:
-            import zstandard  # type: ignore[import-not-found]
-        except ImportError:
-            raise UnsupportedFeature("manifest uses the zstandard codec; install 'zstandard'") from None
-        return zstandard.ZstdDecompressor().decompressobj().decompress(data)
-    if codec == "snappy":
-        try:
-            import cramjam  # type: ignore[import-not-found]
-        except ImportError:
-            raise UnsupportedFeature("manifest uses the snappy codec; install 'cramjam'") from None
-        return bytes(cramjam.snappy.decompress_raw(data[:-4]))
-    raise UnsupportedFeature(f"unsupported Avro codec {codec!r}")
+    # The reference writes manifests with deflate; other codecs need packages icectl does not
+    # depend on.
+    raise UnsupportedFeature(f"manifest Avro codec {codec!r} is not supported (deflate and null are)")
 
 
 _REGION_MAX_KEYS = 24  # wanted values per region above which no fast pattern is built
