@@ -23,6 +23,7 @@ Iceberg does). --explain says, for every manifest and every file, why it was kep
 
 Examples:
 
+\b
   icectl plan ./wh/db/events --filter "ts >= '2024-01-02' and ts < '2024-01-03'"
   icectl plan db.events -w ./wh --filter "id in (1, 2, 3)" --explain
   icectl plan ./wh/db/events --as-of 2024-05-01T12:00:00 --tasks --split-size 67108864
