@@ -32,6 +32,13 @@ from typing import Any, Callable, Iterable, Iterator, Sequence
 import fastavro
 
 from icectl.errors import CorruptMetadata, ValidationError
+from icectl.io.avro_container import (
+    SYNC_SIZE,
+    decompressed_body,
+    encode_header,
+    split_header,
+    write_long,
+)
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -61,81 +68,9 @@ __all__ = [
     "write_manifest_list", "read_avro_records", "write_avro_records",
 ]
 
-_MAGIC = b"Obj\x01"
-_SYNC_SIZE = 16
 _CODEC = "deflate"
 # Decimal arithmetic here must be exact: the default context rounds to 28 digits.
 _EXACT = Context(prec=1000, Emax=10**6, Emin=-(10**6))
-
-# -- Avro container header ---------------------------------------------------------------------
-
-
-def _read_long(buf: bytes, pos: int) -> tuple[int, int]:
-    shift = 0
-    acc = 0
-    while True:
-        if pos >= len(buf):
-            raise CorruptMetadata("truncated Avro header")
-        b = buf[pos]
-        pos += 1
-        acc |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-    return (acc >> 1) ^ -(acc & 1), pos
-
-
-def _write_long(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    out = bytearray()
-    while z & ~0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
-
-def _read_bytes(buf: bytes, pos: int) -> tuple[bytes, int]:
-    n, pos = _read_long(buf, pos)
-    if n < 0 or pos + n > len(buf):
-        raise CorruptMetadata("truncated Avro header")
-    return bytes(buf[pos:pos + n]), pos + n
-
-
-def _split_header(buf: bytes) -> tuple[dict[str, bytes], bytes, int]:
-    """Header metadata, sync marker and the offset of the first data block."""
-    if bytes(buf[:4]) != _MAGIC:
-        raise CorruptMetadata("not an Avro container file (bad magic)")
-    pos = 4
-    meta: dict[str, bytes] = {}
-    while True:
-        count, pos = _read_long(buf, pos)
-        if count == 0:
-            break
-        if count < 0:
-            count = -count
-            _, pos = _read_long(buf, pos)  # block size in bytes, unused
-        for _ in range(count):
-            k, pos = _read_bytes(buf, pos)
-            v, pos = _read_bytes(buf, pos)
-            meta[k.decode("utf-8")] = v
-    sync = bytes(buf[pos:pos + _SYNC_SIZE])
-    if len(sync) != _SYNC_SIZE:
-        raise CorruptMetadata("truncated Avro header")
-    return meta, sync, pos + _SYNC_SIZE
-
-
-def _encode_header(meta: dict[str, bytes], sync: bytes) -> bytes:
-    out = bytearray(_MAGIC)
-    if meta:
-        out += _write_long(len(meta))
-        for k, v in meta.items():
-            kb = k.encode("utf-8")
-            out += _write_long(len(kb)) + kb + _write_long(len(v)) + v
-    out += _write_long(0)
-    out += sync
-    return bytes(out)
-
 
 def _as_bytes(source: Any) -> bytes:
     if isinstance(source, (bytes, bytearray, memoryview)):
@@ -173,7 +108,7 @@ class _RawFile:
 
     def __init__(self, source: Any):
         buf = _as_bytes(source)
-        meta, sync, start = _split_header(buf)
+        meta, sync, start = split_header(buf)
         try:
             self.schema = json.loads(meta["avro.schema"].decode("utf-8"))
         except (KeyError, ValueError) as e:
@@ -181,7 +116,13 @@ class _RawFile:
         self.metadata = {k: v.decode("utf-8", "replace") for k, v in meta.items()}
         raw_meta = dict(meta)
         raw_meta["avro.schema"] = _compact(_strip_logical(self.schema)).encode("utf-8")
-        self._buf = _encode_header(raw_meta, sync) + buf[start:]
+        body = buf[start:]
+        codec = self.metadata.get("avro.codec", "null")
+        if codec not in ("null", "deflate"):
+            # fastavro needs optional packages for other codecs: hand it uncompressed blocks
+            body = decompressed_body(codec, buf, start, sync)
+            raw_meta["avro.codec"] = b"null"
+        self._buf = encode_header(raw_meta, sync) + body
 
     def records(self, reader_schema: Any = None) -> Iterator[dict]:
         try:
@@ -192,7 +133,7 @@ class _RawFile:
 
 def read_avro_metadata(source: Any) -> dict[str, str]:
     """The key-value metadata of an Avro container (``avro.schema`` included)."""
-    meta, _, _ = _split_header(_as_bytes(source))
+    meta, _, _ = split_header(_as_bytes(source))
     return {k: v.decode("utf-8", "replace") for k, v in meta.items()}
 
 
@@ -377,11 +318,11 @@ def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str
     Values must already be in Avro form (ints for dates and timestamps, bytes for fixed).
     """
     encode = _compile(schema, {})
-    sync = os.urandom(_SYNC_SIZE)
+    sync = os.urandom(SYNC_SIZE)
     meta = {"avro.schema": _compact(schema).encode("utf-8"), "avro.codec": _CODEC.encode()}
     for k, v in metadata.items():
         meta[k] = v.encode("utf-8")
-    out = [_encode_header(meta, sync)]
+    out = [encode_header(meta, sync)]
     chunks: list = []
     pending = bytearray()
     count = 0
@@ -390,7 +331,7 @@ def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str
         nonlocal count
         comp = zlib.compressobj(6, zlib.DEFLATED, -15)
         body = comp.compress(bytes(pending)) + comp.flush()
-        out.append(_write_long(count) + _write_long(len(body)) + body + sync)
+        out.append(write_long(count) + write_long(len(body)) + body + sync)
         pending.clear()
         count = 0
 

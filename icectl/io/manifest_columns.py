@@ -31,12 +31,12 @@ from typing import Any, Callable
 import pyarrow as pa
 
 from icectl.errors import CorruptMetadata, UnsupportedFeature
+from icectl.io.avro_container import decompress_block, iter_blocks, split_header
 from icectl.spec.manifests import ADDED, DELETED
 
 __all__ = ["ManifestColumns", "ColumnStats", "decode_manifest", "load_manifest_columns",
            "clear_cache", "cache_info"]
 
-_MAGIC = b"Obj\x01"
 
 
 # -- varints -------------------------------------------------------------------------------------
@@ -213,56 +213,14 @@ def _make_map_reader(kind: str, wanted: tuple) -> Callable[[bytes, int], tuple]:
 # -- the container --------------------------------------------------------------------------------
 
 
-def _header(buf: bytes) -> tuple[dict[str, bytes], bytes, int]:
-    if buf[:4] != _MAGIC:
-        raise CorruptMetadata("not an Avro container file (bad magic)")
-    pos = 4
-    meta: dict[str, bytes] = {}
-    try:
-        while True:
-            count, pos = _read_long(buf, pos)
-            if count == 0:
-                break
-            if count < 0:
-                count = -count
-                _, pos = _read_long(buf, pos)
-            for _ in range(count):
-                n, pos = _read_long(buf, pos)
-                k = buf[pos:pos + n].decode("utf-8")
-                pos += n
-                n, pos = _read_long(buf, pos)
-                meta[k] = buf[pos:pos + n]
-                pos += n
-    except IndexError:
-        raise CorruptMetadata("truncated Avro header") from None
-    return meta, buf[pos:pos + 16], pos + 16
-
-
 def _blocks(buf: bytes, start: int, sync: bytes, codec: str):
     """(record count, decoded block bytes) for each data block."""
-    pos = start
-    n = len(buf)
-    while pos < n:
-        count, pos = _read_long(buf, pos)
-        size, pos = _read_long(buf, pos)
-        data = buf[pos:pos + size]
-        pos += size
-        if buf[pos:pos + 16] != sync:
-            raise CorruptMetadata("Avro block sync marker mismatch")
-        pos += 16
-        if codec == "deflate":
-            data = zlib.decompress(data, -15)
-        elif codec == "null":
-            pass
-        else:
-            data = _decompress_other(codec, data)
-        yield count, data
-
-
-def _decompress_other(codec: str, data: bytes) -> bytes:
-    # The reference writes manifests with deflate; other codecs need packages icectl does not
-    # depend on.
-    raise UnsupportedFeature(f"manifest Avro codec {codec!r} is not supported (deflate and null are)")
+    if codec == "deflate":  # the reference's default: inline for speed
+        for count, data in iter_blocks(buf, start, sync):
+            yield count, zlib.decompress(data, -15)
+        return
+    for count, data in iter_blocks(buf, start, sync):
+        yield count, decompress_block(codec, data)
 
 
 _REGION_MAX_KEYS = 24  # wanted values per region above which no fast pattern is built
@@ -869,7 +827,7 @@ def decode_manifest(
     given (``added_snapshot_id``, ``sequence_number``, ``first_row_id``).
     """
     data = bytes(data)
-    meta_raw, sync, start = _header(data)
+    meta_raw, sync, start = split_header(data)
     try:
         schema_json = meta_raw["avro.schema"]
     except KeyError:
