@@ -49,7 +49,7 @@ from icectl.spec.transforms import (
     decimal_from_unscaled,
     decimal_unscaled,
 )
-from icectl.spec.types import DATE, INT, LONG, STRING, DecimalType, IcebergType
+from icectl.spec.types import DATE, INT, LONG, STRING, IcebergType
 from icectl.spec.values import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN
 
 __all__ = ["project", "project_strict", "inclusive_projection", "strict_projection"]

@@ -22,7 +22,6 @@ import stat as stat_module
 import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
-from urllib.parse import urlsplit
 
 from icectl.errors import NotFound, StorageError
 

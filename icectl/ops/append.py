@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote_plus, unquote_plus
 
-from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError, ValidationError
+from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io import avro
 from icectl.io.files import is_local, local_path
 from icectl.io.formats import (
@@ -55,7 +55,6 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
-from icectl.spec.summary import SummaryBuilder
 from icectl.spec.transforms import (
     BucketTransform,
     DayTransform,
@@ -68,17 +67,12 @@ from icectl.spec.transforms import (
 )
 from icectl.spec.types import (
     BINARY,
-    DOUBLE,
-    FLOAT,
     STRING,
     IcebergType,
-    ListType,
-    MapType,
     NestedField,
     PrimitiveType,
-    StructType,
 )
-from icectl.spec.values import parse_literal, to_bytes
+from icectl.spec.values import parse_literal
 from icectl.table.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 

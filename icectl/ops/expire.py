@@ -37,7 +37,7 @@ import posixpath
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from icectl.errors import CorruptMetadata, IcectlError, NotFound, ValidationError
 from icectl.io import avro

@@ -9,10 +9,9 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Iterable
 
-from icectl.errors import InvalidInput, NotFound
 from icectl.io.avro import load_manifest, load_manifest_list
 from icectl.spec.manifests import DELETED, ManifestEntry, ManifestFile
-from icectl.spec.metadata import TableMetadata
+from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema, walk_fields
 from icectl.spec.snapshots import Snapshot, ancestor_ids
@@ -219,26 +218,6 @@ def snapshot_row(md: TableMetadata, s: Snapshot, refs: dict[int, list[str]] | No
 def snapshots_view(md: TableMetadata) -> list[dict[str, Any]]:
     refs = _refs_by_snapshot(md)
     return [snapshot_row(md, s, refs) for s in sorted(md.snapshots, key=lambda s: (s.timestamp_ms, s.sequence_number))]
-
-
-def select_snapshot(md: TableMetadata, snapshot_id: int | None = None, ref: str | None = None) -> Snapshot | None:
-    """The snapshot an id or a ref names, else the current one (None for an empty table)."""
-    if snapshot_id is not None and ref is not None:
-        raise InvalidInput("give a snapshot id or --ref, not both")
-    if snapshot_id is not None:
-        s = md.snapshot_by_id(snapshot_id)
-        if s is None:
-            raise NotFound(f"snapshot {snapshot_id} does not exist in table {md.location}")
-        return s
-    if ref is not None:
-        if ref not in md.refs:
-            known = ", ".join(sorted(md.refs)) or "none"
-            raise NotFound(f"ref {ref!r} does not exist in table {md.location} (refs: {known})")
-        s = md.snapshot_for_ref(ref)
-        if s is None:
-            raise NotFound(f"ref {ref!r} points at snapshot {md.refs[ref].snapshot_id}, which does not exist")
-        return s
-    return md.current_snapshot()
 
 
 def read_manifests(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[ManifestFile]:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
 from icectl.errors import IcectlError, NotFound

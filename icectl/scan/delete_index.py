@@ -16,7 +16,7 @@ With ``d`` the data file's data sequence number and ``D`` the delete file's:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable
 
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.types import IcebergType, PrimitiveType

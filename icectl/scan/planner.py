@@ -68,7 +68,7 @@ from icectl.spec.manifests import (
     DataFile,
     ManifestFile,
 )
-from icectl.spec.metadata import TableMetadata
+from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot, ancestors_of
@@ -77,7 +77,7 @@ from icectl.spec.types import DOUBLE, FLOAT, IcebergType, StructType
 from icectl.spec.values import parse_timestamp
 
 __all__ = ["plan_scan", "PlanResult", "PlannedFile", "ScanTask", "ManifestDecision",
-           "FileDecision", "select_scan_snapshot", "parse_as_of"]
+           "FileDecision", "parse_as_of"]
 
 SPLIT_SIZE = "read.split.target-size"
 OPEN_FILE_COST = "read.split.open-file-cost"
@@ -269,39 +269,6 @@ def parse_as_of(text: str) -> int:
 def _has_zone(s: str) -> bool:
     tail = s[10:]
     return tail.endswith("Z") or "+" in tail or "-" in tail
-
-
-def select_scan_snapshot(md: TableMetadata, snapshot_id: int | None = None, ref: str | None = None,
-                         as_of_ms: int | None = None) -> Snapshot | None:
-    """The snapshot a scan reads (current when nothing is given)."""
-    given = sum(x is not None for x in (snapshot_id, ref, as_of_ms))
-    if given > 1:
-        raise InvalidInput("give only one of --snapshot, --ref and --as-of")
-    if snapshot_id is not None:
-        s = md.snapshot_by_id(snapshot_id)
-        if s is None:
-            raise NotFound(f"snapshot {snapshot_id} does not exist in table {md.location}")
-        return s
-    if ref is not None:
-        if ref not in md.refs:
-            known = ", ".join(sorted(md.refs)) or "none"
-            raise NotFound(f"ref {ref!r} does not exist in table {md.location} (refs: {known})")
-        s = md.snapshot_for_ref(ref)
-        if s is None:
-            raise NotFound(f"ref {ref!r} points at a snapshot that does not exist")
-        return s
-    if as_of_ms is not None:
-        found = None
-        for entry in md.snapshot_log:
-            if entry.timestamp_ms <= as_of_ms:
-                found = entry.snapshot_id
-        if found is None:
-            raise NotFound(f"no snapshot is older than {as_of_ms} ms (table {md.location})")
-        s = md.snapshot_by_id(found)
-        if s is None:
-            raise NotFound(f"snapshot {found} named by the snapshot log does not exist")
-        return s
-    return md.current_snapshot()
 
 
 def _scan_schema(md: TableMetadata, snapshot: Snapshot | None, time_travel: bool) -> Schema:
@@ -503,7 +470,7 @@ def plan_scan(
         as_of_ms = None
         if as_of is not None:
             as_of_ms = as_of if isinstance(as_of, int) else parse_as_of(as_of)
-        snapshot = select_scan_snapshot(md, snapshot_id, ref, as_of_ms)
+        snapshot = select_snapshot(md, snapshot_id, ref, as_of_ms)
     time_travel = snapshot_id is not None or as_of is not None or \
         (ref is not None and ref in md.refs and not md.refs[ref].is_branch)
     schema = _scan_schema(md, snapshot, time_travel)

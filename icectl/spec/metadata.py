@@ -20,8 +20,8 @@ import uuid as _uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
-from icectl.errors import CorruptMetadata, IcectlError, NotFound, UnsupportedFeature, ValidationError
-from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionField, PartitionSpec, UNPARTITIONED_SPEC
+from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
+from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, UNPARTITIONED_SPEC
 from icectl.spec.schema import Schema, assign_fresh_ids
 from icectl.spec.snapshots import (
     BRANCH,
@@ -777,3 +777,37 @@ def add_sort_order(md: TableMetadata, order: SortOrder, set_default: bool = True
     if orders is md.sort_orders and default == md.default_sort_order_id:
         return md
     return _touch(md, timestamp_ms, sort_orders=orders, default_sort_order_id=default)
+
+
+def select_snapshot(md: TableMetadata, snapshot_id: int | None = None, ref: str | None = None,
+                    as_of_ms: int | None = None) -> Snapshot | None:
+    """The snapshot an id, a ref or a time (the last one made current at or before it) names;
+    the current one when none is given (None for a table without snapshots)."""
+    given = sum(x is not None for x in (snapshot_id, ref, as_of_ms))
+    if given > 1:
+        raise InvalidInput("give only one of a snapshot id, --ref and --as-of")
+    if snapshot_id is not None:
+        s = md.snapshot_by_id(snapshot_id)
+        if s is None:
+            raise NotFound(f"snapshot {snapshot_id} does not exist in table {md.location}")
+        return s
+    if ref is not None:
+        if ref not in md.refs:
+            known = ", ".join(sorted(md.refs)) or "none"
+            raise NotFound(f"ref {ref!r} does not exist in table {md.location} (refs: {known})")
+        s = md.snapshot_for_ref(ref)
+        if s is None:
+            raise NotFound(f"ref {ref!r} points at snapshot {md.refs[ref].snapshot_id}, which does not exist")
+        return s
+    if as_of_ms is not None:
+        found = None
+        for entry in md.snapshot_log:
+            if entry.timestamp_ms <= as_of_ms:
+                found = entry.snapshot_id
+        if found is None:
+            raise NotFound(f"no snapshot is older than {as_of_ms} ms (table {md.location})")
+        s = md.snapshot_by_id(found)
+        if s is None:
+            raise NotFound(f"snapshot {found} named by the snapshot log does not exist")
+        return s
+    return md.current_snapshot()
