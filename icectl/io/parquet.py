@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
@@ -301,7 +302,31 @@ class _Builder:
         return pf
 
 
+# Files of one table nearly always share a schema: the Iceberg view of a footer schema is built
+# once per distinct (Parquet schema, Arrow schema, name mapping) and shared (its parts are frozen).
+_BUILT: dict[tuple, tuple[list[ParquetField], list[ParquetColumn]]] = {}
+_BUILT_LOCK = threading.Lock()
+_BUILT_MAX = 256
+
+
 def _build(footer: Any, mapping: NameMapping | None) -> tuple[list[ParquetField], list[ParquetColumn]]:
+    pschema = footer.schema
+    # str() of a Parquet schema names every column with its repetition, physical and logical
+    # type and field id; the Arrow form adds what the writer's stored Arrow schema says
+    # (its first line names the Python object's address: leave it out)
+    text = str(pschema).partition("\n")[2]
+    key = (text, pschema.to_arrow_schema().serialize().to_pybytes(), mapping)
+    built = _BUILT.get(key)
+    if built is None:
+        built = _build_uncached(footer, mapping)
+        with _BUILT_LOCK:
+            if len(_BUILT) >= _BUILT_MAX:
+                _BUILT.clear()
+            _BUILT[key] = built
+    return list(built[0]), list(built[1])
+
+
+def _build_uncached(footer: Any, mapping: NameMapping | None) -> tuple[list[ParquetField], list[ParquetColumn]]:
     pschema = footer.schema
     arrow = pschema.to_arrow_schema()
     b = _Builder(pschema, mapping)

@@ -256,6 +256,10 @@ def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Con
         more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
         raise ValidationError(f"{path} does not fit the table: {problems[0]}{more}")
     fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
+    if not ctx.partition_source_ids:  # raw statistics only place files in partitions
+        metrics = _data_file_metrics(path, size, fm)
+        return _Scanned(path, "PARQUET", size, fm.record_count, {}, metrics,
+                        any(not f.file_has_id for f in fields))
     raw = parquet_footer_stats(file_io, path, footer=footer)
     ids: dict[str, int | None] = {}
     stack = list(fields)
@@ -265,22 +269,27 @@ def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Con
             ids[f.path] = f.field_id
         elif f.kind == "struct":
             stack.extend(f.children)
-    stats = {ids[p]: st for p, st in raw.columns.items() if ids.get(p) is not None}
-    metrics = DataFile(
+    stats = {ids[p]: st for p, st in raw.columns.items() if ids.get(p) in ctx.partition_source_ids}
+    metrics = _data_file_metrics(path, size, fm)
+    uses_names = any(not f.file_has_id for f in fields)
+    return _Scanned(path, "PARQUET", size, fm.record_count, stats, metrics, uses_names)
+
+
+def _data_file_metrics(path: str, size: int, fm: Any) -> DataFile:
+    return DataFile(
         content=DATA, file_path=path, file_format="PARQUET", record_count=fm.record_count,
         file_size_in_bytes=size, column_sizes=fm.column_sizes or None,
         value_counts=fm.value_counts or None, null_value_counts=fm.null_value_counts or None,
         nan_value_counts=fm.nan_value_counts or None, lower_bounds=fm.lower_bounds or None,
         upper_bounds=fm.upper_bounds or None, split_offsets=fm.split_offsets or None,
     )
-    uses_names = any(not f.file_has_id for f in fields)
-    return _Scanned(path, "PARQUET", size, fm.record_count, stats, metrics, uses_names)
 
 
 @dataclass(frozen=True)
 class _Context:
     mapping: Any
     config: Any
+    partition_source_ids: frozenset[int] = frozenset()  # columns whose statistics place files
 
 
 def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema, ctx: _Context) -> _Scanned:
@@ -503,7 +512,8 @@ def append_files(
                            f"(partition fields: {names})")
 
     ctx = _Context(table_name_mapping(dict(md.properties), schema),
-                   metrics_config(md.properties, schema, md.sort_order))
+                   metrics_config(md.properties, schema, md.sort_order),
+                   frozenset(f.source_id for f in spec.fields if not f.transform.is_void))
     total = len(normalised)
     workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
     done = 0
