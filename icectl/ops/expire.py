@@ -212,8 +212,10 @@ class _Reader:
     manifests_read: int = 0
     _lists: dict[str, list[ManifestFile] | None] = field(default_factory=dict)
 
-    def manifests_of(self, snapshots: Sequence[Snapshot]) -> dict[str, ManifestFile]:
-        """Manifests (by path) the snapshots list; missing manifest lists are skipped."""
+    def manifests_of(self, snapshots: Sequence[Snapshot], strict: bool = False) -> dict[str, ManifestFile]:
+        """Manifests (by path) the snapshots list. Missing manifest lists are skipped (an earlier,
+        interrupted run may have deleted an expired snapshot's), unless ``strict``: what retained
+        snapshots reach must be known whole, or live files could be taken for unreachable."""
         todo = [s.manifest_list for s in snapshots if s.manifest_list and s.manifest_list not in self._lists]
         todo = list(dict.fromkeys(todo))
 
@@ -228,6 +230,10 @@ class _Reader:
             self.lists_read += 1
         out: dict[str, ManifestFile] = {}
         for s in snapshots:
+            if strict and s.manifest_list and self._lists.get(s.manifest_list) is None:
+                raise CorruptMetadata(
+                    f"manifest list {s.manifest_list} of retained snapshot {s.snapshot_id} is missing; "
+                    "nothing is deleted while the table's metadata is incomplete")
             if s.manifest_list:
                 for m in self._lists.get(s.manifest_list) or ():
                     out.setdefault(m.manifest_path, m)
@@ -237,13 +243,18 @@ class _Reader:
                                                    added_snapshot_id=s.snapshot_id))
         return out
 
-    def live_files(self, manifests: Iterable[ManifestFile], phase: str) -> dict[str, int] | None:
+    def live_files(self, manifests: Iterable[ManifestFile], phase: str,
+                   strict: bool = False) -> dict[str, int] | None:
         """Live (added or existing) file paths -> content, across the manifests; missing
-        manifests are skipped."""
+        manifests are skipped, unless ``strict`` (see :meth:`manifests_of`)."""
         def load(m: ManifestFile) -> list[tuple[str, int]]:
             try:
                 data = self.io.read(m.manifest_path)
             except NotFound:
+                if strict:
+                    raise CorruptMetadata(
+                        f"manifest {m.manifest_path} of a retained snapshot is missing; nothing is "
+                        "deleted while the table's metadata is incomplete") from None
                 return []
             entries = avro.read_manifest(data, include_stats=False)
             return [(e.data_file.file_path, e.data_file.content) for e in entries if e.status != DELETED]
@@ -415,7 +426,7 @@ def _compute_deletions(
 ) -> dict[str, list[str]]:
     """Files of the expired snapshots that the retained snapshots do not reach, by kind."""
     expired_manifests = reader.manifests_of(expired)
-    retained_manifests = reader.manifests_of(retained_md.snapshots)
+    retained_manifests = reader.manifests_of(retained_md.snapshots, strict=True)
     retained_paths = {_norm(p) for p in retained_manifests}
     doomed_manifests = [m for p, m in expired_manifests.items() if _norm(p) not in retained_paths]
 
@@ -423,7 +434,7 @@ def _compute_deletions(
     files: dict[str, list[str]] = {k: [] for k in KINDS}
     if candidates:
         # Files still live in a manifest that stays need no reading: their manifest does.
-        keep = reader.live_files(retained_manifests.values(), "reading retained manifests") or {}
+        keep = reader.live_files(retained_manifests.values(), "reading retained manifests", strict=True) or {}
         keep_norm = {_norm(p) for p in keep}
         for path, content in candidates.items():
             if _norm(path) not in keep_norm:
@@ -511,7 +522,7 @@ def expire_snapshots(
                               snapshot_ids=snapshot_ids, now=now)
         if clean_expired_metadata:
             used: set[int] = set()
-            for m in reader.manifests_of(plan.metadata.snapshots).values():
+            for m in reader.manifests_of(plan.metadata.snapshots, strict=True).values():
                 used.add(m.partition_spec_id)
             new_md, specs, schemas = drop_unused_specs_and_schemas(plan.metadata, used)
             plan = replace(plan, metadata=new_md, removed_spec_ids=specs, removed_schema_ids=schemas)

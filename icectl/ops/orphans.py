@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 from urllib.parse import urlsplit
 
-from icectl.errors import IcectlError, NotFound
+from icectl.errors import CorruptMetadata, IcectlError, NotFound
 from icectl.io import avro
 from icectl.io.files import FileIO, FileInfo, is_local, local_path
 from icectl.spec.manifests import DELETED, ManifestFile
@@ -120,11 +120,14 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
     lists = list(dict.fromkeys(s.manifest_list for s in md.snapshots if s.manifest_list))
     manifests: dict[str, ManifestFile] = {}
 
+    # A file the metadata names but that cannot be read makes the reachable set unknowable:
+    # stop rather than take the files only it would name for orphans.
     def load_list(path: str) -> list[ManifestFile]:
         try:
             return avro.load_manifest_list(io, path, md.format_version)
         except NotFound:
-            return []
+            raise CorruptMetadata(f"manifest list {path} is missing; not looking for orphans "
+                                  "while the table's metadata is incomplete") from None
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         for path, ms in zip(lists, pool.map(load_list, lists)):
@@ -139,7 +142,8 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
             try:
                 entries = avro.read_manifest(io.read(m.manifest_path), include_stats=False)
             except NotFound:
-                return []
+                raise CorruptMetadata(f"manifest {m.manifest_path} is missing; not looking for "
+                                      "orphans while the table's metadata is incomplete") from None
             return [e.data_file.file_path for e in entries if e.status != DELETED]
 
         total = len(manifests)

@@ -290,3 +290,28 @@ def test_interrupted_mid_deletion_is_finished_by_a_rerun(tmp_path, monkeypatch):
         assert result.resumed_cleanups == 1
         left = {os.path.relpath(p, h.location) for p in h.all_files()}
         assert left == expected, stop_after
+
+
+def test_a_missing_retained_manifest_list_stops_expiry_before_anything_is_deleted(tmp_path) -> None:
+    """The files retained snapshots reach must be known whole: with one of their manifest lists
+    gone, expiring would take live files for unreachable ones. icectl refuses instead."""
+    import os
+
+    import pyarrow as pa
+
+    from icectl.errors import CorruptMetadata
+    from icectl.ops.create import create_table
+    from icectl.ops.expire import expire_snapshots
+    from icectl.ops.write import write_rows
+
+    loc = str(tmp_path / "t")
+    create_table(loc, schema_text="id long")
+    for i in range(2):
+        write_rows(Table.load(loc), pa.table({"id": pa.array([i], pa.int64())}))
+    t = Table.load(loc)
+    data = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(loc, "data")) for f in fs)
+    assert len(data) == 2
+    os.remove(t.metadata.current_snapshot().manifest_list)
+    with pytest.raises(CorruptMetadata, match="missing"):
+        expire_snapshots(t, older_than_ms=2**62, retain_last=1)
+    assert all(os.path.exists(p) for p in data)

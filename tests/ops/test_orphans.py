@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 import time
 
+import pytest
+
 from expire_history import History
 
 from icectl.ops.orphans import delete_orphan_files, find_orphan_files, normalize_path
@@ -96,3 +98,29 @@ def test_file_url_locations_match_plain_paths(tmp_path):
     stray = touch(f"{loc}/data/stray.parquet")
     found = find_orphan_files(Table.load(loc), older_than_ms=int(time.time() * 1000))
     assert [normalize_path(p) for p in found.orphan_files] == [stray]
+
+
+def test_a_missing_manifest_list_stops_orphan_cleanup_instead_of_deleting_live_files(tmp_path) -> None:
+    """If a manifest list the metadata names is gone, the files it reaches are unknowable:
+    icectl refuses (as the reference's action fails) rather than calling live data orphans."""
+    import os
+
+    from icectl.errors import CorruptMetadata
+    from icectl.ops.orphans import delete_orphan_files
+    from icectl.ops.write import write_rows
+    from icectl.ops.create import create_table
+    from icectl.table.table import Table
+
+    import pyarrow as pa
+
+    loc = str(tmp_path / "t")
+    create_table(loc, schema_text="id long")
+    t = Table.load(loc)
+    write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64())}))
+    t = Table.load(loc)
+    data = [os.path.join(d, f) for d, _, fs in os.walk(os.path.join(loc, "data")) for f in fs]
+    assert data
+    os.remove(t.metadata.current_snapshot().manifest_list)
+    with pytest.raises(CorruptMetadata, match="missing"):
+        delete_orphan_files(t, older_than_ms=2**62)
+    assert all(os.path.exists(p) for p in data)
