@@ -401,9 +401,9 @@ class MetricsEvaluator:
             return (False, f"{name} is all NaN")
         lower, upper = m.bound("lower", fid, t), m.bound("upper", fid, t)
         if lower is not None and _is_nan(lower):
-            # a NaN lower bound is unreliable: predicates reading it might match; > and >=
-            # still use the upper bound
-            if op not in (Op.GT, Op.GT_EQ):
+            # a NaN lower bound is unreliable: <, <= and in might match; >, >= and = still
+            # check the upper bound (the reference's eq skips only the lower bound)
+            if op not in (Op.GT, Op.GT_EQ, Op.EQ):
                 return _MIGHT
             lower = None
         if op == Op.IN:

@@ -115,8 +115,9 @@ def test_nan_lower_bound_is_unreliable() -> None:
                   **bounds(2, DOUBLE, math.nan, 5.0))
     for text in ("x < -100", "x = -100", "x in (-100, -50)", "x <= -100"):
         assert metrics(text, df)[0] is True, text
-    # the upper bound is still used
+    # the upper bound is still used, also by = (the reference's eq skips only the lower bound)
     assert metrics("x > 5", df) == (False, "upper bound of x (5.0) <= 5.0")
+    assert metrics("x = 6", df)[0] is False
 
 
 def test_missing_metrics_might_match() -> None:
