@@ -46,7 +46,7 @@ from icectl.spec.values import from_bytes, to_bytes
 Op = Operation
 IN_PREDICATE_LIMIT = 200
 
-__all__ = ["summary_reason", "row_matches", "metrics_might_match", "metrics_reason",
+__all__ = ["summary_reason", "metrics_might_match", "metrics_reason",
            "value_key", "IN_PREDICATE_LIMIT"]
 
 
@@ -200,56 +200,6 @@ def _range_reason(p: BoundPredicate, key: Callable, lower: Any, upper: Any, what
             if not any(key(v) <= hi for v in lo_ok):
                 return f"{p}: {what} upper bound {render_value(t, upper)} is below every value"
     return None
-
-
-# -- row evaluation on partition tuples (Evaluator) ----------------------------------------------
-
-
-def row_matches(expr: Expression, values: dict[int, Any]) -> bool:
-    """Evaluate a bound expression on one row given as field id -> value (the reference's
-    ``Evaluator``: comparisons with null are false, their negations true)."""
-    if isinstance(expr, AlwaysTrue):
-        return True
-    if isinstance(expr, AlwaysFalse):
-        return False
-    if isinstance(expr, And):
-        return row_matches(expr.left, values) and row_matches(expr.right, values)
-    if isinstance(expr, Or):
-        return row_matches(expr.left, values) or row_matches(expr.right, values)
-    assert isinstance(expr, BoundPredicate), expr
-    v = values.get(expr.field_id)
-    op = expr.op
-    if op == Op.IS_NULL:
-        return v is None
-    if op == Op.NOT_NULL:
-        return v is not None
-    if op == Op.IS_NAN:
-        return _is_nan(v)
-    if op == Op.NOT_NAN:
-        return not _is_nan(v)
-    if op in (Op.NOT_EQ, Op.NOT_IN, Op.NOT_STARTS_WITH):
-        return not row_matches(expr.negate(), values)
-    if v is None:
-        return False
-    key = value_key(expr.type)
-    if op == Op.STARTS_WITH:
-        return isinstance(v, str) and v.startswith(expr.literal) or \
-            (isinstance(v, (bytes, bytearray)) and bytes(v).startswith(expr.literal))
-    k = key(v)
-    if op == Op.IN:
-        return any(k == key(x) for x in expr.literals)
-    lit = key(expr.literal)
-    if op == Op.LT:
-        return k < lit
-    if op == Op.LT_EQ:
-        return k <= lit
-    if op == Op.GT:
-        return k > lit
-    if op == Op.GT_EQ:
-        return k >= lit
-    if op == Op.EQ:
-        return k == lit
-    raise ValueError(f"unsupported operation {op}")
 
 
 # -- file metrics (InclusiveMetricsEvaluator) ----------------------------------------------------
