@@ -552,31 +552,7 @@ def append_files(
     producer = _AppendProducer(
         table, files, add_name_mapping=uses_names, branch=branch,
         summary_properties=summary_properties, merge=merge)
-    produced: ProducedSnapshot = producer.commit()
-    snap = produced.snapshot
-    summary = dict(snap.summary or {})
-    return AppendResult(
-        location=table.location,
-        branch=branch,
-        snapshot_id=snap.snapshot_id,
-        parent_snapshot_id=snap.parent_snapshot_id,
-        sequence_number=snap.sequence_number,
-        metadata_location=produced.metadata_location,
-        version=produced.version,
-        manifest_list=snap.manifest_list or "",
-        manifests_written=produced.new_manifests,
-        added_files=len(files),
-        added_records=sum(f.record_count for f, _ in files),
-        added_files_size=sum(f.file_size_in_bytes for f, _ in files),
-        summary=summary,
-        first_row_id=snap.first_row_id,
-        added_rows=snap.added_rows,
-        attempts=produced.attempts,
-        name_mapping_created=producer.name_mapping_created,
-        files=tuple({"file-path": f.file_path, "file-format": f.file_format, "partition": p,
-                     "record-count": f.record_count, "file-size-in-bytes": f.file_size_in_bytes}
-                    for f, p in files),
-    )
+    return _result(table, branch, files, producer.commit(), producer.name_mapping_created)
 
 
 def append_data_files(
@@ -597,7 +573,11 @@ def append_data_files(
         raise InvalidInput("no data files to append")
     producer = FastAppendProducer(table, files, branch=branch,
                                   summary_properties=summary_properties, merge=merge)
-    produced: ProducedSnapshot = producer.commit()
+    return _result(table, branch, files, producer.commit())
+
+
+def _result(table: Table, branch: str, files: Sequence[tuple[DataFile, str]],
+            produced: ProducedSnapshot, name_mapping_created: bool = False) -> AppendResult:
     snap = produced.snapshot
     return AppendResult(
         location=table.location,
@@ -616,6 +596,7 @@ def append_data_files(
         first_row_id=snap.first_row_id,
         added_rows=snap.added_rows,
         attempts=produced.attempts,
+        name_mapping_created=name_mapping_created,
         files=tuple({"file-path": f.file_path, "file-format": f.file_format, "partition": p,
                      "record-count": f.record_count, "file-size-in-bytes": f.file_size_in_bytes}
                     for f, p in files),
