@@ -18,7 +18,6 @@ import struct
 import zlib
 from typing import Iterator
 
-import pyarrow as pa
 
 from icectl.errors import CorruptMetadata, UnsupportedFeature
 
@@ -50,7 +49,12 @@ def decompress_block(codec: str, data: bytes) -> bytes:
                 raise CorruptMetadata("snappy Avro block is shorter than its checksum")
             body, crc = data[:-4], struct.unpack(">I", data[-4:])[0]
             size, _ = _varint(body)
-            out = pa.Codec("snappy").decompress(body, decompressed_size=size).to_pybytes()
+            import pyarrow as pa  # only here: keeps pyarrow out of every command's start-up
+
+            try:
+                out = pa.Codec("snappy").decompress(body, decompressed_size=size).to_pybytes()
+            except pa.ArrowException as e:
+                raise CorruptMetadata(f"cannot decompress snappy Avro block: {e}") from None
             if zlib.crc32(out) & 0xFFFFFFFF != crc:
                 raise CorruptMetadata("snappy Avro block fails its CRC-32 check")
             return out
@@ -58,7 +62,7 @@ def decompress_block(codec: str, data: bytes) -> bytes:
             return bz2.decompress(data)
         if codec == "xz":
             return lzma.decompress(data)
-    except (zlib.error, OSError, lzma.LZMAError, pa.ArrowException) as e:
+    except (zlib.error, OSError, lzma.LZMAError) as e:
         raise CorruptMetadata(f"cannot decompress {codec} Avro block: {e}") from None
     raise UnsupportedFeature(
         f"Avro codec {codec!r} is not supported (icectl reads {', '.join(SUPPORTED)}); "
