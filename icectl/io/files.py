@@ -42,6 +42,7 @@ class FileInfo:
     size: int
     mtime_ms: int
     is_dir: bool = False
+    is_link: bool = False  # a symbolic link (only reported by ``list_dir(follow_symlinks=False)``)
 
     @property
     def name(self) -> str:
@@ -247,8 +248,11 @@ class FileIO:
         except OSError as e:
             raise _storage_error("stat", path, e) from e
 
-    def list_dir(self, path: str) -> list[FileInfo]:
-        """Entries directly under a directory (files and directories); [] when it does not exist."""
+    def list_dir(self, path: str, follow_symlinks: bool = True) -> list[FileInfo]:
+        """Entries directly under a directory (files and directories); [] when it does not exist.
+
+        With ``follow_symlinks=False`` a local symbolic link is reported as itself (``is_link``,
+        never ``is_dir``), so a walk can refuse to leave the directory through it."""
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -259,11 +263,11 @@ class FileIO:
                     return []
                 for e in entries:
                     try:
-                        st = e.stat()
+                        st = e.stat(follow_symlinks=follow_symlinks)
                     except FileNotFoundError:
                         continue  # deleted while listing
                     out.append(FileInfo(join(path, e.name), st.st_size, int(st.st_mtime * 1000),
-                                        stat_module.S_ISDIR(st.st_mode)))
+                                        stat_module.S_ISDIR(st.st_mode), stat_module.S_ISLNK(st.st_mode)))
                 return sorted(out, key=lambda i: i.path)
             fs, p = self._fs(path)
             if not fs.exists(p):
