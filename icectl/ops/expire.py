@@ -388,31 +388,44 @@ def _preview(table: Table, req: _Request, reader: ManifestReader) -> _Expiry:
     return _Expiry(plan, expired, statistics_files(base, set(plan.expired_ids)), plan.metadata, reach)
 
 
-def _commit(table: Table, req: _Request, reader: ManifestReader, record: bool,
-            after_commit: Callable[[], None] | None) -> _Expiry:
-    """Commit the metadata without the expired snapshots. Every attempt selects afresh on the
-    then-current metadata, reads what it retains and (when something expires and files are to
-    be deleted) writes the pending cleanup record, all before its commit."""
-    io = table.io
-    record_path = join(metadata_dir(table.location), f"{PENDING_PREFIX}{uuid.uuid4()}{PENDING_SUFFIX}")
-    last: dict[str, Any] = {}
+@dataclass
+class _ExpireUpdate:
+    """The metadata update ``_commit`` hands to ``Table.commit``: called once per attempt on the
+    then-current metadata, it selects afresh, reads what stays (strictly) and, when something
+    expires and files are to be deleted, writes the pending cleanup record, all before that
+    attempt commits. ``chosen`` is what the last (the committed) attempt decided."""
 
-    def update(base: TableMetadata) -> TableMetadata:
-        plan, reach = _select(base, req, reader)
-        last.update(base=base, plan=plan, reach=reach)
-        if record and plan.expired_ids:
-            _write_record(io, record_path, table.metadata_location, base, plan.expired_ids)
+    table: Table
+    req: _Request
+    reader: ManifestReader
+    record_path: str | None  # None: write no record (nothing will be deleted)
+    chosen: tuple[TableMetadata, RetentionPlan, Reachable | None] | None = None
+
+    def __call__(self, base: TableMetadata) -> TableMetadata:
+        plan, reach = _select(base, self.req, self.reader)
+        self.chosen = (base, plan, reach)
+        if self.record_path is not None and plan.expired_ids:
+            _write_record(self.table.io, self.record_path, self.table.metadata_location, base, plan.expired_ids)
         return plan.metadata
 
+
+def _commit(table: Table, req: _Request, reader: ManifestReader, record: bool,
+            after_commit: Callable[[], None] | None) -> _Expiry:
+    """Commit the metadata without the expired snapshots (see :class:`_ExpireUpdate`)."""
+    io = table.io
+    record_path = join(metadata_dir(table.location), f"{PENDING_PREFIX}{uuid.uuid4()}{PENDING_SUFFIX}")
+    update = _ExpireUpdate(table, req, reader, record_path if record else None)
     before = table.metadata_location
     try:
         table.commit(update)
     except BaseException:
         io.delete_quietly(record_path)
         raise
-    base, plan, reach = last["base"], last["plan"], last["reach"]
+    assert update.chosen is not None
+    base, plan, reach = update.chosen
     committed = table.metadata_location if table.metadata_location != before else None
-    if not (record and plan.expired_ids):
+    recorded = record and bool(plan.expired_ids)
+    if not recorded:
         io.delete_quietly(record_path)  # an earlier attempt may have written one
     if after_commit is not None:
         after_commit()
@@ -422,7 +435,7 @@ def _commit(table: Table, req: _Request, reader: ManifestReader, record: bool,
         reach = None  # another writer committed since: what it retains is read afresh
     expired = [s for s in (base.snapshot_by_id(i) for i in plan.expired_ids) if s is not None]
     return _Expiry(plan, expired, statistics_files(base, set(plan.expired_ids)), table.metadata, reach,
-                   committed, record_path if record and plan.expired_ids else None)
+                   committed, record_path if recorded else None)
 
 
 def _deletion_set(reader: ManifestReader, expiry: _Expiry, pending: Sequence[_Pending]) -> dict[str, list[str]]:
