@@ -102,6 +102,30 @@ def test_orphans_delete_never_follows_a_linked_directory(tmp_path):
     assert "link" in r.stderr  # and said on stderr
 
 
+def test_orphans_recheck_the_real_path_just_before_deleting(tmp_path):
+    """A directory listed as real becomes a link (to a directory holding files of the same names)
+    between the listing and the deletion: the deletion resolves the path again and refuses."""
+    h = history(tmp_path)
+    h.append()
+    table = h.save()
+    strays = [plant(os.path.join(h.location, "data", "sub", f"s{i}.parquet")) for i in range(2)]
+    twins = [plant(str(tmp_path / "elsewhere" / f"s{i}.parquet")) for i in range(2)]
+    age(h.location)
+    swapped = []
+
+    def swap(phase, done, total):
+        if not swapped:  # after the listing, before any deletion
+            shutil.rmtree(os.path.join(h.location, "data", "sub"))
+            os.symlink(tmp_path / "elsewhere", os.path.join(h.location, "data", "sub"))
+            swapped.append(phase)
+
+    result = delete_orphan_files(table, older_than_ms=int(time.time() * 1000) - DAY, progress=swap)
+    assert swapped and swapped[0].startswith("reading")  # the swap happened before deleting
+    assert all(os.path.exists(p) for p in twins)
+    assert list(result.orphan_files) == strays and not result.failed
+    assert [p for p, _ in result.refused] == strays and result.to_json()["deleted-files-count"] == 0
+
+
 def test_expire_never_deletes_through_a_link_leaving_the_table(tmp_path):
     """data/ is a link to another directory: the data files resolve outside the table's real
     path, so expiry commits and deletes metadata files but refuses those, naming them."""
