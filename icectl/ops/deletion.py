@@ -23,15 +23,16 @@ import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from icectl.errors import IcectlError, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
 
 __all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
-           "delete_files", "classify", "Deletion", "Progress"]
+           "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled"]
 
+GC_ENABLED = "gc.enabled"
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
 
 # progress(phase, done, total)
@@ -45,6 +46,14 @@ class NeedsOverride(ValidationError):
     def __init__(self, message: str, override: str):
         super().__init__(message)
         self.override = override
+
+
+def require_gc_enabled(properties: Mapping[str, str], action: str) -> None:
+    """``gc.enabled=false`` says the table's files may be shared with other tables: no deleting
+    command runs (as the reference's expiry and orphan cleanup refuse)."""
+    if str(properties.get(GC_ENABLED, "true")).strip().lower() != "true":
+        raise ValidationError(f"cannot {action}: GC is disabled (gc.enabled=false); deleting files "
+                              "may corrupt other tables")
 
 
 def normalize_path(path: str) -> str:

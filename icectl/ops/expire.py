@@ -55,7 +55,8 @@ from typing import Any, Callable, Iterable, Sequence
 from icectl.errors import CorruptMetadata, NotFound, ValidationError
 from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
-    Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files, location_mismatch,
+    GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
+    location_mismatch, require_gc_enabled,
 )
 from icectl.ops.deletion import normalize_path as _norm
 from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
@@ -71,7 +72,6 @@ __all__ = [
     "PENDING_PREFIX", "default_workers",
 ]
 
-GC_ENABLED = "gc.enabled"
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 3600 * 1000
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
@@ -134,9 +134,7 @@ def plan_retention(
     now: int,
 ) -> RetentionPlan:
     """Apply the retention rules (see the module docs) to ``md``; no I/O."""
-    if not md.property_as_bool(GC_ENABLED, True):
-        raise ValidationError("cannot expire snapshots: GC is disabled (gc.enabled=false); "
-                              "deleting files may corrupt other tables")
+    require_gc_enabled(md.properties, "expire snapshots")
     if retain_last is not None and retain_last < 1:
         raise ValidationError(f"number of snapshots to retain must be at least 1, not {retain_last}")
     explicit = list(dict.fromkeys(snapshot_ids))

@@ -31,7 +31,9 @@ from typing import Any, Callable, Iterator
 
 from icectl.errors import ValidationError
 from icectl.io.files import FileIO, FileInfo
-from icectl.ops.deletion import NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path
+from icectl.ops.deletion import (
+    NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
+)
 from icectl.ops.reachable import ManifestReader, read_reachable
 from icectl.spec.metadata import TableMetadata
 from icectl.table.store import version_hint_path
@@ -42,7 +44,6 @@ __all__ = ["OrphanResult", "find_orphan_files", "delete_orphan_files", "normaliz
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 3600 * 1000
 MIN_DELETE_AGE_MS = 24 * 3600 * 1000  # the reference procedure's shortest interval
-GC_ENABLED = "gc.enabled"
 
 Progress = Callable[[str, int, int], None]
 
@@ -138,9 +139,7 @@ def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
     from icectl.ops.timeargs import now_ms
 
     _check_location(table)
-    if not table.metadata.property_as_bool(GC_ENABLED, True):
-        raise ValidationError("cannot delete orphan files: GC is disabled (gc.enabled=false); "
-                              "deleting files may corrupt other tables")
+    require_gc_enabled(table.metadata.properties, "delete orphan files")
     now = now if now is not None else now_ms()
     if not allow_recent and older_than_ms > now - MIN_DELETE_AGE_MS:
         raise NeedsOverride(
