@@ -51,7 +51,7 @@ def naming_overrides() -> Iterator[None]:
     try:
         yield
     except NeedsOverride as e:
-        raise ValidationError(f"{e} (to go ahead anyway: --{e.override.replace('_', '-')})") from None
+        raise ValidationError(f"{e} (--{e.override.replace('_', '-')} to {e.effect})") from None
 
 
 def warn_refused(refused) -> None:

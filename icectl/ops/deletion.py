@@ -41,11 +41,12 @@ Progress = Callable[[str, int, int], None]
 
 class NeedsOverride(ValidationError):
     """A deletion refused by a safety rule that an explicit choice of the caller can lift;
-    ``override`` names the keyword argument that lifts it."""
+    ``override`` names the keyword argument that lifts it, ``effect`` what it then does."""
 
-    def __init__(self, message: str, override: str):
+    def __init__(self, message: str, override: str, effect: str):
         super().__init__(message)
         self.override = override
+        self.effect = effect
 
 
 def require_gc_enabled(properties: Mapping[str, str], action: str) -> None:

@@ -512,7 +512,8 @@ def _metadata_only(table: Table, allow_location_mismatch: bool) -> bool:
         return False
     if allow_location_mismatch:
         return True
-    raise NeedsOverride(f"cannot expire snapshots: {problem}", "allow_location_mismatch")
+    raise NeedsOverride(f"cannot expire snapshots: {problem}", "allow_location_mismatch",
+                        "expire this table's metadata only, deleting no file")
 
 
 def expire_snapshots(

@@ -144,7 +144,8 @@ def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
     if not allow_recent and older_than_ms > now - MIN_DELETE_AGE_MS:
         raise NeedsOverride(
             "cannot delete orphan files with a cut-off less than 24 hours ago (or in the future): "
-            "files of commits still in progress could be deleted", "allow_recent")
+            "files of commits still in progress could be deleted", "allow_recent",
+            "delete them when no other writer can be at work on the table")
     return _run(table, older_than_ms, True, workers, progress)
 
 
