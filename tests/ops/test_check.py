@@ -147,6 +147,13 @@ def test_truncated_newest_metadata_is_reported(tmp_path: Path) -> None:
     assert out["checked"]["snapshots"] == 2
 
 
+def test_version_hint_naming_a_missing_version(tmp_path: Path) -> None:
+    t = build(tmp_path)
+    (Path(local_path(t.location)) / "metadata" / "version-hint.text").write_text("9")
+    out = assert_found(t, "version-hint-broken")
+    assert out["checked"]["snapshots"] == 2  # the newest version, found by listing
+
+
 def test_unknown_table_is_not_found(tmp_path: Path) -> None:
     r = runner.invoke(app, ["check", str(tmp_path / "nothing")])
     assert r.exit_code == 3

@@ -119,6 +119,7 @@ def read_manifests(io: FileIO, md: TableMetadata, manifests: Iterable[ManifestFi
             return m, ("manifest-unreadable", f"cannot be read: {e}"), len(data)
         return m, (meta, entries), len(data)
 
+    ptypes: dict[int, StructType] = {sid: _partition_type(md, spec) for sid, spec in specs.items()}
     out: dict[str, ManifestFacts] = {}
     for m, got, length in _map(load, list(unique.values()), workers):
         if m.manifest_length >= 0 and length >= 0 and length != m.manifest_length:
@@ -134,17 +135,15 @@ def read_manifests(io: FileIO, md: TableMetadata, manifests: Iterable[ManifestFi
                                  content=avro.manifest_content_of(meta))
             except ValueError:
                 m = ManifestFile(m.manifest_path, -1, 0)
-        out[m.manifest_path] = _facts(md, m, entries, specs.get(m.partition_spec_id), problems)
+        out[m.manifest_path] = _facts(m, entries, ptypes.get(m.partition_spec_id), problems)
     return out
 
 
-def _facts(md: TableMetadata, m: ManifestFile, entries: list, spec: PartitionSpec | None,
-           problems: Problems) -> ManifestFacts:
+def _facts(m: ManifestFile, entries: list, ptype: StructType | None, problems: Problems) -> ManifestFacts:
     where = m.manifest_path
     facts = ManifestFacts(m, entries=len(entries))
-    if spec is None:
+    if ptype is None:
         problems.error("manifest-spec-missing", where, f"partition spec {m.partition_spec_id} is not in the table")
-    ptype = _partition_type(md, spec) if spec is not None else None
     wrong_content = None
     bad_arity = None
     bad_types: dict[str, str] = {}
@@ -175,7 +174,7 @@ def _facts(md: TableMetadata, m: ManifestFile, entries: list, spec: PartitionSpe
     if bad_arity is not None and ptype is not None:
         problems.error("partition-arity-mismatch", where,
                        f"{bad_arity.file_path} has {len(bad_arity.partition)} partition values; spec "
-                       f"{spec.spec_id} has {len(ptype.fields())} fields")
+                       f"{m.partition_spec_id} has {len(ptype.fields())} fields")
     for name, msg in bad_types.items():
         problems.error("partition-type-mismatch", where, msg)
     return facts
