@@ -328,3 +328,24 @@ def test_record_count_against_the_parquet_footer(tmp_path: Path) -> None:
     AddEntries(t, [ManifestEntry(ADDED, None, None, None, f)]).commit()
     out = assert_found(t, "record-count-mismatch", "--deep")
     assert out["problems"][0]["where"] == f.file_path
+
+
+def test_position_delete_files_name_their_data_file_by_equal_bounds(tmp_path: Path) -> None:
+    from icectl.scan.delete_index import DELETE_FILE_PATH_ID
+    from icectl.spec.manifests import POSITION_DELETES
+
+    t = build(tmp_path, partition=None, writes=1)
+    live = live_data_files(t)[0].file_path
+    gone = live.replace(".parquet", "-gone.parquet")
+    deletes = []
+    for i, target in enumerate((live, gone)):
+        path = Path(local_path(t.location)) / "data" / f"pos-{i}.parquet"
+        pq.write_table(pa.table({"file_path": [target], "pos": pa.array([0], pa.int64())}), path)
+        bound = {DELETE_FILE_PATH_ID: target.encode()}
+        deletes.append(DataFile(POSITION_DELETES, str(path), "PARQUET", (), 1, path.stat().st_size,
+                                lower_bounds=bound, upper_bounds=dict(bound)))
+    AddDeletes(t, deletes).commit()
+    rc, out = check(t, "--deep")
+    assert rc == 0 and out["clean"] and out["checked"]["delete-files"] == 2
+    assert [(p["code"], p["where"]) for p in out["problems"]] == [("dangling-delete", deletes[1].file_path)]
+    assert gone in out["problems"][0]["message"]
