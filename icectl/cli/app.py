@@ -12,6 +12,7 @@ from icectl.cli import partition_cmds, properties_cmds, schema_cmds, sort_order_
 from icectl.cli import expire_cmd, orphans_cmd, refs_cmds
 from icectl.cli import plan_cmd
 from icectl.cli import write_cmd
+from icectl.cli import check_cmd
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -21,7 +22,8 @@ Spark's Hadoop catalog lays it out.
 
 Exit codes: 0 ok, 2 invalid input or usage, 3 not found, 4 already exists, 5 validation
 failed, 6 commit conflict (retries exhausted), 7 storage error, 8 corrupt metadata,
-9 unsupported feature, 70 internal error, 130 interrupted. Set ICECTL_DEBUG=1 for tracebacks.
+9 unsupported feature, 10 check found problems, 70 internal error, 130 interrupted.
+Set ICECTL_DEBUG=1 for tracebacks.
 """
 
 app = typer.Typer(
@@ -63,6 +65,7 @@ expire_cmd.register(app)
 orphans_cmd.register(app)
 refs_cmds.register(app)
 plan_cmd.register(app)
+check_cmd.register(app)
 
 
 def main() -> None:
