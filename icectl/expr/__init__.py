@@ -1,13 +1,6 @@
 """Filter expressions: parsing, binding, projections and evaluators (pure; no I/O)."""
 
-from icectl.expr.evaluators import (
-    ManifestEvaluator,
-    MetricsEvaluator,
-    ResidualEvaluator,
-    StrictMetricsEvaluator,
-    evaluate_row,
-)
-from icectl.expr.expressions import (
+from icectl.expr.expressions import (  # first: binding re-exports through it
     FALSE,
     TRUE,
     And,
@@ -24,6 +17,13 @@ from icectl.expr.expressions import (
     or_,
     referenced_field_ids,
     rewrite_not,
+)
+from icectl.expr.evaluators import (
+    ManifestEvaluator,
+    MetricsEvaluator,
+    ResidualEvaluator,
+    StrictMetricsEvaluator,
+    evaluate_row,
 )
 from icectl.expr.parser import FILTER_HELP, parse_filter
 from icectl.expr.projection import inclusive_projection, strict_projection

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import uuid as _uuid
-from dataclasses import dataclass
+from typing import NamedTuple
 from decimal import Decimal, InvalidOperation
 
 from icectl.errors import InvalidInput
@@ -62,8 +62,7 @@ Examples: "day >= '2024-01-01' and day < '2024-02-01'", "id in (1, 2, 3) or name
 """
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):
     kind: str  # ident, qident, num, str, bin, op, end
     text: str  # value: identifier, number text, string contents, hex digits, operator
     pos: int  # 0-based offset
@@ -71,12 +70,12 @@ class _Tok:
 
 
 _OPS = ("<=", ">=", "<>", "!=", "==", "=", "<", ">", "(", ")", ",", ".", "-", "+")
-_NUM_RE = re.compile(r"(\d+)(\.\d*)?([eE][+-]?\d+)?")
-_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-
-
-class _Error(Exception):
-    pass
+_NUM_RE = re.compile(r"([0-9]+)(\.[0-9]*)?([eE][+-]?[0-9]+)?")
+# a name starts with a letter of any script or '_' and goes on with letters, digits, '_', '$'
+_IDENT_RE = re.compile(r"[^\W\d][\w$]*")
+_OP_RE = re.compile("|".join(re.escape(op) for op in _OPS))
+_SPACE_RE = re.compile(r"\s+")
+_QUOTED_RE = {q: re.compile(f"{q}([^{q}]*(?:{q}{q}[^{q}]*)*){q}") for q in "'\"`"}
 
 
 def _fail(src: str, pos: int, msg: str) -> InvalidInput:
@@ -90,65 +89,51 @@ def _fail(src: str, pos: int, msg: str) -> InvalidInput:
 
 
 def _read_quoted(src: str, i: int, quote: str, what: str) -> tuple[str, int]:
-    j, buf, n = i + 1, [], len(src)
-    while True:
-        if j >= n:
-            raise _fail(src, i, f"unterminated {what}")
-        c = src[j]
-        if c == quote:
-            if j + 1 < n and src[j + 1] == quote:
-                buf.append(quote)
-                j += 2
-                continue
-            return "".join(buf), j + 1
-        buf.append(c)
-        j += 1
+    m = _QUOTED_RE[quote].match(src, i)
+    if m is None:
+        raise _fail(src, i, f"unterminated {what}")
+    return m.group(1).replace(quote + quote, quote), m.end()
 
 
 def _tokenize(src: str) -> list[_Tok]:
+    """The tokens of ``src``; each step matches one compiled pattern, so time is linear."""
     toks: list[_Tok] = []
+    add = toks.append
     i, n = 0, len(src)
     while i < n:
         c = src[i]
         if c.isspace():
-            i += 1
+            i = _SPACE_RE.match(src, i).end()  # type: ignore[union-attr]
             continue
         if c == "'":
             text, j = _read_quoted(src, i, "'", "string")
-            toks.append(_Tok("str", text, i, j))
+            add(_Tok("str", text, i, j))
         elif c in "\"`":
             text, j = _read_quoted(src, i, c, "quoted name")
             if not text:
                 raise _fail(src, i, "empty quoted name")
-            toks.append(_Tok("qident", text, i, j))
+            add(_Tok("qident", text, i, j))
         elif c in "xX" and i + 1 < n and src[i + 1] == "'":
             text, j = _read_quoted(src, i + 1, "'", "binary literal")
             hexdigits = re.sub(r"\s+", "", text)
             if not re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", hexdigits):
                 raise _fail(src, i, "binary literal needs an even number of hex digits")
-            toks.append(_Tok("bin", hexdigits, i, j))
-        elif c.isdigit():
-            m = _NUM_RE.match(src, i)
-            assert m
-            j = m.end()
+            add(_Tok("bin", hexdigits, i, j))
+        elif "0" <= c <= "9":
+            j = _NUM_RE.match(src, i).end()  # type: ignore[union-attr]
             if j < n and (src[j].isalnum() or src[j] == "_"):
                 raise _fail(src, i, "invalid number")
-            toks.append(_Tok("num", m.group(0), i, j))
-        elif c.isalpha() or c == "_":
-            m = _IDENT_RE.match(src, i)
-            assert m
+            add(_Tok("num", src[i:j], i, j))
+        elif (m := _IDENT_RE.match(src, i)) is not None:
             j = m.end()
-            toks.append(_Tok("ident", m.group(0), i, j))
+            add(_Tok("ident", m.group(0), i, j))
+        elif (m := _OP_RE.match(src, i)) is not None:
+            j = m.end()
+            add(_Tok("op", m.group(0), i, j))
         else:
-            for op in _OPS:
-                if src.startswith(op, i):
-                    j = i + len(op)
-                    toks.append(_Tok("op", op, i, j))
-                    break
-            else:
-                raise _fail(src, i, f"unexpected character {c!r}")
+            raise _fail(src, i, f"unexpected character {c!r}")
         i = j
-    toks.append(_Tok("end", "", n, n))
+    add(_Tok("end", "", n, n))
     return toks
 
 
@@ -201,45 +186,49 @@ class _Parser:
     # -- grammar -------------------------------------------------------------------------------
 
     def parse(self) -> Expression:
+        """The whole filter. Parentheses open frames on an explicit stack instead of recursing,
+        so nesting depth and chain length are limited by memory only."""
         if self.tok.kind == "end":
             raise self.error("empty filter")
-        e = self.or_expr()
+        frames = [_Frame(None, 0)]
+        while True:
+            nots = 0
+            while self.at_word("not"):
+                self.advance()
+                nots += 1
+            if self.at_op("("):
+                frames.append(_Frame(self.advance(), nots))
+                continue
+            e = _negated(self.operand(), nots)
+            while True:  # after an operand: AND, OR, ')' or the end
+                frame = frames[-1]
+                frame.ands.append(e)
+                if self.at_word("and"):
+                    self.advance()
+                    break
+                if self.at_word("or"):
+                    self.advance()
+                    frame.end_and()
+                    break
+                if frame.open is None:
+                    return self._finish(frame)
+                if not self.at_op(")"):
+                    raise self.error("expected ')' to close the '(' at position "
+                                     f"{frame.open.pos + 1}")
+                self.advance()
+                frames.pop()
+                e = _negated(frame.result(), frame.nots)
+
+    def _finish(self, frame: "_Frame") -> Expression:
         if self.tok.kind != "end":
             if self.at_op(")"):
                 raise self.error("unbalanced ')'")
             raise self.error("expected AND, OR or the end of the filter")
-        return e
+        return frame.result()
 
-    def or_expr(self) -> Expression:
-        e = self.and_expr()
-        while self.at_word("or"):
-            self.advance()
-            e = _or(e, self.and_expr())
-        return e
-
-    def and_expr(self) -> Expression:
-        e = self.not_expr()
-        while self.at_word("and"):
-            self.advance()
-            e = _and(e, self.not_expr())
-        return e
-
-    def not_expr(self) -> Expression:
-        if self.at_word("not"):
-            self.advance()
-            return _not(self.not_expr())
-        return self.primary()
-
-    def primary(self) -> Expression:
+    def operand(self) -> Expression:
+        """A constant or one predicate (BETWEEN gives two)."""
         t = self.tok
-        if self.at_op("("):
-            self.advance()
-            e = self.or_expr()
-            if not self.at_op(")"):
-                raise self.error("expected ')' to close the '(' at position "
-                                 f"{t.pos + 1}")
-            self.advance()
-            return e
         if self.at_word("true", "false") and not self._next_is_cmp():
             self.advance()
             return TRUE if t.text.lower() == "true" else FALSE
@@ -334,8 +323,8 @@ class _Parser:
             self.expect_word("and", "between the BETWEEN bounds")
             hi = self.literal("the upper bound after BETWEEN AND")
             if negated:
-                return _or(Predicate(Operation.LT, col, (lo,)), Predicate(Operation.GT, col, (hi,)))
-            return _and(Predicate(Operation.GT_EQ, col, (lo,)), Predicate(Operation.LT_EQ, col, (hi,)))
+                return or_(Predicate(Operation.LT, col, (lo,)), Predicate(Operation.GT, col, (hi,)))
+            return and_(Predicate(Operation.GT_EQ, col, (lo,)), Predicate(Operation.LT_EQ, col, (hi,)))
         if self.at_word("starts"):
             self.advance()
             self.expect_word("with", "after STARTS")
@@ -470,20 +459,37 @@ class _Parser:
         raise AssertionError(kind)
 
 
-def _and(a: Expression, b: Expression) -> Expression:
-    return and_(a, b)
+class _Frame:
+    """One parenthesised group being parsed: its OR terms, the AND terms of the current one,
+    the opening token and the NOTs in front of it."""
+
+    __slots__ = ("open", "nots", "ors", "ands")
+
+    def __init__(self, open_tok: _Tok | None, nots: int):
+        self.open = open_tok
+        self.nots = nots
+        self.ors: list[Expression] = []
+        self.ands: list[Expression] = []
+
+    def end_and(self) -> None:
+        self.ors.append(and_(*self.ands))
+        self.ands = []
+
+    def result(self) -> Expression:
+        self.end_and()
+        return or_(*self.ors)
 
 
-def _or(a: Expression, b: Expression) -> Expression:
-    return or_(a, b)
-
-
-def _not(a: Expression) -> Expression:
-    return not_(a)
+def _negated(e: Expression, nots: int) -> Expression:
+    """``e`` under ``nots`` NOTs: an even number cancels out."""
+    return not_(e) if nots % 2 else e
 
 
 def parse_filter(text: str) -> Expression:
     """Parse filter text into an unbound expression (see :data:`FILTER_HELP`)."""
     if not isinstance(text, str):
         raise InvalidInput(f"a filter must be text, not {type(text).__name__}")
+    if not text.strip():
+        raise _fail(text, 0, "empty filter (give a condition, or leave out the filter option "
+                    "to select every row)")
     return _Parser(text).parse()
