@@ -269,6 +269,13 @@ def _paren(e: Expression) -> list[Any]:
 def and_(*exprs: Expression) -> Expression:
     """The conjunction of any number of expressions (a balanced tree, so depth grows with the
     logarithm of the count); TRUE drops out, FALSE wins."""
+    if len(exprs) == 2:  # the common case, without building a list
+        a, b = exprs
+        if isinstance(a, AlwaysFalse) or isinstance(b, AlwaysTrue):
+            return a
+        if isinstance(b, AlwaysFalse) or isinstance(a, AlwaysTrue):
+            return b
+        return And(a, b)
     terms = []
     for e in exprs:
         if isinstance(e, AlwaysFalse):
@@ -281,6 +288,13 @@ def and_(*exprs: Expression) -> Expression:
 def or_(*exprs: Expression) -> Expression:
     """The disjunction of any number of expressions (a balanced tree); FALSE drops out, TRUE
     wins."""
+    if len(exprs) == 2:  # the common case, without building a list
+        a, b = exprs
+        if isinstance(a, AlwaysTrue) or isinstance(b, AlwaysFalse):
+            return a
+        if isinstance(b, AlwaysTrue) or isinstance(a, AlwaysFalse):
+            return b
+        return Or(a, b)
     terms = []
     for e in exprs:
         if isinstance(e, AlwaysTrue):
@@ -554,6 +568,8 @@ def referenced_field_ids(expr: Expression) -> set[int]:
 def rewrite_not(expr: Expression) -> Expression:
     """The same expression without ``Not`` nodes (negations pushed into the predicates), in one
     pass over an explicit stack carrying whether the node is negated."""
+    if not any(type(n) is Not for n in walk(expr)):
+        return expr
     results: list[Expression] = []
     stack: list[tuple[Expression, bool, bool]] = [(expr, False, False)]
     while stack:

@@ -82,7 +82,8 @@ def _fail(src: str, pos: int, msg: str) -> InvalidInput:
     if pos >= len(src):
         near = "end of input"
     else:
-        near = "'" + src[pos:pos + 20] + ("..." if len(src) > pos + 20 else "") + "'"
+        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in src[pos:pos + 20])
+        near = "'" + shown + ("..." if len(src) > pos + 20 else "") + "'"
     err = InvalidInput(f"invalid filter at position {pos + 1}: {msg}, near {near}")
     err.position = pos + 1  # type: ignore[attr-defined]
     return err
@@ -490,6 +491,6 @@ def parse_filter(text: str) -> Expression:
     if not isinstance(text, str):
         raise InvalidInput(f"a filter must be text, not {type(text).__name__}")
     if not text.strip():
-        raise _fail(text, 0, "empty filter (give a condition, or leave out the filter option "
+        raise _fail("", 0, "empty filter (give a condition, or leave out the filter option "
                     "to select every row)")
     return _Parser(text).parse()
