@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from icectl.expr.eval_base import prepare
-from icectl.expr.eval_rows import value_matches
+from icectl.expr.eval_rows import partition_key, value_matches
 from icectl.expr.expressions import (
     FALSE,
     TRUE,
@@ -113,8 +113,9 @@ class ResidualEvaluator:
         seen: dict[tuple, Expression] = {}
         out = []
         for part in partitions:
-            r = seen.get(part)
+            key = partition_key(part)
+            r = seen.get(key)
             if r is None:
-                r = seen[part] = self.residual_for(part)
+                r = seen[key] = self.residual_for(part)
             out.append(r)
         return out

@@ -14,12 +14,19 @@ They share one walk (:mod:`icectl.expr.visitor`), one value order and one ``in``
 from icectl.expr.eval_manifest import ManifestEvaluator, manifests_might_match
 from icectl.expr.eval_metrics import MetricsEvaluator, metrics_might_match
 from icectl.expr.eval_residual import ResidualEvaluator
-from icectl.expr.eval_rows import evaluate_row, evaluate_rows, partition_matches, partitions_match
+from icectl.expr.eval_rows import (
+    evaluate_row,
+    evaluate_rows,
+    partition_key,
+    partition_matches,
+    partitions_match,
+)
 from icectl.expr.eval_strict import StrictMetricsEvaluator, strict_metrics_match
 from icectl.expr.ordering import IN_PREDICATE_LIMIT, value_key
 
 __all__ = [
-    "value_key", "IN_PREDICATE_LIMIT", "evaluate_row", "evaluate_rows", "partition_matches",
+    "value_key", "IN_PREDICATE_LIMIT", "evaluate_row", "evaluate_rows", "partition_key",
+    "partition_matches",
     "partitions_match", "ManifestEvaluator", "manifests_might_match", "MetricsEvaluator",
     "metrics_might_match", "StrictMetricsEvaluator", "strict_metrics_match", "ResidualEvaluator",
 ]

@@ -32,6 +32,7 @@ from icectl.expr.evaluators import (
     MetricsEvaluator,
     ResidualEvaluator,
     metrics_might_match,
+    partition_key,
     partition_matches,
 )
 from icectl.expr.expressions import (
@@ -314,22 +315,24 @@ class _SpecInfo:
     def residual(self, partition: tuple) -> Expression:
         if self.residuals is None:
             return self.full_expr  # no filter, or partition values that cannot be evaluated
-        r = self._residual_cache.get(partition)
+        key = partition_key(partition)
+        r = self._residual_cache.get(key)
         if r is None:
             try:
                 r = self.residuals.residual_for(partition)
             except TypeError:
                 r = self.residuals.expr
-            self._residual_cache[partition] = r
+            self._residual_cache[key] = r
         return r
 
     def partition_matches(self, partition: tuple) -> bool:
         if isinstance(self.part_expr, AlwaysTrue):
             return True
-        got = self._part_cache.get(partition)
+        key = partition_key(partition)
+        got = self._part_cache.get(key)
         if got is None:
             got = partition_matches(self.part_expr, partition, self.positions)
-            self._part_cache[partition] = got
+            self._part_cache[key] = got
         return got
 
 
