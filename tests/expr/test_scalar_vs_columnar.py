@@ -201,3 +201,27 @@ def test_scalar_equals_columnar(name: str, data) -> None:
     assert [inclusive.eval(f)[0] for f in files] == metrics_might_match(plain, cols, idx, {1: t})
     strict = StrictMetricsEvaluator(plain)
     assert [strict.eval(f) for f in files] == strict_metrics_match(plain, cols, idx, {1: t})
+
+
+def test_minus_zero_and_zero_are_different_partitions(tmp_path) -> None:
+    """Per-partition caches key -0.0 apart from 0.0 (equal in Python, not for the reference):
+    `c < 0` keeps the -0.0 partition only, and each file shows its own partition."""
+    import json
+    import subprocess
+    import sys
+
+    def icectl(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=120)
+
+    loc = str(tmp_path / "t")
+    assert icectl("create", loc, "--schema", "c double", "--partition", "c").returncode == 0
+    csv = tmp_path / "z.csv"
+    csv.write_text("c\n0.0\n-0.0\n")
+    assert icectl("write", loc, str(csv)).returncode == 0
+    r = icectl("plan", loc, "--filter", "c < 0", "--json")
+    assert r.returncode == 0, r.stderr
+    assert [f["partition"] for f in json.loads(r.stdout)["files"]] == [{"c": -0.0}]
+    r = icectl("plan", loc, "--json")
+    parts = sorted(str(f["partition"]["c"]) for f in json.loads(r.stdout)["files"])
+    assert parts == ["-0.0", "0.0"]
