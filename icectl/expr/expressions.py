@@ -391,16 +391,23 @@ def _render_binary(b: bytes) -> str:
 # Predicates
 
 
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
+_NAME_REST = re.compile(r"[\w$]*")
 # words of the filter language that must be quoted when used as a column name
 KEYWORDS = frozenset({"and", "or", "not", "in", "is", "between", "like", "null", "true", "false"})
+
+
+def _is_plain_name(part: str) -> bool:
+    """Whether the parser reads ``part`` as one name unquoted: a letter of any script or '_',
+    then letters, digits, '_' or '$'."""
+    return bool(part) and (part[0].isalpha() or part[0] == "_") and \
+        _NAME_REST.fullmatch(part, 1) is not None
 
 
 def render_name(name: str) -> str:
     """A dotted column name as filter text, quoting parts that need it."""
     out = []
     for part in name.split("."):
-        if _PLAIN_NAME.fullmatch(part) and part.lower() not in KEYWORDS:
+        if _is_plain_name(part) and part.lower() not in KEYWORDS:
             out.append(part)
         else:
             out.append("`" + part.replace("`", "``") + "`")

@@ -32,24 +32,27 @@ __all__ = ["parse_filter", "FILTER_HELP"]
 
 FILTER_HELP = """\
 Filter expressions (--filter):
-  comparison   col = v, col != v (or <>), col < v, col <= v, col > v, col >= v
+  comparison   col = v (or col == v), col != v (or <>), col < v, col <= v, col > v,
+               col >= v; the value may come first (5 < id means id > 5)
   sets         col in (v1, v2, ...), col not in (...)
   ranges       col between lo and hi, col not between lo and hi (bounds included)
   nulls, NaN   col is null, col is not null, col is nan, col is not nan
-  prefixes     col starts with 'abc', col like 'abc%', col not like 'abc%'
-               (only prefix patterns: one trailing %; \\% and \\_ match % and _ themselves;
-               a pattern without % means equality)
+  prefixes     col starts with 'abc', col not starts with 'abc', col like 'abc%',
+               col not like 'abc%' (only prefix patterns: one trailing %; \\% and \\_ match
+               % and _ themselves; a pattern without % means equality)
   logic        not e, e and e, e or e, ( e ); not binds tighter than and, and than or;
-               true and false are the constant filters
-  columns      names as in the schema; nested struct fields by dotted path (point.x);
-               quote names with "double quotes" or `backticks` ("my col", `order`);
-               matched case-insensitively unless --case-sensitive is given
+               true and false are the constant filters; filters may be of any length
+               and nesting depth; an empty filter is an error
+  columns      names as in the schema, letters of any script included (catégorie, 类别);
+               nested struct fields by dotted path (point.x); quote other names with
+               "double quotes" or `backticks` ("my col", `order`); matched
+               case-insensitively unless --case-sensitive is given
   literals     integers (42, -7), decimals (12.50, exact), floats (1e3, 2.5e-1), strings in
                single quotes ('it''s'), true/false, date '2024-01-02',
-               time '10:15:00', timestamp '2024-01-02 10:00:00' (no zone),
-               timestamptz '2024-01-02 10:00:00+01:00' (converted to UTC; none means UTC),
-               uuid 'f79c3e09-677c-4bbd-a479-3f349cb785e7', binary X'0a0b',
-               double 'Infinity'
+               time '10:15:00', timestamp '2024-01-02 10:00:00' (no zone; also
+               timestamp_ntz '...'), timestamptz '2024-01-02 10:00:00+01:00' (converted to
+               UTC; none means UTC), uuid 'f79c3e09-677c-4bbd-a479-3f349cb785e7',
+               binary X'0a0b', double 'Infinity' (or float '...'), decimal '12.50'
   coercion     a plain string is converted to the column's type: '2024-01-02' against a date,
                '2024-01-02 10:00:00' against a timestamp, uuids, decimals; an integer fits any
                numeric, date (days) or timestamp (microseconds) column; a date literal fits a
@@ -125,7 +128,7 @@ def _tokenize(src: str) -> list[_Tok]:
             if j < n and (src[j].isalnum() or src[j] == "_"):
                 raise _fail(src, i, "invalid number")
             add(_Tok("num", src[i:j], i, j))
-        elif (m := _IDENT_RE.match(src, i)) is not None:
+        elif (c.isalpha() or c == "_") and (m := _IDENT_RE.match(src, i)) is not None:
             j = m.end()
             add(_Tok("ident", m.group(0), i, j))
         elif (m := _OP_RE.match(src, i)) is not None:
