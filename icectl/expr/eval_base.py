@@ -14,7 +14,7 @@ import struct
 from typing import Any, Callable, Sequence
 
 from icectl.expr.binding import bind
-from icectl.expr.expressions import BoundPredicate, Expression, Predicate, predicates, rewrite_not
+from icectl.expr.expressions import BoundPredicate, Expression, is_bound, rewrite_not
 from icectl.expr.visitor import Visitor, visit
 from icectl.spec.schema import Schema
 from icectl.spec.types import (
@@ -42,7 +42,7 @@ FLOAT_TYPES = (FLOAT, DOUBLE)
 
 def prepare(expr: Expression, schema: Schema | None, case_sensitive: bool) -> Expression:
     """``expr`` bound (when it is not yet) and without NOT."""
-    if any(isinstance(p, Predicate) for p in predicates(expr)):
+    if not is_bound(expr):  # trees are bound or unbound as a whole: one leaf tells
         if schema is None:
             raise TypeError("an unbound expression needs a schema")
         expr = bind(expr, schema, case_sensitive)

@@ -74,11 +74,7 @@ class _Tok(NamedTuple):
 
 _OPS = ("<=", ">=", "<>", "!=", "==", "=", "<", ">", "(", ")", ",", ".", "-", "+")
 _NUM_RE = re.compile(r"([0-9]+)(\.[0-9]*)?([eE][+-]?[0-9]+)?")
-# a name starts with a letter of any script or '_' and goes on with letters, digits, '_', '$'
-_IDENT_RE = re.compile(r"[^\W\d][\w$]*")
 _OP_RE = re.compile("|".join(re.escape(op) for op in _OPS))
-_SPACE_RE = re.compile(r"\s+")
-_QUOTED_RE = {q: re.compile(f"{q}([^{q}]*(?:{q}{q}[^{q}]*)*){q}") for q in "'\"`"}
 
 
 def _fail(src: str, pos: int, msg: str) -> InvalidInput:
@@ -92,53 +88,62 @@ def _fail(src: str, pos: int, msg: str) -> InvalidInput:
     return err
 
 
-def _read_quoted(src: str, i: int, quote: str, what: str) -> tuple[str, int]:
-    m = _QUOTED_RE[quote].match(src, i)
-    if m is None:
-        raise _fail(src, i, f"unterminated {what}")
-    return m.group(1).replace(quote + quote, quote), m.end()
+# one pattern for every token; the first alternative that matches wins
+_TOKEN_RE = re.compile("|".join([
+    r"(?P<space>\s+)",
+    r"(?P<num>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)",
+    r"(?P<str>'[^']*(?:''[^']*)*')",
+    r'(?P<qident>"[^"]*(?:""[^"]*)*"|`[^`]*(?:``[^`]*)*`)',
+    r"(?P<bin>[xX]'[^']*(?:''[^']*)*')",
+    r"(?P<ident>(?=[^\W\d])[\w$]+)",
+    r"(?P<op>" + _OP_RE.pattern + ")",
+]))
 
 
 def _tokenize(src: str) -> list[_Tok]:
-    """The tokens of ``src``; each step matches one compiled pattern, so time is linear."""
+    """The tokens of ``src``: one match of one compiled pattern per token, so time is linear."""
     toks: list[_Tok] = []
     add = toks.append
+    match = _TOKEN_RE.match
     i, n = 0, len(src)
     while i < n:
-        c = src[i]
-        if c.isspace():
-            i = _SPACE_RE.match(src, i).end()  # type: ignore[union-attr]
+        m = match(src, i)
+        kind = m.lastgroup if m is not None else None
+        if kind is None or (kind == "ident" and not (src[i].isalpha() or src[i] == "_")):
+            _tokenize_error(src, i)
+        j = m.end()  # type: ignore[union-attr]
+        if kind == "space":
+            i = j
             continue
-        if c == "'":
-            text, j = _read_quoted(src, i, "'", "string")
-            add(_Tok("str", text, i, j))
-        elif c in "\"`":
-            text, j = _read_quoted(src, i, c, "quoted name")
-            if not text:
-                raise _fail(src, i, "empty quoted name")
-            add(_Tok("qident", text, i, j))
-        elif c in "xX" and i + 1 < n and src[i + 1] == "'":
-            text, j = _read_quoted(src, i + 1, "'", "binary literal")
-            hexdigits = re.sub(r"\s+", "", text)
-            if not re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", hexdigits):
-                raise _fail(src, i, "binary literal needs an even number of hex digits")
-            add(_Tok("bin", hexdigits, i, j))
-        elif "0" <= c <= "9":
-            j = _NUM_RE.match(src, i).end()  # type: ignore[union-attr]
+        text = m.group(0)  # type: ignore[union-attr]
+        if kind == "num":
             if j < n and (src[j].isalnum() or src[j] == "_"):
                 raise _fail(src, i, "invalid number")
-            add(_Tok("num", src[i:j], i, j))
-        elif (c.isalpha() or c == "_") and (m := _IDENT_RE.match(src, i)) is not None:
-            j = m.end()
-            add(_Tok("ident", m.group(0), i, j))
-        elif (m := _OP_RE.match(src, i)) is not None:
-            j = m.end()
-            add(_Tok("op", m.group(0), i, j))
-        else:
-            raise _fail(src, i, f"unexpected character {c!r}")
+        elif kind == "str":
+            text = text[1:-1].replace("''", "'")
+        elif kind == "qident":
+            q = text[0]
+            text = text[1:-1].replace(q + q, q)
+            if not text:
+                raise _fail(src, i, "empty quoted name")
+        elif kind == "bin":
+            text = re.sub(r"\s+", "", text[2:-1])
+            if not re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", text):
+                raise _fail(src, i, "binary literal needs an even number of hex digits")
+        add(_Tok(kind, text, i, j))  # type: ignore[arg-type]
         i = j
     add(_Tok("end", "", n, n))
     return toks
+
+
+def _tokenize_error(src: str, i: int) -> None:
+    c = src[i]
+    if c == "'" or (c in "xX" and src[i + 1:i + 2] == "'"):
+        what = "string" if c == "'" else "binary literal"
+        raise _fail(src, i, f"unterminated {what}")
+    if c in "\"`":
+        raise _fail(src, i, "unterminated quoted name")
+    raise _fail(src, i, f"unexpected character {c!r}")
 
 
 _CMP = {"=": Operation.EQ, "==": Operation.EQ, "!=": Operation.NOT_EQ, "<>": Operation.NOT_EQ,

@@ -26,11 +26,10 @@ from icectl.expr.expressions import (
     BoundPredicate,
     Expression,
     Operation,
-    Predicate,
     and_,
+    is_bound,
     make_bound,
     or_,
-    predicates,
     rewrite_not,
 )
 from icectl.expr.visitor import Visitor, visit
@@ -337,7 +336,7 @@ def _fix_strict_time(e: Expression | None) -> Expression | None:
 
 
 def _prepare(expr: Expression, schema: Schema, case_sensitive: bool) -> Expression:
-    if any(isinstance(p, Predicate) for p in predicates(expr)):
+    if not is_bound(expr):  # trees are bound or unbound as a whole: one leaf tells
         expr = bind(expr, schema, case_sensitive)
     return rewrite_not(expr)
 
