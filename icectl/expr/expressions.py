@@ -22,35 +22,27 @@ from __future__ import annotations
 
 import enum
 import math
-import re
 from dataclasses import dataclass
 from itertools import zip_longest
 from typing import Any, Iterable, Iterator
 
 from icectl.errors import InvalidInput
 from icectl.expr.ordering import value_key
-from icectl.expr.visitor import balanced, leaves, walk
-from icectl.spec.transforms import human_value
-from icectl.spec.types import (
-    BINARY,
-    BOOLEAN,
-    DATE,
-    DOUBLE,
-    FLOAT,
-    INT,
-    LONG,
-    STRING,
-    TIME,
-    TIMESTAMP,
-    TIMESTAMP_NS,
-    TIMESTAMPTZ,
-    TIMESTAMPTZ_NS,
-    UUID,
-    DecimalType,
-    FixedType,
-    IcebergType,
+from icectl.expr.rendering import (
+    FLOAT_TYPES,
+    KEYWORDS,
+    NS_TYPES,
+    TIMESTAMP_TYPES,
+    quote,
+    render_binary,
+    render_float,
+    render_name,
+    render_value,
+    timestamp_text,
 )
-from icectl.spec.values import format_date, format_time, format_timestamp
+from icectl.expr.visitor import balanced, leaves, walk
+from icectl.spec.types import IcebergType
+from icectl.spec.values import format_date, format_time
 
 __all__ = [
     "Operation", "Expression", "AlwaysTrue", "AlwaysFalse", "TRUE", "FALSE", "And", "Or", "Not",
@@ -60,10 +52,6 @@ __all__ = [
     "UNARY_OPS", "LITERAL_OPS", "SET_OPS", "FLOAT_TYPES", "TIMESTAMP_TYPES", "NS_TYPES",
 ]
 
-FLOAT_TYPES = (FLOAT, DOUBLE)
-TIMESTAMP_TYPES = (TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS)
-NS_TYPES = (TIMESTAMP_NS, TIMESTAMPTZ_NS)
-_TZ_TYPES = (TIMESTAMPTZ, TIMESTAMPTZ_NS)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -203,7 +191,7 @@ class _Node(Expression):
         return hash(tuple(type(n).__name__ if type(n) in _INNER else n for n in walk(self)))
 
     def __str__(self) -> str:
-        return render(self)
+        return _cached_text(self, render)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}[{render(self)}]"
@@ -236,6 +224,15 @@ class Not(_Node):
 
 
 _INNER = (And, Or, Not)
+
+
+def _cached_text(e: Expression, make: Any) -> str:
+    """The text of an immutable node, rendered once (a plan prints one residual per file)."""
+    got = e.__dict__.get("_text")
+    if got is None:
+        got = make(e)
+        object.__setattr__(e, "_text", got)
+    return got
 
 
 def render(expr: Expression) -> str:
@@ -347,71 +344,27 @@ class Literal:
         if k == "decimal":
             return format(v, "f")
         if k == "float":
-            r = _render_float(v)
+            r = render_float(v)
             return r if ("e" in r or "'" in r) else r + "e0"  # keeps the float kind
         if k == "string":
-            return _quote(v)
+            return quote(v)
         if k == "boolean":
             return "true" if v else "false"
         if k == "date":
-            return f"date {_quote(format_date(v))}"
+            return f"date {quote(format_date(v))}"
         if k == "time":
-            return f"time {_quote(format_time(v))}"
+            return f"time {quote(format_time(v))}"
         if k == "timestamp":
-            return f"timestamp {_quote(_ts_text(v, False))}"
+            return f"timestamp {quote(timestamp_text(v, False))}"
         if k == "timestamptz":
-            return f"timestamptz {_quote(_ts_text(v, True))}"
+            return f"timestamptz {quote(timestamp_text(v, True))}"
         if k == "uuid":
-            return f"uuid {_quote(str(v))}"
-        return _render_binary(v)
-
-
-def _ts_text(nanos: int, tz: bool) -> str:
-    if nanos % 1000 == 0:
-        return format_timestamp(nanos // 1000, nanos=False, tz=tz)
-    return format_timestamp(nanos, nanos=True, tz=tz)
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _render_float(v: float) -> str:
-    if math.isinf(v):
-        return "double 'Infinity'" if v > 0 else "double '-Infinity'"
-    r = repr(float(v))
-    return r
-
-
-def _render_binary(b: bytes) -> str:
-    return "X'" + bytes(b).hex().upper() + "'"
+            return f"uuid {quote(str(v))}"
+        return render_binary(v)
 
 
 # ----------------------------------------------------------------------------------------------
 # Predicates
-
-
-_NAME_REST = re.compile(r"[\w$]*")
-# words of the filter language that must be quoted when used as a column name
-KEYWORDS = frozenset({"and", "or", "not", "in", "is", "between", "like", "null", "true", "false"})
-
-
-def _is_plain_name(part: str) -> bool:
-    """Whether the parser reads ``part`` as one name unquoted: a letter of any script or '_',
-    then letters, digits, '_' or '$'."""
-    return bool(part) and (part[0].isalpha() or part[0] == "_") and \
-        _NAME_REST.fullmatch(part, 1) is not None
-
-
-def render_name(name: str) -> str:
-    """A dotted column name as filter text, quoting parts that need it."""
-    out = []
-    for part in name.split("."):
-        if _is_plain_name(part) and part.lower() not in KEYWORDS:
-            out.append(part)
-        else:
-            out.append("`" + part.replace("`", "``") + "`")
-    return ".".join(out)
 
 
 def _render_pred(op: Operation, name: str, lits: list[str]) -> str:
@@ -488,8 +441,8 @@ class BoundPredicate(Expression):
         return BoundPredicate(self.op.negate(), self.field_id, self.name, self.type, self.literals)
 
     def __str__(self) -> str:
-        return _render_pred(self.op, self.name, [render_value(self.type, v)
-                                                 for v in self.literals])
+        return _cached_text(self, lambda p: _render_pred(
+            p.op, p.name, [render_value(p.type, v) for v in p.literals]))
 
 
 def is_bound(expr: Expression) -> bool:
@@ -497,35 +450,6 @@ def is_bound(expr: Expression) -> bool:
     for p in predicates(expr):
         return isinstance(p, BoundPredicate)
     return True
-
-
-def render_value(t: IcebergType, v: Any) -> str:
-    """A value of a type as filter text that parses and binds back to the same value."""
-    if t == BOOLEAN:
-        return "true" if v else "false"
-    if t in (INT, LONG):
-        return str(int(v))
-    if t in FLOAT_TYPES:
-        if math.isinf(v) or math.isnan(v):
-            return _render_float(float(v))
-        return human_value(t, float(v))  # Java's shortest digits; parses back to the value
-    if isinstance(t, DecimalType):
-        return format(v, "f")
-    if t == DATE:
-        return f"date {_quote(format_date(v))}"
-    if t == TIME:
-        return f"time {_quote(format_time(v))}"
-    if t in TIMESTAMP_TYPES:
-        nanos = v if t in NS_TYPES else v * 1000
-        return (f"{'timestamptz' if t in _TZ_TYPES else 'timestamp'} "
-                f"{_quote(_ts_text(nanos, t in _TZ_TYPES))}")
-    if t == STRING:
-        return _quote(v)
-    if t == UUID:
-        return f"uuid {_quote(str(v))}"
-    if t == BINARY or isinstance(t, FixedType):
-        return _render_binary(v)
-    return _quote(str(v))
 
 
 def make_bound(op: Operation, field_id: int, name: str, t: IcebergType,
