@@ -94,12 +94,13 @@ def _delete_view(d: Any) -> dict[str, Any]:
 
 def plan_view(md: Any, result: Any, *, with_tasks: bool = False,
               with_explain: bool = False) -> dict[str, Any]:
+    from icectl.expr.evaluators import partition_key
     from icectl.ops.inspect import partition_json
 
     part_cache: dict[tuple, tuple] = {}
 
     def partition(spec_id: int, values: tuple) -> tuple:
-        key = (spec_id, values)
+        key = (spec_id, partition_key(values))  # -0.0 and 0.0 are different partitions
         got = part_cache.get(key)
         if got is None:
             try:
