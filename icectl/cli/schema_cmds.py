@@ -55,10 +55,13 @@ def evolve_view(result: Any) -> dict[str, Any]:
         "committed": result.committed,
         "dry-run": result.dry_run,
         "metadata-file": result.metadata_location if result.committed else None,
+        "warnings": list(getattr(result, "warnings", ())),
     }
 
 
 def report_status(result: Any, what: str) -> None:
+    for w in getattr(result, "warnings", ()):
+        err(f"warning: {w}")
     if result.dry_run:
         err(f"dry run: {what} not committed")
     elif result.committed:

@@ -19,6 +19,7 @@ from icectl.spec.parse import parse_type
 from icectl.spec.schema_update import SchemaUpdate, update_table_schema
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.spec.values import parse_literal, to_json_value
+from icectl.table.producer import unreadable_current_snapshot
 from icectl.table.table import Table
 
 __all__ = [
@@ -37,6 +38,7 @@ class EvolveResult:
     committed: bool
     dry_run: bool
     metadata_location: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -58,9 +60,15 @@ def run_change(
     """
     before = table.metadata
     expected = requirements(before)
+    problem = unreadable_current_snapshot(table.io, before)
+    if problem is not None:
+        # A metadata-only change stays possible, so the table can still be repaired; say so.
+        table.warn(f"{problem}; the {what} change does not touch data and is "
+                   f"{'computed' if dry_run else 'committed'} anyway")
     if dry_run:
         after = change(before)
-        return EvolveResult(table.location, before, after, False, True, table.metadata_location)
+        return EvolveResult(table.location, before, after, False, True, table.metadata_location,
+                            tuple(table.warnings))
 
     def update(base: TableMetadata) -> TableMetadata:
         if requirements(base) != expected:
@@ -73,7 +81,7 @@ def run_change(
     table.commit(update)
     after = table.metadata
     return EvolveResult(table.location, before, after, table.version != version, False,
-                        table.metadata_location)
+                        table.metadata_location, tuple(table.warnings))
 
 
 def schema_requirements(md: TableMetadata) -> tuple:

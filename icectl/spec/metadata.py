@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
+from icectl.spec.properties import RESERVED_PROPERTIES, property_int, validate_properties
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, UNPARTITIONED_SPEC
 from icectl.spec.schema import Schema, assign_fresh_ids
 from icectl.spec.snapshots import (
@@ -46,13 +47,6 @@ __all__ = [
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 DEFAULT_FORMAT_VERSION = 2
 INITIAL_SEQUENCE_NUMBER = 0
-
-# Properties that describe the table rather than configure it; never stored in "properties".
-RESERVED_PROPERTIES = (
-    "format-version", "uuid", "snapshot-count", "current-snapshot-id", "current-snapshot-summary",
-    "current-snapshot-timestamp-ms", "current-schema", "default-partition-spec",
-    "default-sort-order",
-)
 
 # Defaults the reference persists into a new table's properties when the caller sets none.
 _PERSISTED_DEFAULTS = {"write.parquet.compression-codec": "zstd"}
@@ -501,6 +495,7 @@ def new_table_metadata(
         except ValueError:
             raise ValidationError(f"invalid format-version property {raw!r}") from None
     _check_version(format_version)
+    check_properties({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
     # The reference puts its persisted defaults first, then the caller's properties in order.
     stored = {k: v for k, v in _PERSISTED_DEFAULTS.items() if k not in props}
     stored.update((k, v) for k, v in props.items() if k not in RESERVED_PROPERTIES)
@@ -583,6 +578,7 @@ def with_properties(
     overlap = set(updates) & set(removals)
     if overlap:
         raise ValidationError(f"cannot set and remove the same properties: {', '.join(sorted(overlap))}")
+    check_properties(updates)
     version = md.format_version
     if "format-version" in updates:
         raw = updates.pop("format-version")
@@ -606,6 +602,14 @@ def with_properties(
     if props == md.properties and list(props) == list(md.properties):
         return out
     return _touch(out, timestamp_ms, properties=props)
+
+
+def check_properties(props: Mapping[str, str]) -> None:
+    """InvalidInput naming the first known property whose value the reference would not accept."""
+    problems = validate_properties(props)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InvalidInput(f"invalid {problems[0]}{more}")
 
 
 def next_sequence_number(md: TableMetadata) -> int:
@@ -716,7 +720,7 @@ def with_previous_metadata(md: TableMetadata, previous_file: str | None, timesta
     ``write.metadata.previous-versions-max`` entries (at least 1) by dropping the oldest."""
     if previous_file is None:
         return md
-    max_size = max(1, md.property_as_int(PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
+    max_size = max(1, property_int(md.properties, PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
     log = list(md.metadata_log)
     if len(log) >= max_size:
         log = log[len(log) - max_size + 1:]

@@ -150,14 +150,23 @@ def test_complete_or_acknowledged_versions_are_never_treated_as_unfinished(locat
 
 # -- a full disk --------------------------------------------------------------------------------
 
-def test_full_disk_through_an_opened_file_is_a_storage_error():
-    f = FileIO().open("/dev/full", "wb")  # every write fails with ENOSPC
+@pytest.fixture
+def full_disk(tmp_path):
+    """A path on a full disk: a link to /dev/full, where every write fails with ENOSPC. Code
+    under test may delete the path after the failure; that removes only the link."""
+    link = tmp_path / "full.parquet"
+    os.symlink("/dev/full", link)
+    return str(link)
+
+
+def test_full_disk_through_an_opened_file_is_a_storage_error(full_disk):
+    f = FileIO().open(full_disk, "wb")
     with pytest.raises(StorageError, match="No space left"):
         f.write(b"x" * 100_000)
         f.close()
 
 
-def test_full_disk_while_writing_parquet_is_a_storage_error():
+def test_full_disk_while_writing_parquet_is_a_storage_error(full_disk):
     from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
     from icectl.spec.schema import Schema
 
@@ -165,7 +174,7 @@ def test_full_disk_while_writing_parquet_is_a_storage_error():
         {"id": 1, "name": "id", "required": False, "type": "long"}]})
     data = pa.table({"id": pa.array(range(200_000), pa.int64())})
     with pytest.raises(StorageError, match="No space left"):
-        write_rolling(FileIO(), data, schema, ParquetWriteOptions(), lambda: "/dev/full")
+        write_rolling(FileIO(), data, schema, ParquetWriteOptions(), lambda: full_disk)
 
 
 def test_full_disk_while_committing_metadata_is_a_storage_error(location, monkeypatch):
@@ -181,10 +190,21 @@ def test_full_disk_while_committing_metadata_is_a_storage_error(location, monkey
 
 
 FULL_DISK_WRITE = """
-import sys
+import os, sys
 import icectl.io.files as files
 real = files.local_path
-files.local_path = lambda p: "/dev/full" if p.endswith(".parquet") and "/data/" in p else real(p)
+
+def on_full_disk(p):
+    # data files go to links to /dev/full (deleting one after the failure removes only the link)
+    if p.endswith(".parquet") and "/data/" in p:
+        link = real(p) + ".full"
+        if not os.path.lexists(link):
+            os.makedirs(os.path.dirname(link), exist_ok=True)
+            os.symlink("/dev/full", link)
+        return link
+    return real(p)
+
+files.local_path = on_full_disk
 from icectl.cli.app import main
 sys.argv = ["icectl"] + sys.argv[1:]
 main()
