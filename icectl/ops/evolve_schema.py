@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping
 from icectl.errors import CommitConflict, InvalidInput
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.parse import parse_type
-from icectl.spec.schema_update import SchemaUpdate, update_table_schema
+from icectl.spec.schema_metadata import update_table_schema
+from icectl.spec.schema_update import SchemaUpdate
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.spec.values import parse_literal, to_json_value
 from icectl.table.producer import unreadable_current_snapshot
@@ -89,11 +90,15 @@ def schema_requirements(md: TableMetadata) -> tuple:
 
 
 def evolve_schema(table: Table, build: Callable[[SchemaUpdate], Any], *, dry_run: bool = False,
-                  case_sensitive: bool = True) -> EvolveResult:
-    """Apply the changes ``build`` makes to a SchemaUpdate of the current schema, in one commit."""
+                  case_sensitive: bool = True, case_sensitive_names: bool = False) -> EvolveResult:
+    """Apply the changes ``build`` makes to a SchemaUpdate of the current schema, in one commit.
+
+    Names that differ only in case from another in the same struct are refused (exit 5) unless
+    ``case_sensitive_names``."""
 
     def change(base: TableMetadata) -> TableMetadata:
-        update = SchemaUpdate(base.schema, base.last_column_id, base.format_version, case_sensitive)
+        update = SchemaUpdate(base.schema, base.last_column_id, base.format_version, case_sensitive,
+                              case_sensitive_names=case_sensitive_names)
         build(update)
         return update_table_schema(base, update)
 
@@ -224,9 +229,11 @@ def apply_changes(update: SchemaUpdate, changes: Iterable[Mapping[str, Any]]) ->
         apply_change(update, c)
 
 
-def union_with_parquet(table: Table, path: str, *, dry_run: bool = False) -> EvolveResult:
+def union_with_parquet(table: Table, path: str, *, dry_run: bool = False,
+                       case_sensitive_names: bool = False) -> EvolveResult:
     """Add the columns of a Parquet file's schema that the table lacks (union by name)."""
     from icectl.io.parquet_schema import read_parquet_schema
 
     struct = read_parquet_schema(table.io, path)
-    return evolve_schema(table, lambda u: u.union_by_name(struct), dry_run=dry_run)
+    return evolve_schema(table, lambda u: u.union_by_name(struct), dry_run=dry_run,
+                         case_sensitive_names=case_sensitive_names)

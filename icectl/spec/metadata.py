@@ -24,6 +24,7 @@ from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, NotFound, 
 from icectl.spec.properties import RESERVED_PROPERTIES, property_int, validate_properties
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, UNPARTITIONED_SPEC
 from icectl.spec.schema import Schema, assign_fresh_ids
+from icectl.spec.schema_update import check_case_clashes
 from icectl.spec.snapshots import (
     BRANCH,
     MAIN_BRANCH,
@@ -479,8 +480,11 @@ def new_table_metadata(
     *,
     table_uuid: str | None = None,
     timestamp_ms: int | None = None,
+    case_sensitive_names: bool = False,
 ) -> TableMetadata:
     """Metadata for a new table, as the reference's ``TableMetadata.newTableMetadata`` builds it.
+
+    Column names that differ only in case are refused unless ``case_sensitive_names``.
 
     Field ids are reassigned from 1; the spec and sort order are rebound to the new ids by
     column name; partition field ids restart at 1000; a sorted order gets id 1. A
@@ -496,6 +500,8 @@ def new_table_metadata(
             raise ValidationError(f"invalid format-version property {raw!r}") from None
     _check_version(format_version)
     check_properties({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
+    if not case_sensitive_names:
+        check_case_clashes(schema.struct)
     # The reference puts its persisted defaults first, then the caller's properties in order.
     stored = {k: v for k, v in _PERSISTED_DEFAULTS.items() if k not in props}
     stored.update((k, v) for k, v in props.items() if k not in RESERVED_PROPERTIES)
