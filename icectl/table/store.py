@@ -35,13 +35,8 @@ from dataclasses import dataclass, replace
 
 from icectl.errors import CommitConflict, IcectlError, CorruptMetadata, NotFound, StorageError, ValidationError
 from icectl.io.files import DestinationExists, FileIO, join
-from icectl.spec.metadata import (
-    TableMetadata,
-    metadata_from_bytes,
-    metadata_to_bytes,
-    now_ms,
-    with_previous_metadata,
-)
+from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
+from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
 
 __all__ = [
     "VersionConflict", "CommittedVersion", "metadata_dir", "version_hint_path", "metadata_file_path",

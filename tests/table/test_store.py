@@ -10,7 +10,8 @@ import pytest
 
 from icectl.errors import CorruptMetadata, InvalidInput, NotFound, ValidationError
 from icectl.io.files import FileIO
-from icectl.spec.metadata import metadata_from_bytes, metadata_to_bytes, with_properties
+from icectl.spec.metadata import with_properties
+from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
 from icectl.table import store
 from icectl.table.store import VersionConflict
 
