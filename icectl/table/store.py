@@ -358,7 +358,6 @@ def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, ve
         if any(e.metadata_file.rsplit("/", 1)[-1] == name and e.timestamp_ms == new.last_updated_ms
                for e in log):
             return
-        break  # the oldest readable newer version does not descend from this one
     why = (f"version {max(newer + [hinted])} exists" if newer or hinted > version
            else f"the base {base.metadata_location if base else ''} was removed")
     raise VersionConflict(version, f"{final} was created under a newer table ({why})", conflict=True)

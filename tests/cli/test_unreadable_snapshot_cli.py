@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from icectl.io import avro
@@ -49,6 +51,12 @@ def test_write_and_append_refuse_and_write_nothing(broken: str, tmp_path: Path) 
     r = run("write", broken, str(rows))
     assert r.returncode == 8, r.stderr
     assert "current snapshot" in r.stderr and "unreadable" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert files(broken) == before
+    data = str(tmp_path / "more.parquet")
+    pq.write_table(pa.table({"id": pa.array([4], pa.int64()), "name": pa.array(["d"])}), data)
+    before = files(broken)
+    r = run("append", broken, data)
+    assert r.returncode == 8 and "unreadable" in r.stderr, r.stderr
     assert files(broken) == before
 
 
