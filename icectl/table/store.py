@@ -17,7 +17,7 @@ commit extended the newest version: a writer that stalled long enough could rena
 freed under it, behind newer versions no reader looks at. So a commit checks both before the
 rename (its base is the newest listed version and still exists, no hint names anything newer)
 and after it (no newer version or hint appeared, the base still exists) - unless a newer version
-names this one as its predecessor, i.e. another writer already built on it. A commit that fails
+lists this one (name and timestamp) in its metadata log: another writer already built on it. A commit that fails
 the check after its rename removes the file it renamed (only if it still holds its own bytes)
 and raises :class:`VersionConflict`, so the caller re-reads, re-validates and retries.
 
