@@ -53,7 +53,8 @@ __all__ = [
     "manifest_list_avro_schema", "iceberg_schema_json", "decimal_required_bytes",
     "sanitize_avro_name",
     # helpers
-    "inherit_sequence_numbers", "assign_manifest_first_row_ids", "summarize_entries",
+    "inherit_sequence_numbers", "inherit_columns", "InheritedColumns",
+    "assign_manifest_first_row_ids", "summarize_entries",
     "partition_summaries", "content_name", "content_from_name",
 ]
 
@@ -230,6 +231,11 @@ class ManifestFile:
 # -- inheritance rules ------------------------------------------------------------------------
 
 
+def _inherits_sequence_number(status: int, manifest_sequence_number: int) -> bool:
+    # the reference: ADDED entries inherit; a v1 list (sequence number 0) stores none at all
+    return manifest_sequence_number == 0 or status == ADDED
+
+
 def inherit_sequence_numbers(
     status: int, sequence_number: int | None, file_sequence_number: int | None,
     manifest_sequence_number: int,
@@ -240,11 +246,67 @@ def inherit_sequence_numbers(
     manifest's sequence number is 0 (a v1 manifest list, where nothing was stored); otherwise
     it stays null, as in the reference.
     """
-    if sequence_number is None and (manifest_sequence_number == 0 or status == ADDED):
-        sequence_number = manifest_sequence_number
-    if file_sequence_number is None and (manifest_sequence_number == 0 or status == ADDED):
-        file_sequence_number = manifest_sequence_number
+    if _inherits_sequence_number(status, manifest_sequence_number):
+        if sequence_number is None:
+            sequence_number = manifest_sequence_number
+        if file_sequence_number is None:
+            file_sequence_number = manifest_sequence_number
     return sequence_number, file_sequence_number
+
+
+@dataclass(frozen=True)
+class InheritedColumns:
+    snapshot_id: list
+    sequence_number: list
+    file_sequence_number: list
+    first_row_id: list
+
+
+def inherit_columns(
+    status: Sequence[int],
+    snapshot_id: list,
+    sequence_number: list,
+    file_sequence_number: list,
+    first_row_id: list,
+    record_count: Sequence[int],
+    *,
+    added_snapshot_id: int | None,
+    manifest_sequence_number: int | None,
+    manifest_first_row_id: int | None,
+) -> InheritedColumns:
+    """The values entries of one manifest inherit from its manifest list entry, column-wise
+    (the one implementation both manifest readers use).
+
+    - a null ``snapshot_id`` takes ``added_snapshot_id``;
+    - null sequence numbers follow :func:`inherit_sequence_numbers` (nothing is inherited when
+      ``manifest_sequence_number`` is None);
+    - v3 row ids: with ``manifest_first_row_id``, each non-DELETED entry whose file has no
+      ``first_row_id`` gets the running next row id, which then grows by the file's record
+      count; without one, the files' values are cleared (delete manifests, pre-v3 manifests).
+    """
+    if added_snapshot_id is not None and None in snapshot_id:
+        snapshot_id = [added_snapshot_id if s is None else s for s in snapshot_id]
+    ms = manifest_sequence_number
+    if ms is not None:
+        inherit = _inherits_sequence_number
+        if None in sequence_number:
+            sequence_number = [ms if s is None and inherit(st, ms) else s
+                               for s, st in zip(sequence_number, status)]
+        if None in file_sequence_number:
+            file_sequence_number = [ms if s is None and inherit(st, ms) else s
+                                    for s, st in zip(file_sequence_number, status)]
+    if manifest_first_row_id is None:
+        row_ids: list = [None] * len(status)
+    else:
+        row_ids = []
+        nxt = manifest_first_row_id
+        for r, st, rc in zip(first_row_id, status, record_count):
+            if r is None and st != DELETED:
+                row_ids.append(nxt)
+                nxt += rc
+            else:
+                row_ids.append(r)
+    return InheritedColumns(snapshot_id, sequence_number, file_sequence_number, row_ids)
 
 
 def assign_manifest_first_row_ids(
