@@ -106,17 +106,7 @@ def collect_records(records: Iterable[dict]) -> list[dict]:
 _SMALL_LONGS: dict[int, bytes] = {}
 
 
-def _zigzag(n: int) -> bytes:
-    z = (n << 1) ^ (n >> 63)
-    if z < 0x80:
-        return bytes((z,))
-    out = bytearray()
-    while z & ~0x7F:
-        out.append((z & 0x7F) | 0x80)
-        z >>= 7
-    out.append(z)
-    return bytes(out)
-
+_zigzag = write_long
 
 for _n in range(-4096, 4096):
     _SMALL_LONGS[_n] = _zigzag(_n)
