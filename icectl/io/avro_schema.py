@@ -33,7 +33,7 @@ from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable
 
 from icectl.errors import CorruptMetadata, ValidationError
-from icectl.spec.manifests import decimal_required_bytes, sanitize_avro_name
+from icectl.spec.manifest_layouts import decimal_required_bytes, sanitize_avro_name
 from icectl.spec.types import DecimalType, FixedType, PrimitiveType, StructType
 
 __all__ = ["EXACT", "SchemaWalk", "PartitionField", "ManifestLayout", "strip_logical",
