@@ -131,37 +131,11 @@ def named_record(schema: Any, named: dict[str, Any]) -> dict:
     raise ValidationError(f"a logical map needs key/value records, not {schema!r}")
 
 
-def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
+def _compile_primitive(t: str) -> _Enc | None:
+    """The encoder of a primitive Avro type, or None."""
+    lb = _long_bytes
     pack_float = struct.Struct("<f").pack
     pack_double = struct.Struct("<d").pack
-    lb = _long_bytes
-    if isinstance(schema, str):
-        if schema in named:
-            cell = named[schema]
-            return lambda v, out: cell[0](v, out)
-        schema = {"type": schema}
-    if isinstance(schema, list):
-        branches = list(schema)
-        if len(branches) == 2 and "null" in branches:
-            null_index = branches.index("null")
-            inner = _compile(branches[1 - null_index], named)
-            null_tag = lb(null_index)
-            value_tag = lb(1 - null_index)
-
-            def enc_option(v: Any, out: list) -> None:
-                if v is None:
-                    out.append(null_tag)
-                else:
-                    out.append(value_tag)
-                    inner(v, out)
-            return enc_option
-        if branches == ["null"]:
-            tag = lb(0)
-            return lambda v, out: out.append(tag)
-        raise ValidationError(f"unsupported Avro union {schema!r}")
-    t = schema["type"]
-    if isinstance(t, (dict, list)):
-        return _compile(t, named)
     if t == "null":
         return lambda v, out: None
     if t == "boolean":
@@ -183,16 +157,12 @@ def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
             out.append(lb(len(v)))
             out.append(bytes(v))
         return enc_bytes
-    if t == "fixed":
-        size = schema["size"]
-        named[schema["name"]] = [None]
+    return None
 
-        def enc_fixed(v: Any, out: list) -> None:
-            if len(v) != size:
-                raise ValidationError(f"fixed[{size}] value has {len(v)} bytes")
-            out.append(bytes(v))
-        named[schema["name"]][0] = enc_fixed
-        return enc_fixed
+
+def _compile_container(t: str, schema: dict, named: dict[str, Any]) -> _Enc | None:
+    """The encoder of an array, map or record schema, or None."""
+    lb = _long_bytes
     if t == "array" and schema.get("logicalType") == "map":
         # Iceberg's map as an array of key/value records: encode straight from a dict.
         kv_fields = {f["name"]: f["type"] for f in named_record(schema["items"], named)["fields"]}
@@ -241,6 +211,54 @@ def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
                 enc(get(name), out)
         cell[0] = enc_record
         return enc_record
+    return None
+
+
+def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
+    lb = _long_bytes
+    if isinstance(schema, str):
+        if schema in named:
+            cell = named[schema]
+            return lambda v, out: cell[0](v, out)
+        schema = {"type": schema}
+    if isinstance(schema, list):
+        branches = list(schema)
+        if len(branches) == 2 and "null" in branches:
+            null_index = branches.index("null")
+            inner = _compile(branches[1 - null_index], named)
+            null_tag = lb(null_index)
+            value_tag = lb(1 - null_index)
+
+            def enc_option(v: Any, out: list) -> None:
+                if v is None:
+                    out.append(null_tag)
+                else:
+                    out.append(value_tag)
+                    inner(v, out)
+            return enc_option
+        if branches == ["null"]:
+            tag = lb(0)
+            return lambda v, out: out.append(tag)
+        raise ValidationError(f"unsupported Avro union {schema!r}")
+    t = schema["type"]
+    if isinstance(t, (dict, list)):
+        return _compile(t, named)
+    enc = _compile_primitive(t)
+    if enc is not None:
+        return enc
+    if t == "fixed":
+        size = schema["size"]
+        named[schema["name"]] = [None]
+
+        def enc_fixed(v: Any, out: list) -> None:
+            if len(v) != size:
+                raise ValidationError(f"fixed[{size}] value has {len(v)} bytes")
+            out.append(bytes(v))
+        named[schema["name"]][0] = enc_fixed
+        return enc_fixed
+    enc = _compile_container(t, schema, named)
+    if enc is not None:
+        return enc
     raise ValidationError(f"unsupported Avro type {t!r}")
 
 

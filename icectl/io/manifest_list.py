@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
 from icectl.io.avro_files import RawFile, compact_json, write_avro_records
@@ -71,6 +71,63 @@ def _summary_record(s: FieldSummary) -> dict:
             "lower_bound": s.lower_bound, "upper_bound": s.upper_bound}
 
 
+def _list_record(m: ManifestFile, format_version: int, snapshot_id: int,
+                 sequence_number: int) -> dict:
+    """The raw manifest_file record of one manifest."""
+    parts = None if m.partitions is None else [_summary_record(s) for s in m.partitions]
+    if format_version == 1:
+        return {
+            "manifest_path": m.manifest_path,
+            "manifest_length": m.manifest_length,
+            "partition_spec_id": m.partition_spec_id,
+            "added_snapshot_id": m.added_snapshot_id
+            if m.added_snapshot_id is not None else snapshot_id,
+            "added_files_count": m.added_files_count,
+            "existing_files_count": m.existing_files_count,
+            "deleted_files_count": m.deleted_files_count,
+            "partitions": parts,
+            "added_rows_count": m.added_rows_count,
+            "existing_rows_count": m.existing_rows_count,
+            "deleted_rows_count": m.deleted_rows_count,
+            "key_metadata": m.key_metadata,
+        }
+    seq = m.sequence_number
+    min_seq = m.min_sequence_number
+    added_by = m.added_snapshot_id if m.added_snapshot_id is not None else snapshot_id
+    if seq is None or min_seq is None:
+        if added_by != snapshot_id:
+            raise ValidationError(
+                f"manifest {m.manifest_path} from snapshot {added_by} has no sequence "
+                "number")
+        seq = sequence_number if seq is None else seq
+        min_seq = sequence_number if min_seq is None else min_seq
+    counts = (m.added_files_count, m.existing_files_count, m.deleted_files_count,
+              m.added_rows_count, m.existing_rows_count, m.deleted_rows_count)
+    if any(c is None for c in counts):
+        raise ValidationError(
+            f"manifest {m.manifest_path} lacks file or row counts (required from v2)")
+    rec = {
+        "manifest_path": m.manifest_path,
+        "manifest_length": m.manifest_length,
+        "partition_spec_id": m.partition_spec_id,
+        "content": m.content,
+        "sequence_number": seq,
+        "min_sequence_number": min_seq,
+        "added_snapshot_id": added_by,
+        "added_files_count": m.added_files_count,
+        "existing_files_count": m.existing_files_count,
+        "deleted_files_count": m.deleted_files_count,
+        "added_rows_count": m.added_rows_count,
+        "existing_rows_count": m.existing_rows_count,
+        "deleted_rows_count": m.deleted_rows_count,
+        "partitions": parts,
+        "key_metadata": m.key_metadata,
+    }
+    if format_version >= 3:
+        rec["first_row_id"] = m.first_row_id
+    return rec
+
+
 def write_manifest_list(
     manifests: Sequence[ManifestFile],
     format_version: int,
@@ -92,61 +149,8 @@ def write_manifest_list(
             raise ValidationError("a v3 manifest list needs the snapshot's first row id")
         manifests, _ = assign_manifest_first_row_ids(manifests, first_row_id)
 
-    def records() -> Iterator[dict]:
-        for m in manifests:
-            parts = None if m.partitions is None else [_summary_record(s) for s in m.partitions]
-            if format_version == 1:
-                yield {
-                    "manifest_path": m.manifest_path,
-                    "manifest_length": m.manifest_length,
-                    "partition_spec_id": m.partition_spec_id,
-                    "added_snapshot_id": m.added_snapshot_id
-                    if m.added_snapshot_id is not None else snapshot_id,
-                    "added_files_count": m.added_files_count,
-                    "existing_files_count": m.existing_files_count,
-                    "deleted_files_count": m.deleted_files_count,
-                    "partitions": parts,
-                    "added_rows_count": m.added_rows_count,
-                    "existing_rows_count": m.existing_rows_count,
-                    "deleted_rows_count": m.deleted_rows_count,
-                    "key_metadata": m.key_metadata,
-                }
-                continue
-            seq = m.sequence_number
-            min_seq = m.min_sequence_number
-            added_by = m.added_snapshot_id if m.added_snapshot_id is not None else snapshot_id
-            if seq is None or min_seq is None:
-                if added_by != snapshot_id:
-                    raise ValidationError(
-                        f"manifest {m.manifest_path} from snapshot {added_by} has no sequence "
-                        "number")
-                seq = sequence_number if seq is None else seq
-                min_seq = sequence_number if min_seq is None else min_seq
-            counts = (m.added_files_count, m.existing_files_count, m.deleted_files_count,
-                      m.added_rows_count, m.existing_rows_count, m.deleted_rows_count)
-            if any(c is None for c in counts):
-                raise ValidationError(
-                    f"manifest {m.manifest_path} lacks file or row counts (required from v2)")
-            rec = {
-                "manifest_path": m.manifest_path,
-                "manifest_length": m.manifest_length,
-                "partition_spec_id": m.partition_spec_id,
-                "content": m.content,
-                "sequence_number": seq,
-                "min_sequence_number": min_seq,
-                "added_snapshot_id": added_by,
-                "added_files_count": m.added_files_count,
-                "existing_files_count": m.existing_files_count,
-                "deleted_files_count": m.deleted_files_count,
-                "added_rows_count": m.added_rows_count,
-                "existing_rows_count": m.existing_rows_count,
-                "deleted_rows_count": m.deleted_rows_count,
-                "partitions": parts,
-                "key_metadata": m.key_metadata,
-            }
-            if format_version >= 3:
-                rec["first_row_id"] = m.first_row_id
-            yield rec
+    records = (_list_record(m, format_version, snapshot_id, sequence_number)
+               for m in manifests)
 
     metadata = {
         "snapshot-id": str(snapshot_id),
@@ -158,4 +162,4 @@ def write_manifest_list(
         metadata["first-row-id"] = str(first_row_id)
     metadata["format-version"] = str(format_version)
     metadata["iceberg.schema"] = compact_json(iceberg_schema_json(manifest_file_type(format_version)))
-    return write_avro_records(manifest_list_avro_schema(format_version), records(), metadata)
+    return write_avro_records(manifest_list_avro_schema(format_version), records, metadata)
