@@ -128,3 +128,9 @@ def test_plan_finds_a_38_digit_decimal_partition_value(tmp_path) -> None:
         assert r.returncode == 0, r.stderr
         out = json.loads(r.stdout)
         assert [str(f["partition"]["x"]) for f in out["files"]] == expected, text
+    # planning reads Avro only: pyarrow stays out of the process (it costs start-up time)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "icectl", "plan", loc,
+                        "--filter", "x > 0", "--explain"], capture_output=True, text=True,
+                       timeout=120, cwd=tmp_path)
+    assert r.returncode == 0 and "import time" in r.stderr
+    assert "pyarrow" not in r.stderr
