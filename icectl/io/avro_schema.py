@@ -71,7 +71,7 @@ def string_from_raw(v: Any) -> Any:
     """fastavro hands strings over decoded, the column decoder as UTF-8 bytes."""
     if v is None or v.__class__ is str:
         return v
-    return bytes(v).decode("utf-8")
+    return v.decode("utf-8")
 
 
 # logical types whose internal value is the Avro int/long itself

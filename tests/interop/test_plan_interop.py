@@ -141,12 +141,13 @@ def _build_v3(sql: Callable[[str], Any], t: IceTable) -> None:
 
 def _build_types(sql: Callable[[str], Any], t: IceTable) -> None:
     """Identity / truncate partitions of the types whose manifest values need a logical-type
-    conversion or are easy to get wrong: two columns share decimal(9,2), so the partition
-    record refers to that Avro type by name the second time (as Java writes it)."""
+    conversion or are easy to get wrong: two partition fields share decimal(9,2), so the
+    partition record refers to that Avro type by name the second time (as Java writes it),
+    here for the truncated one."""
     sql(f"CREATE TABLE {t.ident} (id bigint, c decimal(9,2), c2 decimal(9,2), "
         "big decimal(38,2), s string, b binary, flag boolean, d date, ts timestamp_ntz, "
         "v double, f float) USING iceberg "
-        "PARTITIONED BY (truncate(10, c), c2, big, s, b, flag, d, ts, v, f) "
+        "PARTITIONED BY (c2, truncate(10, c), big, s, b, flag, d, ts, v, f) "
         "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
     sql(f"INSERT INTO {t.ident} VALUES "
         "(1, -1.25, 3.50, 123456789012345678901234567890123456.78, 'a\U0001f600', X'01FF', "
