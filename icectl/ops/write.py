@@ -183,6 +183,29 @@ def _json_type(t: IcebergType) -> pa.DataType | None:
     return pa.string()
 
 
+def _arrow_owned(data: bytes) -> pa.Buffer:
+    """A copy of ``data`` in memory Arrow owns.
+
+    Arrow's threaded readers may drop their last reference to the input buffer on one of their
+    own threads after the read returned. A buffer wrapping a Python object then needs the GIL
+    to be released; at interpreter exit that thread is stopped inside a C++ destructor and the
+    process aborts ("terminate called without an active exception"). A buffer Arrow allocated
+    itself has no Python owner to release.
+    """
+    sink = pa.BufferOutputStream()
+    sink.write(data)
+    return sink.getvalue()
+
+
+def _csv_header(data: pa.Buffer, parse: Any) -> list[str]:
+    """The column names of a CSV text (the streaming reader is closed before returning)."""
+    import pyarrow.csv as pcsv
+
+    with pcsv.open_csv(pa.BufferReader(data), parse_options=parse,
+                       read_options=pcsv.ReadOptions(use_threads=False)) as reader:
+        return list(reader.schema.names)
+
+
 def read_rows(file_io: Any, source: str, fmt: str | None = None, schema: Schema | None = None,
               stdin: Any = None) -> tuple[pa.Table, str]:
     """Rows of ``source`` (a path, a URL or ``-`` for ``stdin``) and the format they were read as."""
@@ -208,18 +231,19 @@ def read_rows(file_io: Any, source: str, fmt: str | None = None, schema: Schema 
         if source != "-" and fmt != "parquet" and any(source.lower().endswith(c) for c in (".gz", ".bz2")):
             codec = "gzip" if source.lower().endswith(".gz") else "bz2"
             data = pa.CompressedInputStream(pa.BufferReader(data), codec).read()
+        buf = _arrow_owned(data)
         if fmt == "parquet":
-            return pq.read_table(pa.BufferReader(data)), fmt
+            return pq.read_table(pa.BufferReader(buf)), fmt
         if fmt == "csv":
             parse = pcsv.ParseOptions(delimiter="\t" if source.lower().endswith(".tsv") else ",")
-            header = pcsv.open_csv(pa.BufferReader(data), parse_options=parse).schema.names
+            header = _csv_header(buf, parse)
             types = _csv_text_types(schema, header) if schema is not None else {}
             convert = pcsv.ConvertOptions(column_types=types, null_values=["", "NULL", "null"],
                                           strings_can_be_null=True, quoted_strings_can_be_null=False)
-            return pcsv.read_csv(pa.BufferReader(data), parse_options=parse, convert_options=convert), fmt
+            return pcsv.read_csv(pa.BufferReader(buf), parse_options=parse, convert_options=convert), fmt
         explicit = pa.schema(_json_explicit(schema.fields)) if schema is not None else None
         opts = pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer")
-        return pjson.read_json(pa.BufferReader(data), parse_options=opts), fmt
+        return pjson.read_json(pa.BufferReader(buf), parse_options=opts), fmt
     except IcectlError:
         raise
     except pa.ArrowInvalid as e:
