@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
-from urllib.parse import quote_plus, unquote_plus
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io import avro
@@ -55,38 +53,31 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
+from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
 from icectl.spec.transforms import (
-    BucketTransform,
     DayTransform,
     HourTransform,
     IdentityTransform,
     MonthTransform,
     TruncateTransform,
     YearTransform,
-    civil_to_days,
 )
 from icectl.spec.types import (
     BINARY,
     STRING,
     IcebergType,
     NestedField,
-    PrimitiveType,
 )
-from icectl.spec.values import parse_literal
 from icectl.table.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 
-__all__ = [
-    "AppendResult", "append_files", "append_data_files", "partition_path", "parse_partition_value",
-    "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
-]
+__all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS"]
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
 # Bounds of strings and binaries may have been truncated by a writer at 16 characters/bytes
 # (Iceberg's default metrics mode); such bounds are only trusted for short prefixes.
 _TRUNCATED_BOUND_LENGTH = 16
-_NULL_TEXTS = ("null", "__HIVE_DEFAULT_PARTITION__")
 
 
 # -- result -------------------------------------------------------------------------------------
@@ -138,81 +129,6 @@ class AppendResult:
             "files": list(self.files),
         }
         return out
-
-
-# -- partition text ------------------------------------------------------------------------------
-
-
-def _escape(text: str) -> str:
-    """``java.net.URLEncoder.encode(text, UTF-8)``: space as ``+``, ``*-._`` kept."""
-    return quote_plus(text, safe="*").replace("~", "%7E")
-
-
-def partition_path(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
-    """The reference's partition path of a partition tuple (``a=1/ts_day=2024-01-02``)."""
-    parts = []
-    for f, v in zip(spec.fields, values):
-        src = schema.find_field_or_none(f.source_id)
-        human = f.transform.to_human_string(v, src.type if src is not None else None)
-        parts.append(f"{_escape(f.name)}={_escape(human)}")
-    return "/".join(parts)
-
-
-_YEAR = re.compile(r"^([+-]?\d{4,})$")
-_MONTH = re.compile(r"^([+-]?\d{4,})-(\d{2})$")
-_HOUR = re.compile(r"^([+-]?\d{4,})-(\d{2})-(\d{2})-(\d{2})$")
-
-
-def parse_partition_value(pf: PartitionField, source_type: IcebergType | None, text: str) -> Any:
-    """A partition value from its human text (as in partition paths) for one partition field.
-
-    year ``2024``, month ``2024-01``, day ``2024-01-02``, hour ``2024-01-02-10``; bucket an
-    integer; identity and truncate the column's literal form; ``null`` for a null value.
-    """
-    t = pf.transform
-    if text in _NULL_TEXTS or t.is_void:
-        return None
-    try:
-        if isinstance(t, YearTransform):
-            m = _YEAR.match(text)
-            if not m:
-                raise InvalidInput("expected a year such as 2024")
-            return int(m.group(1)) - 1970
-        if isinstance(t, MonthTransform):
-            m = _MONTH.match(text)
-            if not m or not 1 <= int(m.group(2)) <= 12:
-                raise InvalidInput("expected a month such as 2024-01")
-            return (int(m.group(1)) - 1970) * 12 + int(m.group(2)) - 1
-        if isinstance(t, DayTransform):
-            from icectl.spec.types import DATE
-
-            return parse_literal(DATE, text)
-        if isinstance(t, HourTransform):
-            m = _HOUR.match(text)
-            if not m:
-                raise InvalidInput("expected an hour such as 2024-01-02-10")
-            y, mo, d, h = (int(g) for g in m.groups())
-            if not (1 <= mo <= 12 and 1 <= d <= 31 and 0 <= h <= 23):
-                raise InvalidInput("expected an hour such as 2024-01-02-10")
-            return civil_to_days(y, mo, d) * 24 + h
-        if isinstance(t, BucketTransform):
-            v = int(text)
-            if not 0 <= v < t.num_buckets:
-                raise InvalidInput(f"bucket must be in 0..{t.num_buckets - 1}")
-            return v
-        if source_type is None:
-            raise InvalidInput("the partition's source column is gone")
-        if isinstance(source_type, PrimitiveType) and source_type.name in ("timestamptz", "timestamptz_ns") \
-                and text.endswith("Z"):
-            text = text[:-1] + "+00:00"
-        value = parse_literal(source_type, text)
-        if isinstance(t, TruncateTransform) and t.apply(value, source_type) != value:
-            raise InvalidInput(f"not a truncate({t.width}) value")
-        return value
-    except InvalidInput as e:
-        raise InvalidInput(f"invalid value {text!r} for partition field {pf.name} ({t}): {e}") from None
-    except ValueError as e:
-        raise InvalidInput(f"invalid value {text!r} for partition field {pf.name} ({t}): {e}") from None
 
 
 # -- scanning files ------------------------------------------------------------------------------
@@ -371,20 +287,10 @@ def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | N
     return UNDETERMINED
 
 
-def _hive_values(path: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    parts = path.replace("\\", "/").split("/")[:-1]
-    for seg in parts:
-        if "=" in seg:
-            k, v = seg.split("=", 1)
-            out[unquote_plus(k)] = unquote_plus(v)
-    return out
-
-
 def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
            declared: Mapping[str, str]) -> tuple:
     """The partition tuple of one file (see the module docs), or ValidationError."""
-    from_path = _hive_values(scanned.path)
+    from_path = hive_values(scanned.path)
     values = []
     for pf in spec.fields:
         src = schema.find_field_or_none(pf.source_id)

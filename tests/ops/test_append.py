@@ -16,7 +16,8 @@ import pytest
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io import avro
-from icectl.ops.append import NAME_MAPPING_PROPERTY, append_files, parse_partition_value, partition_path
+from icectl.ops.append import NAME_MAPPING_PROPERTY, append_files
+from icectl.spec.partition_path import parse_partition_value, partition_path
 from icectl.ops.create import create_table
 from icectl.spec.partitioning import PartitionField
 from icectl.spec.transforms import parse_transform

@@ -19,13 +19,8 @@ from hypothesis import strategies as st
 from icectl.errors import InvalidInput, ValidationError
 from icectl.io import avro
 from icectl.io.parquet_write import COMPRESSION, TARGET_FILE_SIZE, ParquetWriteOptions
-from icectl.ops.write import (
-    conform_to_schema,
-    partition_groups,
-    sort_indices,
-    transform_array,
-    write_rows,
-)
+from icectl.ops.compute import conform_to_schema, partition_groups, sort_indices, transform_array
+from icectl.ops.write import write_rows
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import (
@@ -45,9 +40,9 @@ NANO_MICROS = st.integers(-9_223_372_036_854_775, 9_223_372_036_854_775 - 1)
 
 
 def arrow_of(values, t):
-    from icectl.ops.write import _internal_to_arrow
+    from icectl.ops.compute.arrow_values import internal_to_arrow
 
-    return _internal_to_arrow(values, t)
+    return internal_to_arrow(values, t)
 
 
 def spec_values(transform, values, t):
@@ -55,10 +50,10 @@ def spec_values(transform, values, t):
 
 
 def vector_values(transform, values, t):
-    from icectl.ops.write import _internal_values
+    from icectl.ops.compute.arrow_values import internal_values
 
     res = transform_array(transform, arrow_of(values, t), t)
-    return _internal_values(res, transform.result_type(t))
+    return internal_values(res, transform.result_type(t))
 
 
 CASES = [
