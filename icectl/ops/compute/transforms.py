@@ -148,7 +148,10 @@ def transform_array(transform: Transform, arr: pa.Array, source_type: IcebergTyp
             return pc.utf8_slice_codeunits(arr, 0, w)
         if source_type == BINARY:
             return pc.binary_slice(arr, 0, w)
-        return _per_distinct(arr, lambda v: transform.apply(v, source_type), arr.type)
+        # decimals: a truncated value may need one digit more than the column's precision (as
+        # the reference's BigDecimal result does), so the result is typed decimal(38, scale)
+        result = pa.decimal128(38, arr.type.scale) if pa.types.is_decimal(arr.type) else arr.type
+        return _per_distinct(arr, lambda v: transform.apply(v, source_type), result)
     if isinstance(transform, (YearTransform, MonthTransform, DayTransform, HourTransform)):
         longs = _as_longs(arr, source_type)
         if isinstance(transform, HourTransform):
