@@ -32,7 +32,7 @@ import json
 import math
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from icectl.errors import IcectlError, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
@@ -74,7 +74,7 @@ from icectl.spec.values import to_bytes, unscaled_to_decimal
 __all__ = [
     "FileMetrics", "ParquetField", "ParquetColumn", "read_parquet_footer_metrics",
     "parquet_schema_fields", "parquet_columns", "footer_metrics", "check_file_schema",
-    "read_footer",
+    "footer_null_proof", "read_footer",
 ]
 
 _FIELD_ID_KEY = b"PARQUET:field_id"
@@ -364,11 +364,14 @@ def _compatible_primitive(file_type: PrimitiveType, table_type: IcebergType) -> 
     return is_promotion_allowed(file_type, table_type)
 
 
-def check_file_schema(fields: Sequence[ParquetField], schema: Schema) -> list[str]:
+def check_file_schema(fields: Sequence[ParquetField], schema: Schema,
+                      null_proof: Callable[[ParquetField], str | None] | None = None) -> list[str]:
     """Problems that keep a file with these fields from being read as ``schema`` ([] if none).
 
     Every file column needs a field id; ids the table does not know are reported, as are
-    types the table type cannot be read from, and required table columns the file lacks.
+    types the table type cannot be read from, and required table columns the file lacks. A
+    column optional in the file but required in the table is accepted when ``null_proof`` (see
+    :func:`footer_null_proof`) proves it holds no null; otherwise its answer says why not.
     """
     problems: list[str] = []
     seen: set[int] = set()
@@ -404,8 +407,11 @@ def check_file_schema(fields: Sequence[ParquetField], schema: Schema) -> list[st
                                 f"({f.physical_type}{'/' + f.logical_type if f.logical_type else ''}), "
                                 f"which cannot be read as {tf.type} (table column {tname!r})")
         if tf.required and not f.required:
-            problems.append(f"column {f.path!r} is optional in the file but table column "
-                            f"{tname!r} is required")
+            why = "has no proof of holding no nulls" if null_proof is None else null_proof(f)
+            if why is not None:
+                problems.append(f"column {f.path!r} is optional in the file and {why}, but table "
+                                f"column {tname!r} is required (write it as required, or make "
+                                f"the table column optional: icectl schema optional)")
         for c in f.children:
             visit(c)
 
@@ -423,6 +429,40 @@ def check_file_schema(fields: Sequence[ParquetField], schema: Schema) -> list[st
 
     missing(schema.struct, "")
     return problems
+
+
+def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,
+                      ) -> Callable[[ParquetField], str | None]:
+    """For a column of the file, None when its footer proves it holds no null (statistics with
+    a null count of 0 in every row group; a struct when one of its fields is proven), else the
+    reason as text ("has 3 null(s)", "has no statistics in row group 0", ...)."""
+    columns = {id(c.field): c for c in parquet_columns(footer, name_mapping)}
+    groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
+
+    def leaf(c: ParquetColumn) -> str | None:
+        if c.in_list_or_map:
+            return "is inside a list or map, whose nulls its statistics do not tell"
+        nulls = 0
+        for i, rg in enumerate(groups):
+            ch = rg.column(c.index)
+            stats = ch.statistics if ch.is_stats_set else None
+            if stats is None or not stats.has_null_count:
+                return f"has no statistics (null count) in row group {i}"
+            nulls += stats.null_count
+        return f"has {nulls} null(s)" if nulls else None
+
+    def proof(f: ParquetField) -> str | None:
+        if f.kind == "primitive":
+            c = columns.get(id(f))
+            return "is not a column of the footer" if c is None else leaf(c)
+        if f.kind == "struct":
+            reasons = [proof(child) for child in f.children]
+            if any(r is None for r in reasons):
+                return None  # a null struct would make that field null too
+            return "is a struct none of whose fields is proven free of nulls"
+        return f"is a {f.kind}, whose nulls its statistics do not tell"
+
+    return proof
 
 
 # -- metrics -----------------------------------------------------------------------------------

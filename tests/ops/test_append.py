@@ -233,7 +233,8 @@ REQUIRED_ID = pa.field("id", pa.int64(), nullable=False)
      "column 'extra' has field id None|'extra' has no field id"),
     ([pa.field("ts", pa.timestamp("us", tz="UTC"))], [[None]], "required table column 'id' is missing"),
     ([pa.field("id", pa.string(), nullable=False)], [["1"]], "cannot be read as long"),
-    ([pa.field("id", pa.int64())], [[1]], "optional in the file but table column 'id' is required"),
+    ([pa.field("id", pa.int64())], [[1, None]],
+     "column 'id' is optional in the file and has 1 null\\(s\\), but table column 'id' is required"),
 ])
 def test_files_that_do_not_fit_the_schema_are_refused(tmp_path, fields, arrays, message) -> None:
     table = make_table(tmp_path)
