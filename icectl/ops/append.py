@@ -360,10 +360,11 @@ class _AppendProducer(FastAppendProducer):
 
     def live_among(self, base: TableMetadata, parent: Snapshot | None,
                    keys: Mapping[str, str]) -> list[str]:
-        """The paths (values of ``keys``, by identity key) live in ``parent``'s data manifests."""
+        """The paths (values of ``keys``, by identity key) live in ``parent``'s data manifests,
+        in the order of ``keys``."""
         if parent is None:
             return []
-        found: dict[str, None] = {}
+        found: set[str] = set()
         for m in self.parent_manifests(base, parent):
             if m.is_delete_manifest:
                 continue
@@ -372,8 +373,8 @@ class _AppendProducer(FastAppendProducer):
                 entries = avro.read_manifest(self.io.read(m.manifest_path), include_stats=False)
                 live = frozenset(_identity_key(e.data_file.file_path) for e in entries if e.is_live)
                 self._known[m.manifest_path] = live
-            found.update((keys[k], None) for k in (live & keys.keys()))
-        return list(found)
+            found.update(live & keys.keys())
+        return [path for key, path in keys.items() if key in found]
 
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
         for f in self.files:
