@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
@@ -138,6 +138,11 @@ def append(
     if json_out:
         emit_json(result.to_json())
         return
+    _render(result)
+
+
+def _render(result: Any) -> None:
+    """The text view of an AppendResult: a line on stderr, the result as pairs on stdout."""
     skipped = [("skipped", path) for path in result.skipped_files]
     if not result.committed:
         err(f"nothing appended to {result.location} ({result.branch}): "

@@ -33,20 +33,15 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io import avro
 from icectl.io.files import is_local, local_path
-from icectl.io.formats import (
-    ColumnStats,
-    avro_record_count,
-    detect_format,
-    orc_record_count,
-    parquet_footer_stats,
-)
+from icectl.io.formats import avro_record_count, detect_format, orc_record_count
 from icectl.io.parquet import (
-    check_file_schema,
+    ColumnStats,
+    column_stats,
     footer_metrics,
-    footer_null_proof,
     parquet_schema_fields,
     read_footer,
 )
+from icectl.io.parquet_schema import check_file_schema, footer_null_proof
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import mapping_from_schema, name_mapping_to_json, table_name_mapping
 from icectl.spec.manifests import DATA, DataFile
@@ -176,23 +171,10 @@ def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Con
     if problems:
         raise ValidationError(f"{path} does not fit the table: {'; '.join(problems)}")
     fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
-    if not ctx.partition_source_ids:  # raw statistics only place files in partitions
-        metrics = _data_file_metrics(path, size, fm)
-        return _Scanned(path, "PARQUET", size, fm.record_count, {}, metrics,
-                        any(not f.file_has_id for f in fields))
-    raw = parquet_footer_stats(file_io, path, footer=footer)
-    ids: dict[str, int | None] = {}
-    stack = list(fields)
-    while stack:  # partition sources are primitives outside lists and maps: struct paths suffice
-        f = stack.pop()
-        if f.kind == "primitive":
-            ids[f.path] = f.field_id
-        elif f.kind == "struct":
-            stack.extend(f.children)
-    stats = {ids[p]: st for p, st in raw.columns.items() if ids.get(p) in ctx.partition_source_ids}
-    metrics = _data_file_metrics(path, size, fm)
-    uses_names = any(not f.file_has_id for f in fields)
-    return _Scanned(path, "PARQUET", size, fm.record_count, stats, metrics, uses_names)
+    # untruncated statistics of the partition sources place the file in its partition
+    stats = column_stats(footer, ctx.mapping, ctx.partition_source_ids) if ctx.partition_source_ids else {}
+    return _Scanned(path, "PARQUET", size, fm.record_count, stats, _data_file_metrics(path, size, fm),
+                    any(not f.file_has_id for f in fields))
 
 
 def _data_file_metrics(path: str, size: int, fm: Any) -> DataFile:
