@@ -321,3 +321,30 @@ def test_many_files_in_parallel_go_into_one_manifest(tmp_path) -> None:
     assert len(r.manifests_written) == 1
     assert r.summary["changed-partition-count"] == "7"
     assert [f["file-path"] for f in r.files] == paths
+
+
+# -- skip_existing against a concurrent writer ---------------------------------------------------------
+
+
+def test_skip_existing_leaves_out_files_a_concurrent_commit_added(tmp_path) -> None:
+    table = make_table(tmp_path)
+    c, d = write(tmp_path / "in" / "c.parquet", [1]), write(tmp_path / "in" / "d.parquet", [2])
+    other = Table.load(table.location)
+
+    def concurrent(done: int, total: int) -> None:  # footers read, commit not yet made
+        if done == total:
+            append_files(other, [c])
+
+    res = append_files(table, [c, d], skip_existing=True, progress=concurrent, max_workers=1)
+    assert res.committed and res.skipped_files == (c,) and [f["file-path"] for f in res.files] == [d]
+    assert sorted(files_of(Table.load(table.location))) == sorted([c, d])
+    # all of them added concurrently: nothing is committed, the result says so
+    e = write(tmp_path / "in" / "e.parquet", [3])
+    res = append_files(Table.load(table.location), [e], skip_existing=True, max_workers=1,
+                       progress=lambda done, total: append_files(Table.load(table.location), [e]))
+    assert not res.committed and res.skipped_files == (e,) and res.snapshot_id is None
+    # without skip_existing the same race is refused
+    f = write(tmp_path / "in" / "f.parquet", [4])
+    with pytest.raises(ValidationError, match="already in the table"):
+        append_files(Table.load(table.location), [f], max_workers=1,
+                     progress=lambda done, total: append_files(Table.load(table.location), [f]))
