@@ -219,10 +219,10 @@ def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,
     """For a column of the file, None when its footer proves it holds no null (statistics with
     a null count of 0 in every row group; a struct when one of its fields is proven), else the
     reason as text ("has 3 null(s)", "has no statistics in row group 0", ...)."""
-    columns = {id(c.field): c for c in parquet_columns(footer, name_mapping)}
-    groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
+    columns: dict[int, ParquetColumn] = {}  # read on first use: most files need no proof
 
     def leaf(c: ParquetColumn) -> str | None:
+        groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
         if c.in_list_or_map:
             return "is inside a list or map, whose nulls its statistics do not tell"
         nulls = 0
@@ -236,6 +236,8 @@ def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,
 
     def proof(f: ParquetField) -> str | None:
         if f.kind == "primitive":
+            if not columns:
+                columns.update((id(c.field), c) for c in parquet_columns(footer, name_mapping))
             c = columns.get(id(f))
             return "is not a column of the footer" if c is None else leaf(c)
         if f.kind == "struct":
