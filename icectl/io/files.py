@@ -153,6 +153,33 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+# Testing hook, for the fault-injection tests only: with ICECTL_FAULT_KILL_AT=N the process sends
+# itself SIGKILL just before its Nth file write, rename or delete (counting from 1); with
+# ICECTL_FAULT_STOP_AT=N it sends SIGSTOP instead (the test resumes it with SIGCONT). Unset, the
+# only cost is one comparison per operation.
+def _fault_at(name: str) -> int:
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() else 0
+
+
+_FAULT_KILL_AT = _fault_at("ICECTL_FAULT_KILL_AT")
+_FAULT_STOP_AT = _fault_at("ICECTL_FAULT_STOP_AT")
+_FAULT_ARMED = bool(_FAULT_KILL_AT or _FAULT_STOP_AT)
+_fault_ops = 0
+
+
+def _before_change() -> None:
+    """Called before every file write, rename and delete (see the testing hook above)."""
+    global _fault_ops
+    _fault_ops += 1
+    import signal
+
+    if _fault_ops == _FAULT_KILL_AT:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if _fault_ops == _FAULT_STOP_AT:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
 def _storage_error(op: str, path: str, e: BaseException) -> StorageError:
     reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
     return StorageError(f"cannot {op} {path}: {reason}")
@@ -213,6 +240,8 @@ class FileIO:
 
     def open(self, path: str, mode: str = "rb") -> Any:
         """A binary file object (for streaming readers such as Avro and Parquet)."""
+        if _FAULT_ARMED and "r" not in mode:
+            _before_change()
         try:
             if is_local(path):
                 if "w" in mode:
@@ -304,6 +333,8 @@ class FileIO:
         if not overwrite:
             self.write_exclusive(path, data)
             return
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -318,6 +349,8 @@ class FileIO:
 
     def write_exclusive(self, path: str, data: bytes, durable: bool = False) -> None:
         """Create ``path`` with ``data``; DestinationExists if it is already there."""
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -359,6 +392,8 @@ class FileIO:
 
         Local disks: atomic and race-free. Other filesystems: check-then-move, best-effort.
         """
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(src) and is_local(dst):
                 try:
@@ -380,6 +415,8 @@ class FileIO:
 
     def replace(self, src: str, dst: str) -> None:
         """Move ``src`` over ``dst`` (replacing it). Only for best-effort pointers like the version hint."""
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(src) and is_local(dst):
                 os.replace(local_path(src), local_path(dst))
@@ -393,6 +430,8 @@ class FileIO:
             raise StorageError(f"cannot move {src} to {dst}: {e.strerror or e}") from e
 
     def delete(self, path: str, missing_ok: bool = True) -> None:
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(path):
                 try:
