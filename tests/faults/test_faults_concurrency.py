@@ -32,12 +32,12 @@ def _temp_metadata(location: Path) -> set[str]:
 _STOP_POINTS: dict[str, int] = {}  # command -> the operation found last time (saves probes)
 
 
-def stop_before_publish(location: Path, *args: object) -> tuple[object, set[str]]:
+def stop_before_publish(key: str, location: Path, *args: object) -> tuple[object, set[str]]:
     """Start ``icectl ARGS`` and freeze it right after it wrote its new metadata file, before the
     next file operation (the move into ``v<N>.metadata.json``). Found by stopping at the 1st,
     2nd, ... file operation until a fresh temporary metadata file exists at the stop. Returns the
     process and the table's files before it started (what the killed probes left included)."""
-    start = _STOP_POINTS.get(str(args[0:2]), 1)
+    start = _STOP_POINTS.get(key, 1)
     for n in range(start, 30):
         before = _temp_metadata(location)
         files_before = table_files(location)
@@ -47,7 +47,7 @@ def stop_before_publish(location: Path, *args: object) -> tuple[object, set[str]
             raise AssertionError(f"{args} finished (exit {proc.returncode}) before publishing "
                                  f"new metadata:\n{err}")
         if _temp_metadata(location) - before:
-            _STOP_POINTS[str(args[0:2])] = n
+            _STOP_POINTS[key] = n
             return proc, files_before
         kill(proc)  # stopped earlier in the commit: nothing of it is in the table yet
     raise AssertionError(f"{args} never wrote a temporary metadata file")
@@ -68,7 +68,7 @@ def _straggler_case(tmp_path: Path, command: str, delete_after_commit: bool) -> 
     else:
         args = ("properties", "set", t, "straggler.key=1")
 
-    proc, probe_junk = stop_before_publish(t, *args)
+    proc, probe_junk = stop_before_publish(command, t, *args)
     try:
         for o in others:  # three commits while the straggler sleeps
             done = run_icectl("append", t, o)
