@@ -4,7 +4,8 @@
   hook) just before it moves its new metadata into place, other commands commit meanwhile, then
   it resumes. It must either land on top of the newest version or fail with exit 6 — with
   ``write.metadata.delete-after-commit.enabled`` the version name it was aiming at has been
-  freed, which is how acknowledged commits were lost (issue 9 item 2).
+  freed, which is how acknowledged commits were lost (issue 9 item 2: these cases fail on the code
+  before that fix).
 - Many icectl processes at once mixing every committing command (big counts with --runslow; the
   default-scale run with Spark alongside is tests/interop/test_faults_concurrency_interop.py).
 """
@@ -20,8 +21,6 @@ from faults_support import (EXIT_CONFLICT, EXIT_OK, TableView, check_versions, c
                             unreferenced_files, wait_stopped_or_exited, write_csv, write_parquet)
 
 DAC = ("write.metadata.delete-after-commit.enabled=true", "write.metadata.previous-versions-max=1")
-ISSUE_9_2 = ("issue 9 item 2: with delete-after-commit a slow writer renames into a freed version "
-             "name and reports success; its commit is lost")
 
 
 def _temp_metadata(location: Path) -> set[str]:
@@ -111,7 +110,6 @@ def test_straggler_without_metadata_cleanup(tmp_path: Path, command: str) -> Non
     _straggler_case(tmp_path, command, delete_after_commit=False)
 
 
-@pytest.mark.xfail(strict=True, reason=ISSUE_9_2)
 @pytest.mark.parametrize("command", COMMANDS)
 def test_straggler_with_delete_after_commit(tmp_path: Path, command: str) -> None:
     _straggler_case(tmp_path, command, delete_after_commit=True)

@@ -27,7 +27,6 @@ EMPTY_FILTER = 'issue 13 item 5: --filter "" is an error, not a full scan'
 NON_ASCII = "issue 13 item 4: a non-ASCII letter in an unquoted filter column is an internal error"
 RECURSION = "issue 9 (filters without recursion limits): RecursionError, exit 70"
 CSV_ABORT = "issue 13 item 4: write of CSV input aborts with SIGABRT in ~1 run of 5"
-BAD_PROPERTY = "issue 9 item 6: properties that brick a table are accepted"
 
 
 @dataclass(frozen=True)
@@ -89,11 +88,11 @@ MISTAKES = [
     m("property-no-equals", "properties", "set", "{t}", "noequals", code=EXIT_INVALID),
     m("property-reserved", "properties", "set", "{t}", "uuid=x", code=(EXIT_INVALID, EXIT_VALIDATION)),
     m("property-retries-abc", "properties", "set", "{t}", "commit.retry.num-retries=abc",
-      code=(EXIT_INVALID, EXIT_VALIDATION), xfail=BAD_PROPERTY),
+      code=(EXIT_INVALID, EXIT_VALIDATION)),
     m("property-format-nonsense", "properties", "set", "{t}", "write.format.default=nonsense",
-      code=(EXIT_INVALID, EXIT_VALIDATION), xfail=BAD_PROPERTY),
+      code=(EXIT_INVALID, EXIT_VALIDATION)),
     m("property-codec-unknown", "properties", "set", "{t}", "write.parquet.compression-codec=nope",
-      code=(EXIT_INVALID, EXIT_VALIDATION), xfail=BAD_PROPERTY),
+      code=(EXIT_INVALID, EXIT_VALIDATION)),
     m("property-format-version-9", "properties", "set", "{t}", "format-version=9",
       code=(EXIT_INVALID, EXIT_VALIDATION, 9)),
     # input files

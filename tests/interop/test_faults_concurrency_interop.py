@@ -34,8 +34,6 @@ from faults_support import (EXIT_CONFLICT, EXIT_OK, TableView, check_versions, c
 WORKERS = 8
 KINDS = ("append", "write", "schema-add", "properties", "expire")
 DAC = ("write.metadata.delete-after-commit.enabled=true", "write.metadata.previous-versions-max=1")
-ISSUE_9_2 = ("issue 9 item 2: with delete-after-commit, acknowledged commits are lost when a slow "
-             "writer renames into a freed version name")
 
 
 @dataclass
@@ -172,10 +170,7 @@ def _run_suite(spark: Any, ice_table: Any, tmp_path: Path, delete_after_commit: 
         assert unreferenced_files(loc, view) == set()
 
 
-@pytest.mark.parametrize("delete_after_commit", [
-    # Not strict: the race loses a commit in most runs, not all (the deterministic reproducer
-    # is tests/faults/test_faults_concurrency.py::test_straggler_with_delete_after_commit).
-    False, pytest.param(True, marks=pytest.mark.xfail(strict=False, reason=ISSUE_9_2))])
+@pytest.mark.parametrize("delete_after_commit", [False, True])
 def test_concurrent_commands_with_spark(spark: Any, ice_table: Any, tmp_path: Path,
                                         delete_after_commit: bool) -> None:
     _run_suite(spark, ice_table, tmp_path, delete_after_commit, steps=3)
