@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,14 +192,34 @@ def _params() -> list:
                          if c.xfail else []) for c in MISTAKES]
 
 
-@pytest.mark.parametrize("case", _params())
-def test_mistake(tables: Tables, case: Mistake) -> None:
+def _changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    return sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
+
+
+@pytest.fixture(scope="module")
+def outcomes(tables: Tables) -> dict[str, tuple[subprocess.CompletedProcess[str], list[str]]]:
+    """Every case's run and the files it changed. The cases run side by side (they only read);
+    if anything changed, each runs again alone, from restored files, to name the culprit."""
     before = tree_digest(tables.work)
-    done = run_icectl(*[tables.fill(a) for a in case.args])
-    after = tree_digest(tables.work)
-    changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    if changed:
-        tables.restore()  # so that the next cases start from the same files
+    with ThreadPoolExecutor(min(4, os.cpu_count() or 2)) as pool:
+        runs = list(pool.map(lambda c: run_icectl(*[tables.fill(a) for a in c.args]), MISTAKES))
+    if tree_digest(tables.work) == before:
+        return {c.id: (done, []) for c, done in zip(MISTAKES, runs)}
+    tables.restore()
+    out = {}
+    for case in MISTAKES:
+        before = tree_digest(tables.work)
+        done = run_icectl(*[tables.fill(a) for a in case.args])
+        changed = _changed(before, tree_digest(tables.work))
+        if changed:
+            tables.restore()
+        out[case.id] = (done, changed)
+    return out
+
+
+@pytest.mark.parametrize("case", _params())
+def test_mistake(outcomes: dict, case: Mistake) -> None:
+    done, changed = outcomes[case.id]
     assert_clean_failure(done, case.id)
     assert done.returncode in case.codes, (
         f"{case.id}: exit {done.returncode}, expected {sorted(case.codes)}\n{done.stderr}")
