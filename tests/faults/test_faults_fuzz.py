@@ -104,7 +104,7 @@ def _filter_fuzz(examples: int):  # noqa: ANN202 - a decorated test factory
     return run
 
 
-test_fuzz_filters = _filter_fuzz(200)
+test_fuzz_filters = _filter_fuzz(120)
 test_fuzz_filters_many = pytest.mark.slow(_filter_fuzz(3000 * scale()))
 
 
