@@ -19,7 +19,6 @@ import os
 import random
 import shutil
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
