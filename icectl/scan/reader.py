@@ -124,15 +124,19 @@ class Scan:
         for f in self.files:
             if left is not None and left <= 0:
                 return
-            for b in _FileReader(self, f, count_only).batches():
-                if left is not None:
-                    if b.num_rows > left:
-                        b = b.slice(0, left)
-                    left -= b.num_rows
-                if b.num_rows:
-                    yield b
-                if left is not None and left <= 0:
-                    return
+            gen = _FileReader(self, f, count_only).batches()
+            try:
+                for b in gen:
+                    if left is not None:
+                        if b.num_rows > left:
+                            b = b.slice(0, left)
+                        left -= b.num_rows
+                    if b.num_rows:
+                        yield b
+                    if left is not None and left <= 0:
+                        return
+            finally:
+                gen.close()
 
 
 def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[str] | None = None,
@@ -321,15 +325,20 @@ class _FileReader:
                                      use_threads=False)
         else:
             source = _empty_batches(pf, self.scan.batch_rows)
-        for raw in source:
-            n = raw.num_rows
-            cols = {fid: raw.column(file_ids[fid]) for fid in wanted if fid in file_ids}
-            keep = self._keep_mask(offset, n, cols, arrow_fields, file_ids)
-            out = self._output(offset, n, cols, arrow_fields, file_ids)
-            offset += n
-            if keep is not None:
-                out = out.filter(keep)
-            yield out
+        try:
+            for raw in source:
+                n = raw.num_rows
+                cols = {fid: raw.column(file_ids[fid]) for fid in wanted if fid in file_ids}
+                keep = self._keep_mask(offset, n, cols, arrow_fields, file_ids)
+                out = self._output(offset, n, cols, arrow_fields, file_ids)
+                offset += n
+                if keep is not None:
+                    out = out.filter(keep)
+                yield out
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
 
     def _column(self, fid: int, f: NestedField, n: int, cols: dict, arrow_fields: dict,
                 file_ids: dict) -> Any:
