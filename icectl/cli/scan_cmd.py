@@ -92,7 +92,7 @@ def scan(
 def _emit(s: Any, batches: Iterator[Any], fmt: str, output: str | None) -> None:
     if fmt == "parquet":
         assert output is not None
-        _write_file(output, lambda path: _write_parquet(s, batches, path))
+        _write_file(output, lambda path: s.write_parquet(path, batches))
     elif output is not None:
         def write_text(path: str) -> None:
             with open(path, "w", encoding="utf-8", newline="") as fh:
@@ -115,14 +115,6 @@ def _write_file(path: str, write: Any) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def _write_parquet(s: Any, batches: Iterator[Any], path: str) -> None:
-    import pyarrow.parquet as pq
-
-    with pq.ParquetWriter(path, s.arrow_schema()) as w:
-        for b in batches:
-            w.write_batch(b)
 
 
 def _columns(s: Any) -> list[str]:

@@ -95,6 +95,15 @@ class Scan:
                            pa.field("_last_updated_sequence_number", pa.int64())]
         return pa.schema(fields)
 
+    def write_parquet(self, path: str, batches: Iterator[pa.RecordBatch]) -> int:
+        """Write ``batches`` (of this scan) to a local Parquet file; the number of rows."""
+        n = 0
+        with pq.ParquetWriter(path, self.arrow_schema()) as w:
+            for b in batches:
+                w.write_batch(b)
+                n += b.num_rows
+        return n
+
     def iceberg_types(self) -> list[Any]:
         """The Iceberg type of every output column (metadata columns included)."""
         types = [f.type for f in self.projected]
