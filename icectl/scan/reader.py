@@ -19,6 +19,7 @@ Memory stays bounded by a batch (and a row group inside pyarrow), plus the delet
 from __future__ import annotations
 
 from bisect import bisect_left
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
@@ -29,6 +30,7 @@ import pyarrow.parquet as pq
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature
 from icectl.expr.evaluators import evaluate_row
 from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
+from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
 from icectl.io.parquet_write import arrow_field, arrow_type
 from icectl.io.puffin import read_deletion_vector
@@ -284,8 +286,7 @@ class _FileReader:
     def _read_by_ids(self, path: str, ids: list[int], names: list[str] | None) -> pa.Table:
         """Whole (small) delete file, the columns with these field ids (or names)."""
         try:
-            with self.io.open(path, "rb") as fh:
-                pf = pq.ParquetFile(fh)
+            with _open_parquet(self.io, path) as pf:
                 fields = parquet_schema_fields(self.io, path, self.mapping, footer=pf.metadata)
                 by_id = {x.field_id: x.name for x in fields}
                 cols = []
@@ -309,8 +310,8 @@ class _FileReader:
             raise UnsupportedFeature(f"{f.path}: icectl scan reads Parquet data files only, "
                                      f"not {f.file_format}")
         try:
-            with self.io.open(f.path, "rb") as fh:
-                yield from self._read(pq.ParquetFile(fh))
+            with _open_parquet(self.io, f.path) as pf:
+                yield from self._read(pf)
         except IcectlError:
             raise
         except OSError as e:
@@ -423,6 +424,21 @@ class _FileReader:
         if keep is None:
             return None
         return pa.array(keep, pa.uint8()).cast(pa.bool_())
+
+
+@contextmanager
+def _open_parquet(file_io: Any, path: str) -> Iterator[Any]:
+    """A ``ParquetFile``; local files are opened by pyarrow itself (no Python file object
+    called back from pyarrow's threads)."""
+    if is_local(path):
+        pf = pq.ParquetFile(local_path(path))
+        try:
+            yield pf
+        finally:
+            pf.close()
+        return
+    with file_io.open(path, "rb") as fh:
+        yield pq.ParquetFile(fh)
 
 
 def _default(f: NestedField) -> Any:
