@@ -27,7 +27,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature
+from icectl.errors import (
+    IcectlError,
+    InvalidInput,
+    StorageError,
+    UnsupportedFeature,
+    ValidationError,
+)
 from icectl.expr.evaluators import evaluate_row
 from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
 from icectl.io.files import is_local, local_path
@@ -314,6 +320,10 @@ class _FileReader:
                 yield from self._read(pf)
         except IcectlError:
             raise
+        except (FileNotFoundError, PermissionError) as e:
+            raise StorageError(f"cannot read data file {f.path}: {e}") from e
+        except pa.ArrowException as e:
+            raise ValidationError(f"{f.path} is not a readable Parquet file: {e}") from e
         except OSError as e:
             raise StorageError(f"cannot read data file {f.path}: {e}") from e
 

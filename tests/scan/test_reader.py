@@ -208,3 +208,14 @@ def test_residual_filter_limit_and_bad_columns(tmp_path):
         open_scan(t, columns=["nope"])
     with pytest.raises(InvalidInput):
         open_scan(t, "nope = 1")
+
+
+def test_unreadable_data_file_is_a_one_line_error_naming_it(tmp_path):
+    from icectl.errors import IcectlError
+
+    t, p = base(tmp_path)
+    with open(p, "r+b") as fh:
+        fh.seek(8)
+        fh.write(b"\0" * 64)
+    with pytest.raises(IcectlError, match="a.parquet"):
+        rows(t)
