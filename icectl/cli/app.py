@@ -11,6 +11,7 @@ from icectl.cli import append_cmd, create_cmd, inspect_cmds
 from icectl.cli import partition_cmds, properties_cmds, schema_cmds, sort_order_cmds
 from icectl.cli import expire_cmd, orphans_cmd, refs_cmds
 from icectl.cli import plan_cmd
+from icectl.cli import scan_cmd
 from icectl.cli import write_cmd
 from icectl.cli import check_cmd
 
@@ -66,6 +67,7 @@ orphans_cmd.register(app)
 refs_cmds.register(app)
 plan_cmd.register(app)
 check_cmd.register(app)
+scan_cmd.register(app)
 
 
 def main() -> None:
