@@ -6,8 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
-from icectl.cli.expire_cmd import _Progress
+from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_json, emit_text, err
 
 ORPHANS_HELP = """List files under TABLE's location that the table's metadata does not reference; delete
@@ -47,12 +46,11 @@ def orphans(
 ) -> None:
     from icectl.ops.expire import default_workers
     from icectl.ops.orphans import delete_orphan_files, find_orphan_files
-    from icectl.ops.timeargs import parse_cutoff
 
-    cutoff = parse_cutoff(older_than, "--older-than")
+    cutoff = parse_time_option(older_than, "--older-than")
     tbl = load_table(table, warehouse)
     op = delete_orphan_files if delete else find_orphan_files
-    with _Progress() as progress:
+    with Progress() as progress:
         result = op(tbl, older_than_ms=cutoff, workers=workers or default_workers(), progress=progress)
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")

@@ -42,6 +42,15 @@ class EvolveResult:
     def changed(self) -> bool:
         return self.after is not self.before and self.after != self.before
 
+    def to_json(self) -> dict[str, Any]:
+        """The fields every metadata change reports (kinds of change add theirs)."""
+        return {
+            "location": self.location,
+            "committed": self.committed,
+            "dry-run": self.dry_run,
+            "metadata-file": self.metadata_location if self.committed else None,
+        }
+
 
 def run_change(
     table: Table,

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Iterable
 
-from icectl.io.avro import load_manifest, load_manifest_list
 from icectl.spec.manifests import DELETED, ManifestEntry, ManifestFile
 from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
@@ -221,6 +220,8 @@ def snapshots_view(md: TableMetadata) -> list[dict[str, Any]]:
 
 
 def read_manifests(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[ManifestFile]:
+    from icectl.io.avro import load_manifest_list  # not on the path of metadata-only views
+
     if snapshot is None:
         return []
     if snapshot.manifest_list:
@@ -340,6 +341,8 @@ def metadata_log_view(md: TableMetadata, metadata_location: str | None) -> list[
 
 
 def live_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
+    from icectl.io.avro import load_manifest
+
     for m in read_manifests(io, md, snapshot):
         for e in load_manifest(io, m, include_stats=False):
             if e.status != DELETED:
