@@ -71,8 +71,8 @@ def _retention(max_ref_age: str | None, max_snapshot_age: str | None = None, min
 
     return Retention(
         min_snapshots_to_keep=min_keep,
-        max_snapshot_age_ms=parse_duration_ms(max_snapshot_age, "--max-snapshot-age") if max_snapshot_age else None,
-        max_ref_age_ms=parse_duration_ms(max_ref_age, "--max-ref-age") if max_ref_age else None,
+        max_snapshot_age_ms=None if max_snapshot_age is None else parse_duration_ms(max_snapshot_age, "--max-snapshot-age"),
+        max_ref_age_ms=None if max_ref_age is None else parse_duration_ms(max_ref_age, "--max-ref-age"),
     )
 
 
