@@ -58,6 +58,8 @@ def plan(
 ) -> None:
     from icectl.ops.plan import plan_table
 
+    if filter_text is not None and not filter_text.strip():
+        raise InvalidInput("--filter is empty: give a row filter, or leave --filter out to plan every file")
     incremental = from_snapshot is not None or to_snapshot is not None
     if to_snapshot is not None and from_snapshot is None:
         raise InvalidInput("--to-snapshot needs --from-snapshot")

@@ -164,7 +164,7 @@ def add_column(update: SchemaUpdate, column: str, type_: IcebergType, *, doc: st
                required: bool = False, default: str | None = None, after: str | None = None,
                before: str | None = None, first: bool = False) -> SchemaUpdate:
     if sum(bool(x) for x in (after, before, first)) > 1:
-        raise InvalidInput("give at most one of --after, --before and --first")
+        raise InvalidInput("give at most one position: after, before or first")
     parent, name = split_column_path(column)
     update.add_column(parent, name, type_, doc, required, default_json(type_, default))
     if first:

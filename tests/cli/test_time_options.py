@@ -4,7 +4,8 @@ Points in time (--older-than of expire and orphans, --as-of of plan, --to-timest
 rollback): ISO-8601 with a zone, without one (UTC), a date alone (midnight UTC), epoch
 milliseconds, and a duration ago. Lengths of time (--max-ref-age, --max-snapshot-age):
 durations. A bad value is one line on stderr that repeats what was typed and names the
-accepted forms, exit 2, nothing written.
+accepted forms, exit 2, nothing written. (From the same issue item: an empty --filter is an
+error, not a scan of everything.)
 """
 
 from __future__ import annotations
@@ -184,3 +185,13 @@ def test_bad_times_are_one_line_echoing_the_input(history, bad: str) -> None:
             for named in ("ISO-8601", "epoch milliseconds", "duration ago"):
                 assert named in lines[0], (cmd, lines)
     assert {p: p.read_bytes() for p in Path(loc).rglob("*") if p.is_file()} == before
+
+
+def test_an_empty_filter_is_an_error_not_a_full_scan(history) -> None:
+    _, make = history
+    loc, _ = make("t")
+    for text in ("", "  "):
+        r = icectl("plan", loc, "--filter", text)
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr.splitlines() == ["icectl: error: --filter is empty: give a row filter, or leave "
+                                         "--filter out to plan every file"]
