@@ -14,7 +14,7 @@ add ONE line to COMMANDS. tests/cli/test_app.py checks that the table and the mo
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Any, Iterator, Optional
+from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
 from typer.core import TyperGroup
@@ -59,7 +59,78 @@ def load_module_commands(module_name: str) -> dict[str, Any]:
     module = sys.modules[name]
     holder = typer.Typer(rich_markup_mode=None)
     module.register(holder)
-    return dict(typer.main.get_group(holder).commands)
+    commands = dict(typer.main.get_group(holder).commands)
+    for cmd in commands.values():
+        _defer_coercion(cmd)
+    return commands
+
+
+def _defer_coercion(cmd: Any) -> None:
+    """Let plain values skip typer's pydantic-based coercion (start-up time).
+
+    Recent typer versions build a pydantic TypeAdapter for every parameter the first time a
+    command parses its arguments, even for options that were not given, and importing pydantic
+    costs more than the rest of ``icectl inspect table`` together. Each parameter gets a runtime
+    coercion that returns values needing no conversion as they are (None, text for a ``str``
+    parameter, an int for an unconstrained ``int`` one, a bool for a flag) and hands every other
+    value to typer's own coercion, built on first use, so results and error messages stay
+    typer's. On typer versions without this machinery nothing changes.
+    """
+    if not isinstance(getattr(cmd, "commands", None), _LazyCommands):
+        for sub in getattr(cmd, "commands", {}).values():
+            _defer_coercion(sub)
+    for param in cmd.params:
+        _defer_param(param)
+    make_help_option = getattr(cmd, "get_help_option", None)
+    if make_help_option is not None and not getattr(make_help_option, "deferred", False):
+        def get_help_option(ctx: Any) -> Any:  # made on first use, after this runs
+            option = make_help_option(ctx)
+            if option is not None:
+                _defer_param(option)
+            return option
+
+        get_help_option.deferred = True  # type: ignore[attr-defined]
+        cmd.get_help_option = get_help_option
+
+
+def _defer_param(param: Any) -> None:
+    if getattr(param, "_runtime_param", "absent") is None and hasattr(param, "type_descriptor"):
+        deferred = _deferred_runtime_param(param.type_descriptor)
+        if deferred is not None:
+            param._runtime_param = deferred
+
+
+def _deferred_runtime_param(descriptor: Any) -> Any:
+    try:
+        from typer._coercion import build_runtime_param
+    except ImportError:
+        return None
+    return _DeferredCoercion(descriptor, build_runtime_param)
+
+
+class _DeferredCoercion:
+    """A parameter's coercion: plain values as they are, the rest through typer's, built late."""
+
+    PLAIN = (str, int, bool)
+
+    def __init__(self, descriptor: Any, build: Callable[[Any], Any]) -> None:
+        self.descriptor = descriptor
+        self.build = build
+        self.built: Any = None
+        annotation = descriptor.annotation
+        info = descriptor.parameter_info
+        if any(getattr(info, k, None) not in (None, False) for k in ("min", "max", "clamp")):
+            annotation = None  # a constrained value: typer checks it
+        self.annotation = annotation
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        if value is None:  # as typer's own coercion answers None
+            return () if (param.multiple or param.nargs == -1) else None
+        if type(value) is self.annotation and self.annotation in self.PLAIN:
+            return value
+        if self.built is None:
+            self.built = self.build(self.descriptor)
+        return self.built.coerce(value, param=param, ctx=ctx)
 
 
 class _LazyCommands(dict):
@@ -105,6 +176,10 @@ class LazyGroup(TyperGroup):
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
         self.commands = _LazyCommands()
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _defer_coercion(self)  # typer adds the completion options after __init__
+        return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """List every command with its one-line help from the table, importing none of them."""

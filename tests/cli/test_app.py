@@ -52,7 +52,7 @@ def command_modules(names: set[str]) -> set[str]:
     return {n.rsplit(".", 1)[1] for n in names if n.startswith("icectl.cli.")} - SHARED
 
 
-HEAVY = ("pyarrow", "fastavro", "fsspec", "rich", "icectl.io.avro", "icectl.scan", "icectl.expr")
+HEAVY = ("pyarrow", "fastavro", "fsspec", "rich", "pydantic", "icectl.io.avro", "icectl.scan", "icectl.expr")
 
 
 def test_help_and_version_import_no_command(tmp_path: Path) -> None:
@@ -77,3 +77,23 @@ def test_inspect_table_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert "location" in r.stdout
     assert command_modules(names) == {"inspect_cmds"}
     assert not [n for n in names if n.startswith(HEAVY)]
+
+
+def test_values_typer_must_convert_still_get_typers_checks_and_messages(tmp_path: Path) -> None:
+    """Plain values skip typer's (pydantic) coercion; the others get exactly typer's."""
+    loc = tmp_path / "t"
+    runner_env = {k: v for k, v in os.environ.items() if k not in ("ICECTL_WAREHOUSE", "ICECTL_DEBUG")}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
+                              env=runner_env, timeout=120)
+
+    assert run("create", str(loc), "--schema", "id long", "--format-version", "1", "--json").returncode == 0
+    r = run("plan", str(loc), "--snapshot", "abc")
+    assert r.returncode == 2 and "Invalid value for '--snapshot'" in r.stderr and "integer" in r.stderr
+    r = run("expire", str(loc), "--workers", "0")
+    assert r.returncode == 2 and "Invalid value for '--workers'" in r.stderr
+    r = run("inspect", "table", str(loc), "--json")
+    assert r.returncode == 0 and '"format-version": 1' in r.stdout
+    r = run("inspect", "schema", str(loc), "--schema-id", "0", "--json")  # an int converted by typer
+    assert r.returncode == 0 and '"schema-id": 0' in r.stdout
