@@ -73,6 +73,7 @@ class UnsupportedFeature(IcectlError):
 # Exit codes not tied to an IcectlError kind.
 EXIT_OK = 0
 EXIT_USAGE = 2  # Typer/click usage errors share the invalid-input code
+EXIT_CHECK_FAILED = 10  # `icectl check` found at least one error-severity problem
 EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
 EXIT_INTERRUPTED = 130
 

@@ -84,9 +84,15 @@ def test_exit_codes_are_documented() -> None:
     for kind in errors.ERROR_KINDS:
         assert re.search(rf"^\| {kind.exit_code} \|", README, re.M), f"README lacks exit code {kind.exit_code}"
         assert re.search(rf"^\.B {kind.exit_code}$", MAN, re.M), f"man page lacks exit code {kind.exit_code}"
-    for code in (errors.EXIT_INTERNAL, errors.EXIT_INTERRUPTED):
+    for code in (errors.EXIT_CHECK_FAILED, errors.EXIT_INTERNAL, errors.EXIT_INTERRUPTED):
         assert re.search(rf"^\| {code} \|", README, re.M)
         assert re.search(rf"^\.B {code}$", MAN, re.M)
+    # the root --help names every code too
+    from icectl.cli.app import HELP
+
+    codes = [k.exit_code for k in errors.ERROR_KINDS if k.exit_code > 1]
+    for code in codes + [errors.EXIT_CHECK_FAILED, errors.EXIT_INTERNAL, errors.EXIT_INTERRUPTED]:
+        assert re.search(rf"(?<!\d){code} [a-z]", HELP), f"root --help lacks exit code {code}"
 
 
 def test_readme_keeps_the_two_commands_at_the_top_and_ci_runs_the_test_command() -> None:

@@ -29,7 +29,8 @@ Spark's Hadoop catalog lays it out.
 
 Exit codes: 0 ok, 2 invalid input or usage, 3 not found, 4 already exists, 5 validation
 failed, 6 commit conflict (retries exhausted), 7 storage error, 8 corrupt metadata,
-9 unsupported feature, 70 internal error, 130 interrupted. Set ICECTL_DEBUG=1 for tracebacks.
+9 unsupported feature, 10 check found problems, 70 internal error, 130 interrupted.
+Set ICECTL_DEBUG=1 for tracebacks.
 """
 
 # command name -> (module under icectl.cli, one-line help as `icectl --help` lists it)
@@ -41,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "expire": ("expire_cmd", "Expire old snapshots of TABLE and delete the files only they needed."),
     "orphans": ("orphans_cmd", "List files under TABLE's location that the table's metadata does not reference; delete them only with --delete."),
     "plan": ("plan_cmd", "Plan a scan of TABLE: the data files a filter reads, with residual filters and the delete files that apply, as Iceberg's scan planning (Java newScan().filter(...).planFiles()) computes them."),
+    "check": ("check_cmd", "Check that TABLE follows the Iceberg spec and that every file its metadata names exists as recorded."),
     "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions (spec), snapshots, snapshot, history, refs, manifests, files, metadata-log."),
     "schema": ("schema_cmds", "Evolve a table's schema."),
     "partition": ("partition_cmds", "Evolve a table's partition spec."),

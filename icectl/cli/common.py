@@ -198,7 +198,9 @@ def emit_snapshot_result(result: Any, extra: list[tuple[str, Any]] | None = None
 
 def report_status(result: Any, what: str) -> None:
     """The stderr line of a metadata change (schema, spec, sort order, properties): committed,
-    dry run, or no change."""
+    dry run, or no change, after any warnings the change carries."""
+    for w in getattr(result, "warnings", ()):
+        err(f"warning: {w}")
     if result.dry_run:
         err(f"dry run: {what} not committed")
     elif result.committed:

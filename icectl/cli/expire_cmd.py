@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from contextlib import contextmanager
+from typing import Annotated, Iterator, List, Optional
 
 import typer
 
@@ -19,7 +20,14 @@ manifest lists, manifests, data and delete files no retained snapshot reaches ar
 parallel. metadata.json files are never deleted; those eligible for cleanup are reported.
 
 The new metadata is committed before anything is deleted; an interrupted run leaves a pending
-record that the next `icectl expire` finishes. Refused when gc.enabled=false.
+record that the next `icectl expire` finishes. Refused when gc.enabled=false, and (exit 8,
+nothing committed) when a retained snapshot's manifest list or manifest is missing.
+
+Files registered by `icectl append` outside the table location are deleted too once no retained
+snapshot needs them, as Iceberg does (counted as deleted-outside-location). Nothing is deleted
+through a symbolic link that leads out of the table (such files are reported and left). A table
+whose metadata records another location than TABLE (a copy made with cp -r) is refused (exit 5);
+--allow-location-mismatch expires its metadata only and deletes no file at all.
 
 --older-than takes a timestamp (ISO-8601, UTC when no zone is given, or epoch millis) or a
 duration back from now (7d, 36h, 90m).
@@ -31,6 +39,23 @@ Examples:
   icectl expire ./wh/db/events --older-than 2024-06-01T00:00:00Z --dry-run --json
   icectl expire db.events -w ./wh --snapshot-id 3051729675574597004 --clean-expired-metadata
 """
+
+
+@contextmanager
+def naming_overrides() -> Iterator[None]:
+    """A refusal the library lets a keyword argument lift names the option that lifts it."""
+    from icectl.errors import ValidationError
+    from icectl.ops.deletion import NeedsOverride
+
+    try:
+        yield
+    except NeedsOverride as e:
+        raise ValidationError(f"{e} (--{e.override.replace('_', '-')} to {e.effect})") from None
+
+
+def warn_refused(refused) -> None:
+    for path, reason in refused:
+        err(f"icectl: warning: not deleting {path}: {reason}")
 
 
 def register(app: typer.Typer) -> None:
@@ -53,6 +78,9 @@ def expire(
         "--clean-expired-metadata", help="Also drop partition specs and schemas no retained snapshot uses.")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Change nothing; list exactly the files that would be deleted.")] = False,
+    allow_location_mismatch: Annotated[bool, typer.Option(
+        "--allow-location-mismatch", help="When the table's metadata records another location than "
+        "TABLE (a copy), expire the metadata of TABLE only; no file is deleted.")] = False,
     workers: Annotated[Optional[int], typer.Option(
         "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32).",
         show_default=False)] = None,
@@ -63,13 +91,17 @@ def expire(
 
     cutoff = parse_time_option(older_than, "--older-than") if older_than is not None else None
     tbl = load_table(table, warehouse)
-    with Progress() as progress:
+    with Progress() as progress, naming_overrides():
         result = expire_snapshots(
             tbl, older_than_ms=cutoff, retain_last=retain_last, snapshot_ids=snapshot_id or (),
-            clean_expired_metadata=clean_expired_metadata, dry_run=dry_run, max_workers=workers,
-            progress=progress)
+            clean_expired_metadata=clean_expired_metadata, dry_run=dry_run,
+            allow_location_mismatch=allow_location_mismatch, max_workers=workers, progress=progress)
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")
+    warn_refused(result.refused)
+    if result.metadata_only:
+        err(f"icectl: note: the table's metadata records the location {tbl.metadata.location}: "
+            "only the metadata of this copy changes, no file is deleted")
     if json_out:
         emit_json(result.to_json())
     else:
@@ -85,6 +117,7 @@ def expire(
             pairs.append(("removed-schema-ids", ", ".join(map(str, result.removed_schema_ids)) or "-"))
         for kind in KINDS:
             pairs.append((f"{verb.replace(' ', '-')}-{kind.replace('_', '-')}", result.count(kind)))
+        pairs.append((f"{verb.replace(' ', '-')}-outside-location", result.deleted_outside_location))
         pairs.append(("metadata-files-eligible-for-cleanup", len(result.metadata_files_eligible)))
         if result.metadata_location:
             pairs.append(("metadata-file", result.metadata_location))
@@ -95,3 +128,5 @@ def expire(
                     print(f"{kind}\t{path}")
     if result.failed:
         raise typer.Exit(7)
+    if result.refused:
+        raise typer.Exit(5)

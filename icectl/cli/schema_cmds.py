@@ -43,6 +43,10 @@ Examples:
 )
 app.add_typer(ident_app, name="identifier-fields")
 
+CaseSensitiveOpt = Annotated[bool, typer.Option(
+    "--case-sensitive",
+    help="Allow column names that differ only in case (id and ID); Spark resolves names "
+         "case-insensitively by default and cannot query such a table.")]
 ColumnArg = Annotated[str, typer.Argument(metavar="COLUMN", help="Column path, e.g. loc.lat.", show_default=False)]
 TypeArg = Annotated[str, typer.Argument(metavar="TYPE", help='Iceberg type, e.g. long, "decimal(12,2)", "struct<a: int>".', show_default=False)]
 
@@ -73,11 +77,12 @@ def emit_schema_result(result: Any, json_out: bool) -> None:
                title=title)
 
 
-def _run(table: str, warehouse: Optional[str], build: Any, dry_run: bool, json_out: bool) -> None:
+def _run(table: str, warehouse: Optional[str], build: Any, dry_run: bool, json_out: bool,
+         case_sensitive: bool = False) -> None:
     from icectl.ops.evolve_schema import evolve_schema
 
     t = load_table(table, warehouse)
-    emit_schema_result(evolve_schema(t, build, dry_run=dry_run), json_out)
+    emit_schema_result(evolve_schema(t, build, dry_run=dry_run, case_sensitive_names=case_sensitive), json_out)
 
 
 @app.command("add", no_args_is_help=True, help="""Add a column (optional unless --required with --default, v3).
@@ -100,6 +105,7 @@ def schema_add(
     doc: Annotated[Optional[str], typer.Option("--doc", help="Column documentation.")] = None,
     required: Annotated[bool, typer.Option("--required", help="Make the column required (needs --default; v3).")] = False,
     default: Annotated[Optional[str], typer.Option("--default", help="Initial and write default value, e.g. 0, 'n/a', 2024-01-01 (v3).")] = None,
+    case_sensitive: CaseSensitiveOpt = False,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
@@ -110,7 +116,7 @@ def schema_add(
     t = parse_type(type_)
     _run(table, warehouse, lambda u: add_column(u, column, t, doc=doc, required=required, default=default,
                                                 after=after, before=before, first=first),
-         dry_run, json_out)
+         dry_run, json_out, case_sensitive)
 
 
 @app.command("drop", no_args_is_help=True, help="""Drop columns (their data stays in old files but is no longer read).
@@ -141,11 +147,12 @@ def schema_rename(
     table: TableArg,
     column: ColumnArg,
     new_name: Annotated[str, typer.Argument(metavar="NEW_NAME", help="The new name (last path part only).", show_default=False)],
+    case_sensitive: CaseSensitiveOpt = False,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    _run(table, warehouse, lambda u: u.rename_column(column, new_name), dry_run, json_out)
+    _run(table, warehouse, lambda u: u.rename_column(column, new_name), dry_run, json_out, case_sensitive)
 
 
 @app.command("move", no_args_is_help=True, help="""Move a column within its struct.
@@ -282,6 +289,7 @@ Example: icectl schema apply ./wh/db/t changes.json --dry-run
 def schema_apply(
     table: TableArg,
     file: Annotated[str, typer.Argument(metavar="FILE", help="JSON list of changes (- for stdin).", show_default=False)],
+    case_sensitive: CaseSensitiveOpt = False,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
@@ -302,7 +310,7 @@ def schema_apply(
         raise InvalidInput(f"{file} is not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     if not isinstance(changes, list):
         raise InvalidInput(f"{file} must hold a JSON list of changes")
-    _run(table, warehouse, lambda u: apply_changes(u, changes), dry_run, json_out)
+    _run(table, warehouse, lambda u: apply_changes(u, changes), dry_run, json_out, case_sensitive)
 
 
 @app.command("union", no_args_is_help=True, help="""Add the columns a Parquet file has and the table lacks
@@ -315,6 +323,7 @@ Example: icectl schema union ./wh/db/t new-data.parquet
 def schema_union(
     table: TableArg,
     file: Annotated[str, typer.Argument(metavar="FILE.parquet", help="A Parquet file (path or URL).", show_default=False)],
+    case_sensitive: CaseSensitiveOpt = False,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
@@ -322,7 +331,7 @@ def schema_union(
     from icectl.ops.evolve_schema import union_with_parquet
 
     t = load_table(table, warehouse)
-    emit_schema_result(union_with_parquet(t, file, dry_run=dry_run), json_out)
+    emit_schema_result(union_with_parquet(t, file, dry_run=dry_run, case_sensitive_names=case_sensitive), json_out)
 
 
 def register(root: typer.Typer) -> None:

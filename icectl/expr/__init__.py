@@ -1,13 +1,14 @@
-"""Filter expressions: parsing, binding, projections and evaluators (pure; no I/O)."""
+"""Filter expressions: parsing, binding, projections and evaluators (pure; no I/O).
 
-from icectl.expr.evaluators import (
-    ManifestEvaluator,
-    MetricsEvaluator,
-    ResidualEvaluator,
-    StrictMetricsEvaluator,
-    evaluate_row,
-)
-from icectl.expr.expressions import (
+Layout: ``parser`` (text -> unbound tree), ``expressions`` (the tree, NOT elimination),
+``rendering`` (values and names as filter text), ``binding`` (tree -> bound to a schema),
+``projection`` (row filters -> partition filters), ``visitor`` (the one iterative walk every pass
+uses), ``ordering`` (the one value order and ``in`` limit) and one module per evaluator --
+``eval_rows``, ``eval_manifest``, ``eval_metrics``, ``eval_strict``, ``eval_residual`` -- each
+holding its scalar form (with reasons for ``plan --explain``) beside its columnar form.
+"""
+
+from icectl.expr.expressions import (  # first: binding re-exports through it
     FALSE,
     TRUE,
     And,
@@ -24,6 +25,13 @@ from icectl.expr.expressions import (
     or_,
     referenced_field_ids,
     rewrite_not,
+)
+from icectl.expr.evaluators import (
+    ManifestEvaluator,
+    MetricsEvaluator,
+    ResidualEvaluator,
+    StrictMetricsEvaluator,
+    evaluate_row,
 )
 from icectl.expr.parser import FILTER_HELP, parse_filter
 from icectl.expr.projection import inclusive_projection, strict_projection

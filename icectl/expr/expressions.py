@@ -11,65 +11,38 @@ Two forms of the same tree:
   ``op``, ``field_id``, ``type``, ``literals``.
 
 Both share :data:`TRUE`, :data:`FALSE`, :class:`And`, :class:`Or` and :class:`Not`. Build trees
-with :func:`and_`, :func:`or_` and :func:`not_`, which fold constants away.
-
-Literal conversion on binding follows the reference's ``Literal.to(type)``: an integer literal
-fits int, long, float, double, date (days), time and timestamps (micros) and decimals; beyond
-an int (or long) column's range it makes the comparison constant (``id < 3000000000`` on an int
-column is always true); a string converts to date, time, timestamp(tz), uuid and decimal;
-decimals keep their value (rescaled to the column's scale when that is exact). Additions to the
-reference, documented in the filter help: a decimal or float literal also fits a float/double
-column, and a ``date '...'`` literal fits a timestamp column (midnight).
+with :func:`and_`, :func:`or_` and :func:`not_`, which fold constants away and join many terms
+into balanced trees. Trees may still be deep (a user can nest parentheses); every pass over them
+-- equality, hashing, rendering, :func:`rewrite_not` here, binding (:mod:`icectl.expr.binding`),
+projections and evaluators -- walks an explicit stack (:mod:`icectl.expr.visitor`), never the
+Python call stack.
 """
 
 from __future__ import annotations
 
 import enum
 import math
-import re
-import struct
-import uuid as _uuid
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from itertools import zip_longest
 from typing import Any, Iterable, Iterator
 
 from icectl.errors import InvalidInput
-from icectl.spec.schema import Schema
-from icectl.spec.transforms import decimal_from_unscaled, decimal_unscaled, human_value
-from icectl.spec.types import (
-    BINARY,
-    BOOLEAN,
-    DATE,
-    DOUBLE,
-    FLOAT,
-    INT,
-    LONG,
-    STRING,
-    TIME,
-    TIMESTAMP,
-    TIMESTAMP_NS,
-    TIMESTAMPTZ,
-    TIMESTAMPTZ_NS,
-    UUID,
-    DecimalType,
-    FixedType,
-    IcebergType,
-    ListType,
-    MapType,
-    PrimitiveType,
+from icectl.expr.ordering import value_key
+from icectl.expr.rendering import (
+    FLOAT_TYPES,
+    KEYWORDS,
+    NS_TYPES,
+    TIMESTAMP_TYPES,
+    quote,
+    render_binary,
+    render_float,
+    render_name,
+    render_value,
+    timestamp_text,
 )
-from icectl.spec.values import (
-    INT_MAX,
-    INT_MIN,
-    LONG_MAX,
-    LONG_MIN,
-    format_date,
-    format_time,
-    format_timestamp,
-    parse_date,
-    parse_time,
-    parse_timestamp,
-)
+from icectl.expr.visitor import balanced, leaves, walk
+from icectl.spec.types import IcebergType
+from icectl.spec.values import format_date, format_time
 
 __all__ = [
     "Operation", "Expression", "AlwaysTrue", "AlwaysFalse", "TRUE", "FALSE", "And", "Or", "Not",
@@ -79,11 +52,6 @@ __all__ = [
     "UNARY_OPS", "LITERAL_OPS", "SET_OPS", "FLOAT_TYPES", "TIMESTAMP_TYPES", "NS_TYPES",
 ]
 
-FLOAT_TYPES = (FLOAT, DOUBLE)
-TIMESTAMP_TYPES = (TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS)
-NS_TYPES = (TIMESTAMP_NS, TIMESTAMPTZ_NS)
-_TZ_TYPES = (TIMESTAMPTZ, TIMESTAMPTZ_NS)
-_FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -204,67 +172,133 @@ TRUE = AlwaysTrue()
 FALSE = AlwaysFalse()
 
 
-@dataclass(frozen=True)
-class And(Expression):
+class _Node(Expression):
+    """And, Or and Not: equality, hashing and text without recursion (trees may be deep)."""
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not type(self):
+            return NotImplemented
+        for x, y in zip_longest(walk(self), walk(other)):
+            if type(x) is not type(y):
+                return False
+            if type(x) not in _INNER and x != y:
+                return False
+        return True
+
+    def __hash__(self) -> int:
+        return hash(tuple(type(n).__name__ if type(n) in _INNER else n for n in walk(self)))
+
+    def __str__(self) -> str:
+        return _cached_text(self, render)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}[{render(self)}]"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class And(_Node):
     left: Expression
     right: Expression
 
-    def __str__(self) -> str:
-        return f"{_paren(self.left, Or)} and {_paren(self.right, Or)}"
-
     def negate(self) -> Expression:
-        return Or(self.left.negate(), self.right.negate())
+        return rewrite_not(Not(self))
 
 
-@dataclass(frozen=True)
-class Or(Expression):
+@dataclass(frozen=True, eq=False, repr=False)
+class Or(_Node):
     left: Expression
     right: Expression
 
-    def __str__(self) -> str:
-        return f"{self.left} or {self.right}"
-
     def negate(self) -> Expression:
-        return And(self.left.negate(), self.right.negate())
+        return rewrite_not(Not(self))
 
 
-@dataclass(frozen=True)
-class Not(Expression):
+@dataclass(frozen=True, eq=False, repr=False)
+class Not(_Node):
     child: Expression
-
-    def __str__(self) -> str:
-        return f"not ({self.child})"
 
     def negate(self) -> Expression:
         return self.child
 
 
-def _paren(e: Expression, kind: type) -> str:
-    return f"({e})" if isinstance(e, kind) else str(e)
+_INNER = (And, Or, Not)
+
+
+def _cached_text(e: Expression, make: Any) -> str:
+    """The text of an immutable node, rendered once (a plan prints one residual per file)."""
+    got = e.__dict__.get("_text")
+    if got is None:
+        got = make(e)
+        object.__setattr__(e, "_text", got)
+    return got
+
+
+def render(expr: Expression) -> str:
+    """An expression as filter text (``and`` operands that are ``or`` in parentheses), built
+    in one pass over an explicit stack: linear in the output, whatever the depth."""
+    out: list[str] = []
+    stack: list[Any] = [expr]
+    while stack:
+        item = stack.pop()
+        if type(item) is str:
+            out.append(item)
+            continue
+        cls = type(item)
+        if cls is And:
+            parts: list[Any] = [*_paren(item.left), " and ", *_paren(item.right)]
+        elif cls is Or:
+            parts = [item.left, " or ", item.right]
+        elif cls is Not:
+            parts = ["not (", item.child, ")"]
+        else:
+            out.append(str(item))
+            continue
+        stack.extend(reversed(parts))
+    return "".join(out)
+
+
+def _paren(e: Expression) -> list[Any]:
+    return ["(", e, ")"] if type(e) is Or else [e]
 
 
 def and_(*exprs: Expression) -> Expression:
-    """The conjunction of any number of expressions; TRUE drops out, FALSE wins."""
-    out: Expression = TRUE
+    """The conjunction of any number of expressions (a balanced tree, so depth grows with the
+    logarithm of the count); TRUE drops out, FALSE wins."""
+    if len(exprs) == 2:  # the common case, without building a list
+        a, b = exprs
+        if isinstance(a, AlwaysFalse) or isinstance(b, AlwaysTrue):
+            return a
+        if isinstance(b, AlwaysFalse) or isinstance(a, AlwaysTrue):
+            return b
+        return And(a, b)
+    terms = []
     for e in exprs:
-        if e is FALSE or isinstance(e, AlwaysFalse):
+        if isinstance(e, AlwaysFalse):
             return FALSE
-        if isinstance(e, AlwaysTrue):
-            continue
-        out = e if isinstance(out, AlwaysTrue) else And(out, e)
-    return out
+        if not isinstance(e, AlwaysTrue):
+            terms.append(e)
+    return balanced(terms, And) if terms else TRUE
 
 
 def or_(*exprs: Expression) -> Expression:
-    """The disjunction of any number of expressions; FALSE drops out, TRUE wins."""
-    out: Expression = FALSE
+    """The disjunction of any number of expressions (a balanced tree); FALSE drops out, TRUE
+    wins."""
+    if len(exprs) == 2:  # the common case, without building a list
+        a, b = exprs
+        if isinstance(a, AlwaysTrue) or isinstance(b, AlwaysFalse):
+            return a
+        if isinstance(b, AlwaysTrue) or isinstance(a, AlwaysFalse):
+            return b
+        return Or(a, b)
+    terms = []
     for e in exprs:
         if isinstance(e, AlwaysTrue):
             return TRUE
-        if isinstance(e, AlwaysFalse):
-            continue
-        out = e if isinstance(out, AlwaysFalse) else Or(out, e)
-    return out
+        if not isinstance(e, AlwaysFalse):
+            terms.append(e)
+    return balanced(terms, Or) if terms else FALSE
 
 
 def not_(e: Expression) -> Expression:
@@ -310,64 +344,27 @@ class Literal:
         if k == "decimal":
             return format(v, "f")
         if k == "float":
-            r = _render_float(v)
+            r = render_float(v)
             return r if ("e" in r or "'" in r) else r + "e0"  # keeps the float kind
         if k == "string":
-            return _quote(v)
+            return quote(v)
         if k == "boolean":
             return "true" if v else "false"
         if k == "date":
-            return f"date {_quote(format_date(v))}"
+            return f"date {quote(format_date(v))}"
         if k == "time":
-            return f"time {_quote(format_time(v))}"
+            return f"time {quote(format_time(v))}"
         if k == "timestamp":
-            return f"timestamp {_quote(_ts_text(v, False))}"
+            return f"timestamp {quote(timestamp_text(v, False))}"
         if k == "timestamptz":
-            return f"timestamptz {_quote(_ts_text(v, True))}"
+            return f"timestamptz {quote(timestamp_text(v, True))}"
         if k == "uuid":
-            return f"uuid {_quote(str(v))}"
-        return _render_binary(v)
-
-
-def _ts_text(nanos: int, tz: bool) -> str:
-    if nanos % 1000 == 0:
-        return format_timestamp(nanos // 1000, nanos=False, tz=tz)
-    return format_timestamp(nanos, nanos=True, tz=tz)
-
-
-def _quote(s: str) -> str:
-    return "'" + s.replace("'", "''") + "'"
-
-
-def _render_float(v: float) -> str:
-    if math.isinf(v):
-        return "double 'Infinity'" if v > 0 else "double '-Infinity'"
-    r = repr(float(v))
-    return r
-
-
-def _render_binary(b: bytes) -> str:
-    return "X'" + bytes(b).hex().upper() + "'"
+            return f"uuid {quote(str(v))}"
+        return render_binary(v)
 
 
 # ----------------------------------------------------------------------------------------------
 # Predicates
-
-
-_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-# words of the filter language that must be quoted when used as a column name
-KEYWORDS = frozenset({"and", "or", "not", "in", "is", "between", "like", "null", "true", "false"})
-
-
-def render_name(name: str) -> str:
-    """A dotted column name as filter text, quoting parts that need it."""
-    out = []
-    for part in name.split("."):
-        if _PLAIN_NAME.fullmatch(part) and part.lower() not in KEYWORDS:
-            out.append(part)
-        else:
-            out.append("`" + part.replace("`", "``") + "`")
-    return ".".join(out)
 
 
 def _render_pred(op: Operation, name: str, lits: list[str]) -> str:
@@ -431,15 +428,21 @@ class BoundPredicate(Expression):
         return self.literals[0]
 
     @property
-    def literal_set(self) -> frozenset:
-        return frozenset(self.literals)
+    def literal_keys(self) -> frozenset:
+        """The :func:`~icectl.expr.ordering.value_key` of every literal, computed once: ``in``
+        tests membership in constant time however long the list."""
+        got = self.__dict__.get("_literal_keys")
+        if got is None:
+            got = frozenset(value_key(v) for v in self.literals)
+            object.__setattr__(self, "_literal_keys", got)
+        return got
 
     def negate(self) -> Expression:
         return BoundPredicate(self.op.negate(), self.field_id, self.name, self.type, self.literals)
 
     def __str__(self) -> str:
-        return _render_pred(self.op, self.name, [render_value(self.type, v)
-                                                 for v in self.literals])
+        return _cached_text(self, lambda p: _render_pred(
+            p.op, p.name, [render_value(p.type, v) for v in p.literals]))
 
 
 def is_bound(expr: Expression) -> bool:
@@ -447,35 +450,6 @@ def is_bound(expr: Expression) -> bool:
     for p in predicates(expr):
         return isinstance(p, BoundPredicate)
     return True
-
-
-def render_value(t: IcebergType, v: Any) -> str:
-    """A value of a type as filter text that parses and binds back to the same value."""
-    if t == BOOLEAN:
-        return "true" if v else "false"
-    if t in (INT, LONG):
-        return str(int(v))
-    if t in FLOAT_TYPES:
-        if math.isinf(v) or math.isnan(v):
-            return _render_float(float(v))
-        return human_value(t, float(v))  # Java's shortest digits; parses back to the value
-    if isinstance(t, DecimalType):
-        return format(v, "f")
-    if t == DATE:
-        return f"date {_quote(format_date(v))}"
-    if t == TIME:
-        return f"time {_quote(format_time(v))}"
-    if t in TIMESTAMP_TYPES:
-        nanos = v if t in NS_TYPES else v * 1000
-        return (f"{'timestamptz' if t in _TZ_TYPES else 'timestamp'} "
-                f"{_quote(_ts_text(nanos, t in _TZ_TYPES))}")
-    if t == STRING:
-        return _quote(v)
-    if t == UUID:
-        return f"uuid {_quote(str(v))}"
-    if t == BINARY or isinstance(t, FixedType):
-        return _render_binary(v)
-    return _quote(str(v))
 
 
 def make_bound(op: Operation, field_id: int, name: str, t: IcebergType,
@@ -488,7 +462,7 @@ def make_bound(op: Operation, field_id: int, name: str, t: IcebergType,
         distinct: list[Any] = []
         seen: set = set()
         for v in vals:
-            key = _set_key(v)
+            key = value_key(v)  # -0.0 and 0.0 stay distinct, as for the reference
             if key not in seen:
                 seen.add(key)
                 distinct.append(v)
@@ -501,26 +475,15 @@ def make_bound(op: Operation, field_id: int, name: str, t: IcebergType,
     return BoundPredicate(op, field_id, name, t, vals)
 
 
-def _set_key(v: Any) -> Any:
-    # -0.0 and 0.0 are distinct values for the reference's comparators
-    if isinstance(v, float) and v == 0.0:
-        return ("float-zero", math.copysign(1.0, v))
-    return v
-
-
 # ----------------------------------------------------------------------------------------------
 # Walking
 
 
 def predicates(expr: Expression) -> Iterator[Expression]:
     """Every predicate (bound or unbound) in an expression, left to right."""
-    if isinstance(expr, (And, Or)):
-        yield from predicates(expr.left)
-        yield from predicates(expr.right)
-    elif isinstance(expr, Not):
-        yield from predicates(expr.child)
-    elif isinstance(expr, (Predicate, BoundPredicate)):
-        yield expr
+    for node in leaves(expr):
+        if isinstance(node, (Predicate, BoundPredicate)):
+            yield node
 
 
 def referenced_field_ids(expr: Expression) -> set[int]:
@@ -534,212 +497,30 @@ def referenced_field_ids(expr: Expression) -> set[int]:
 
 
 def rewrite_not(expr: Expression) -> Expression:
-    """The same expression without ``Not`` nodes (negations pushed into the predicates)."""
-    if isinstance(expr, Not):
-        return rewrite_not(expr.child.negate())
-    if isinstance(expr, And):
-        return and_(rewrite_not(expr.left), rewrite_not(expr.right))
-    if isinstance(expr, Or):
-        return or_(rewrite_not(expr.left), rewrite_not(expr.right))
-    return expr
-
-
-# ----------------------------------------------------------------------------------------------
-# Binding
-
-
-class _Bound(enum.Enum):
-    ABOVE_MAX = "above max"
-    BELOW_MIN = "below min"
-
-
-ABOVE_MAX = _Bound.ABOVE_MAX
-BELOW_MIN = _Bound.BELOW_MIN
-
-
-def bind(expr: Expression, schema: Schema, case_sensitive: bool = False) -> Expression:
-    """Bind every predicate of ``expr`` to ``schema``; InvalidInput names column and problem."""
-    if isinstance(expr, (AlwaysTrue, AlwaysFalse, BoundPredicate)):
+    """The same expression without ``Not`` nodes (negations pushed into the predicates), in one
+    pass over an explicit stack carrying whether the node is negated."""
+    if not any(type(n) is Not for n in walk(expr)):
         return expr
-    if isinstance(expr, And):
-        return and_(bind(expr.left, schema, case_sensitive), bind(expr.right, schema, case_sensitive))
-    if isinstance(expr, Or):
-        return or_(bind(expr.left, schema, case_sensitive), bind(expr.right, schema, case_sensitive))
-    if isinstance(expr, Not):
-        return not_(bind(expr.child, schema, case_sensitive))
-    if isinstance(expr, Predicate):
-        return _bind_predicate(expr, schema, case_sensitive)
-    raise TypeError(f"cannot bind {expr!r}")
+    results: list[Expression] = []
+    stack: list[tuple[Expression, bool, bool]] = [(expr, False, False)]
+    while stack:
+        node, negated, children_done = stack.pop()
+        cls = type(node)
+        if cls is Not:
+            stack.append((node.child, not negated, False))  # type: ignore[attr-defined]
+        elif cls is And or cls is Or:
+            if not children_done:
+                stack.append((node, negated, True))
+                stack.append((node.right, negated, False))  # type: ignore[attr-defined]
+                stack.append((node.left, negated, False))  # type: ignore[attr-defined]
+            else:
+                right = results.pop()
+                left = results.pop()
+                conj = (cls is And) != negated
+                results.append(and_(left, right) if conj else or_(left, right))
+        else:
+            results.append(node.negate() if negated else node)
+    return results[0]
 
 
-def _bind_predicate(pred: Predicate, schema: Schema, case_sensitive: bool) -> Expression:
-    field = schema.find_field_or_none(pred.term, case_sensitive)
-    if field is None:
-        hint = ""
-        if case_sensitive and schema.find_field_or_none(pred.term, False) is not None:
-            hint = " (names are case sensitive here)"
-        raise InvalidInput(f"filter column {pred.term!r} not found in the table schema{hint}")
-    fid = field.field_id
-    name = schema.column_name(fid)
-    parent = schema.parent_id(fid)
-    while parent is not None:
-        ptype = schema.find_field(parent).type
-        if isinstance(ptype, (ListType, MapType)):
-            raise InvalidInput(f"filter column {name!r} is inside a list or map; filters can "
-                               "only use columns reached through structs")
-        parent = schema.parent_id(parent)
-    t = field.type
-    if not isinstance(t, PrimitiveType):
-        raise InvalidInput(f"filter column {name!r} is a {type(t).__name__.replace('Type', '').lower()}"
-                           "; only primitive columns can be compared")
-    op = pred.op
-    if op in (Operation.IS_NULL, Operation.NOT_NULL):
-        if field.required:
-            return FALSE if op == Operation.IS_NULL else TRUE
-        return BoundPredicate(op, fid, name, t)
-    if op in (Operation.IS_NAN, Operation.NOT_NAN):
-        if t not in FLOAT_TYPES:
-            raise InvalidInput(f"'{op.symbol}' needs a float or double column; {name!r} is {t}")
-        return BoundPredicate(op, fid, name, t)
-    if op in (Operation.STARTS_WITH, Operation.NOT_STARTS_WITH):
-        if t != STRING:
-            raise InvalidInput(f"'{op.symbol}' needs a string column; {name!r} is {t}")
-    if op in SET_OPS:
-        values = []
-        for lit in pred.literals:
-            v = _convert_or_fail(lit, t, name)
-            if not isinstance(v, _Bound):
-                values.append(v)
-        return make_bound(op, fid, name, t, values)
-    v = _convert_or_fail(pred.literal, t, name)
-    if v is ABOVE_MAX:
-        return TRUE if op in (Operation.LT, Operation.LT_EQ, Operation.NOT_EQ) else FALSE
-    if v is BELOW_MIN:
-        return TRUE if op in (Operation.GT, Operation.GT_EQ, Operation.NOT_EQ) else FALSE
-    return BoundPredicate(op, fid, name, t, (v,))
-
-
-def _convert_or_fail(lit: Literal, t: IcebergType, name: str) -> Any:
-    try:
-        v = convert_literal(lit, t)
-    except (ValueError, InvalidOperation, OverflowError) as e:
-        raise InvalidInput(f"cannot use {lit} with column {name!r} of type {t}: {e}") from None
-    if v is None:
-        raise InvalidInput(f"cannot compare column {name!r} of type {t} with "
-                           f"{_KIND_NAMES.get(lit.kind, lit.kind)} {lit}")
-    return v
-
-
-_KIND_NAMES = {"integer": "the integer", "decimal": "the decimal", "float": "the number",
-               "string": "the string", "boolean": "the boolean", "date": "the date",
-               "time": "the time", "timestamp": "the timestamp",
-               "timestamptz": "the timestamp", "uuid": "the uuid", "binary": "the binary value"}
-
-
-def _range_check(v: int, lo: int, hi: int) -> Any:
-    if v > hi:
-        return ABOVE_MAX
-    if v < lo:
-        return BELOW_MIN
-    return v
-
-
-def _to_decimal(d: Decimal, t: DecimalType) -> Decimal:
-    """A decimal at the column's scale when that loses nothing; otherwise unchanged."""
-    try:
-        return decimal_from_unscaled(decimal_unscaled(d, t.scale), t.scale)
-    except ValueError:
-        return d
-
-
-def _round_half_up(d: Decimal, scale: int) -> Decimal:
-    ctx = Context(prec=max(60, len(d.as_tuple().digits) + scale + 5))
-    return d.quantize(Decimal((0, (1,), -scale)), rounding=ROUND_HALF_UP, context=ctx)
-
-
-def convert_literal(lit: Literal, t: IcebergType) -> Any:
-    """The literal's value as a value of type ``t``: a value in the internal representation,
-    :data:`ABOVE_MAX` / :data:`BELOW_MIN` when it lies beyond the type's range, or None when
-    the literal cannot be used with the type. Text that does not parse raises ValueError."""
-    k, v = lit.kind, lit.value
-    if k == "integer":
-        if t == INT or t == DATE:
-            return _range_check(v, INT_MIN, INT_MAX)
-        if t in (LONG, TIME, TIMESTAMP, TIMESTAMPTZ):
-            return _range_check(v, LONG_MIN, LONG_MAX)
-        if t in NS_TYPES:  # the reference reads the integer as micros
-            r = _range_check(v, LONG_MIN, LONG_MAX)
-            return r if isinstance(r, _Bound) else _range_check(v * 1000, LONG_MIN, LONG_MAX)
-        if t in FLOAT_TYPES:
-            return _to_float(float(v), t)
-        if isinstance(t, DecimalType):
-            return decimal_from_unscaled(v * 10**t.scale, t.scale)
-        return None
-    if k == "decimal":
-        if isinstance(t, DecimalType):
-            return _to_decimal(v, t)
-        if t in FLOAT_TYPES:
-            return _to_float(float(v), t)
-        return None
-    if k == "float":
-        if t in FLOAT_TYPES:
-            return _to_float(v, t)
-        if isinstance(t, DecimalType):
-            if math.isinf(v):
-                return None
-            # BigDecimal.valueOf(double): the shortest digits that read back as the double
-            return _round_half_up(Decimal(repr(v)), t.scale)
-        return None
-    if k == "string":
-        if t == STRING:
-            return v
-        if t == DATE:
-            return parse_date(v)
-        if t == TIME:
-            return parse_time(v)
-        if t in TIMESTAMP_TYPES:
-            return parse_timestamp(v, nanos=t in NS_TYPES, tz=t in _TZ_TYPES)
-        if t == UUID:
-            return _uuid.UUID(v.strip())
-        if isinstance(t, DecimalType):
-            return _to_decimal(Decimal(v.strip()), t)
-        return None
-    if k == "boolean":
-        return v if t == BOOLEAN else None
-    if k == "date":
-        if t == DATE:
-            return v
-        if t in (TIMESTAMP, TIMESTAMPTZ):
-            return v * 86_400_000_000
-        if t in NS_TYPES:
-            return v * 86_400_000_000_000
-        return None
-    if k == "time":
-        return v if t == TIME else None
-    if k in ("timestamp", "timestamptz"):
-        if t in (TIMESTAMP, TIMESTAMPTZ):
-            return v // 1000
-        if t in NS_TYPES:
-            return v
-        if t == DATE:
-            return v // 86_400_000_000_000
-        return None
-    if k == "uuid":
-        return v if t == UUID else None
-    if k == "binary":
-        if t == BINARY:
-            return bytes(v)
-        if isinstance(t, FixedType):
-            return bytes(v) if len(v) == t.length else None
-        return None
-    return None
-
-
-def _to_float(v: float, t: IcebergType) -> Any:
-    if t == FLOAT:
-        if v > _FLOAT32_MAX:
-            return ABOVE_MAX
-        if v < -_FLOAT32_MAX:
-            return BELOW_MIN
-        return struct.unpack("<f", struct.pack("<f", v))[0]
-    return v
+from icectl.expr.binding import ABOVE_MAX, BELOW_MIN, bind, convert_literal  # noqa: E402

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 import uuid as _uuid
-from dataclasses import dataclass
+from typing import NamedTuple
 from decimal import Decimal, InvalidOperation
 
 from icectl.errors import InvalidInput
@@ -32,24 +32,27 @@ __all__ = ["parse_filter", "FILTER_HELP"]
 
 FILTER_HELP = """\
 Filter expressions (--filter):
-  comparison   col = v, col != v (or <>), col < v, col <= v, col > v, col >= v
+  comparison   col = v (or col == v), col != v (or <>), col < v, col <= v, col > v,
+               col >= v; the value may come first (5 < id means id > 5)
   sets         col in (v1, v2, ...), col not in (...)
   ranges       col between lo and hi, col not between lo and hi (bounds included)
   nulls, NaN   col is null, col is not null, col is nan, col is not nan
-  prefixes     col starts with 'abc', col like 'abc%', col not like 'abc%'
-               (only prefix patterns: one trailing %; \\% and \\_ match % and _ themselves;
-               a pattern without % means equality)
+  prefixes     col starts with 'abc', col not starts with 'abc', col like 'abc%',
+               col not like 'abc%' (only prefix patterns: one trailing %; \\% and \\_ match
+               % and _ themselves; a pattern without % means equality)
   logic        not e, e and e, e or e, ( e ); not binds tighter than and, and than or;
-               true and false are the constant filters
-  columns      names as in the schema; nested struct fields by dotted path (point.x);
-               quote names with "double quotes" or `backticks` ("my col", `order`);
-               matched case-insensitively unless --case-sensitive is given
+               true and false are the constant filters; filters may be of any length
+               and nesting depth; an empty filter is an error
+  columns      names as in the schema, letters of any script included (catégorie, 类别);
+               nested struct fields by dotted path (point.x); quote other names with
+               "double quotes" or `backticks` ("my col", `order`); matched
+               case-insensitively unless --case-sensitive is given
   literals     integers (42, -7), decimals (12.50, exact), floats (1e3, 2.5e-1), strings in
                single quotes ('it''s'), true/false, date '2024-01-02',
-               time '10:15:00', timestamp '2024-01-02 10:00:00' (no zone),
-               timestamptz '2024-01-02 10:00:00+01:00' (converted to UTC; none means UTC),
-               uuid 'f79c3e09-677c-4bbd-a479-3f349cb785e7', binary X'0a0b',
-               double 'Infinity'
+               time '10:15:00', timestamp '2024-01-02 10:00:00' (no zone; also
+               timestamp_ntz '...'), timestamptz '2024-01-02 10:00:00+01:00' (converted to
+               UTC; none means UTC), uuid 'f79c3e09-677c-4bbd-a479-3f349cb785e7',
+               binary X'0a0b', double 'Infinity' (or float '...'), decimal '12.50'
   coercion     a plain string is converted to the column's type: '2024-01-02' against a date,
                '2024-01-02 10:00:00' against a timestamp, uuids, decimals; an integer fits any
                numeric, date (days) or timestamp (microseconds) column; a date literal fits a
@@ -62,8 +65,7 @@ Examples: "day >= '2024-01-01' and day < '2024-02-01'", "id in (1, 2, 3) or name
 """
 
 
-@dataclass(frozen=True)
-class _Tok:
+class _Tok(NamedTuple):
     kind: str  # ident, qident, num, str, bin, op, end
     text: str  # value: identifier, number text, string contents, hex digits, operator
     pos: int  # 0-based offset
@@ -71,85 +73,77 @@ class _Tok:
 
 
 _OPS = ("<=", ">=", "<>", "!=", "==", "=", "<", ">", "(", ")", ",", ".", "-", "+")
-_NUM_RE = re.compile(r"(\d+)(\.\d*)?([eE][+-]?\d+)?")
-_IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$]*")
-
-
-class _Error(Exception):
-    pass
+_NUM_RE = re.compile(r"([0-9]+)(\.[0-9]*)?([eE][+-]?[0-9]+)?")
+_OP_RE = re.compile("|".join(re.escape(op) for op in _OPS))
 
 
 def _fail(src: str, pos: int, msg: str) -> InvalidInput:
     if pos >= len(src):
         near = "end of input"
     else:
-        near = "'" + src[pos:pos + 20] + ("..." if len(src) > pos + 20 else "") + "'"
+        shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in src[pos:pos + 20])
+        near = "'" + shown + ("..." if len(src) > pos + 20 else "") + "'"
     err = InvalidInput(f"invalid filter at position {pos + 1}: {msg}, near {near}")
     err.position = pos + 1  # type: ignore[attr-defined]
     return err
 
 
-def _read_quoted(src: str, i: int, quote: str, what: str) -> tuple[str, int]:
-    j, buf, n = i + 1, [], len(src)
-    while True:
-        if j >= n:
-            raise _fail(src, i, f"unterminated {what}")
-        c = src[j]
-        if c == quote:
-            if j + 1 < n and src[j + 1] == quote:
-                buf.append(quote)
-                j += 2
-                continue
-            return "".join(buf), j + 1
-        buf.append(c)
-        j += 1
+# one pattern for every token; the first alternative that matches wins
+_TOKEN_RE = re.compile("|".join([
+    r"(?P<space>\s+)",
+    r"(?P<num>[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)",
+    r"(?P<str>'[^']*(?:''[^']*)*')",
+    r'(?P<qident>"[^"]*(?:""[^"]*)*"|`[^`]*(?:``[^`]*)*`)',
+    r"(?P<bin>[xX]'[^']*(?:''[^']*)*')",
+    r"(?P<ident>(?=[^\W\d])[\w$]+)",
+    r"(?P<op>" + _OP_RE.pattern + ")",
+]))
 
 
 def _tokenize(src: str) -> list[_Tok]:
+    """The tokens of ``src``: one match of one compiled pattern per token, so time is linear."""
     toks: list[_Tok] = []
+    add = toks.append
+    match = _TOKEN_RE.match
     i, n = 0, len(src)
     while i < n:
-        c = src[i]
-        if c.isspace():
-            i += 1
+        m = match(src, i)
+        kind = m.lastgroup if m is not None else None
+        if kind is None or (kind == "ident" and not (src[i].isalpha() or src[i] == "_")):
+            _tokenize_error(src, i)
+        j = m.end()  # type: ignore[union-attr]
+        if kind == "space":
+            i = j
             continue
-        if c == "'":
-            text, j = _read_quoted(src, i, "'", "string")
-            toks.append(_Tok("str", text, i, j))
-        elif c in "\"`":
-            text, j = _read_quoted(src, i, c, "quoted name")
-            if not text:
-                raise _fail(src, i, "empty quoted name")
-            toks.append(_Tok("qident", text, i, j))
-        elif c in "xX" and i + 1 < n and src[i + 1] == "'":
-            text, j = _read_quoted(src, i + 1, "'", "binary literal")
-            hexdigits = re.sub(r"\s+", "", text)
-            if not re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", hexdigits):
-                raise _fail(src, i, "binary literal needs an even number of hex digits")
-            toks.append(_Tok("bin", hexdigits, i, j))
-        elif c.isdigit():
-            m = _NUM_RE.match(src, i)
-            assert m
-            j = m.end()
+        text = m.group(0)  # type: ignore[union-attr]
+        if kind == "num":
             if j < n and (src[j].isalnum() or src[j] == "_"):
                 raise _fail(src, i, "invalid number")
-            toks.append(_Tok("num", m.group(0), i, j))
-        elif c.isalpha() or c == "_":
-            m = _IDENT_RE.match(src, i)
-            assert m
-            j = m.end()
-            toks.append(_Tok("ident", m.group(0), i, j))
-        else:
-            for op in _OPS:
-                if src.startswith(op, i):
-                    j = i + len(op)
-                    toks.append(_Tok("op", op, i, j))
-                    break
-            else:
-                raise _fail(src, i, f"unexpected character {c!r}")
+        elif kind == "str":
+            text = text[1:-1].replace("''", "'")
+        elif kind == "qident":
+            q = text[0]
+            text = text[1:-1].replace(q + q, q)
+            if not text:
+                raise _fail(src, i, "empty quoted name")
+        elif kind == "bin":
+            text = re.sub(r"\s+", "", text[2:-1])
+            if not re.fullmatch(r"(?:[0-9A-Fa-f]{2})*", text):
+                raise _fail(src, i, "binary literal needs an even number of hex digits")
+        add(_Tok(kind, text, i, j))  # type: ignore[arg-type]
         i = j
-    toks.append(_Tok("end", "", n, n))
+    add(_Tok("end", "", n, n))
     return toks
+
+
+def _tokenize_error(src: str, i: int) -> None:
+    c = src[i]
+    if c == "'" or (c in "xX" and src[i + 1:i + 2] == "'"):
+        what = "string" if c == "'" else "binary literal"
+        raise _fail(src, i, f"unterminated {what}")
+    if c in "\"`":
+        raise _fail(src, i, "unterminated quoted name")
+    raise _fail(src, i, f"unexpected character {c!r}")
 
 
 _CMP = {"=": Operation.EQ, "==": Operation.EQ, "!=": Operation.NOT_EQ, "<>": Operation.NOT_EQ,
@@ -201,45 +195,49 @@ class _Parser:
     # -- grammar -------------------------------------------------------------------------------
 
     def parse(self) -> Expression:
+        """The whole filter. Parentheses open frames on an explicit stack instead of recursing,
+        so nesting depth and chain length are limited by memory only."""
         if self.tok.kind == "end":
             raise self.error("empty filter")
-        e = self.or_expr()
+        frames = [_Frame(None, 0)]
+        while True:
+            nots = 0
+            while self.at_word("not"):
+                self.advance()
+                nots += 1
+            if self.at_op("("):
+                frames.append(_Frame(self.advance(), nots))
+                continue
+            e = _negated(self.operand(), nots)
+            while True:  # after an operand: AND, OR, ')' or the end
+                frame = frames[-1]
+                frame.ands.append(e)
+                if self.at_word("and"):
+                    self.advance()
+                    break
+                if self.at_word("or"):
+                    self.advance()
+                    frame.end_and()
+                    break
+                if frame.open is None:
+                    return self._finish(frame)
+                if not self.at_op(")"):
+                    raise self.error("expected ')' to close the '(' at position "
+                                     f"{frame.open.pos + 1}")
+                self.advance()
+                frames.pop()
+                e = _negated(frame.result(), frame.nots)
+
+    def _finish(self, frame: "_Frame") -> Expression:
         if self.tok.kind != "end":
             if self.at_op(")"):
                 raise self.error("unbalanced ')'")
             raise self.error("expected AND, OR or the end of the filter")
-        return e
+        return frame.result()
 
-    def or_expr(self) -> Expression:
-        e = self.and_expr()
-        while self.at_word("or"):
-            self.advance()
-            e = _or(e, self.and_expr())
-        return e
-
-    def and_expr(self) -> Expression:
-        e = self.not_expr()
-        while self.at_word("and"):
-            self.advance()
-            e = _and(e, self.not_expr())
-        return e
-
-    def not_expr(self) -> Expression:
-        if self.at_word("not"):
-            self.advance()
-            return _not(self.not_expr())
-        return self.primary()
-
-    def primary(self) -> Expression:
+    def operand(self) -> Expression:
+        """A constant or one predicate (BETWEEN gives two)."""
         t = self.tok
-        if self.at_op("("):
-            self.advance()
-            e = self.or_expr()
-            if not self.at_op(")"):
-                raise self.error("expected ')' to close the '(' at position "
-                                 f"{t.pos + 1}")
-            self.advance()
-            return e
         if self.at_word("true", "false") and not self._next_is_cmp():
             self.advance()
             return TRUE if t.text.lower() == "true" else FALSE
@@ -334,8 +332,8 @@ class _Parser:
             self.expect_word("and", "between the BETWEEN bounds")
             hi = self.literal("the upper bound after BETWEEN AND")
             if negated:
-                return _or(Predicate(Operation.LT, col, (lo,)), Predicate(Operation.GT, col, (hi,)))
-            return _and(Predicate(Operation.GT_EQ, col, (lo,)), Predicate(Operation.LT_EQ, col, (hi,)))
+                return or_(Predicate(Operation.LT, col, (lo,)), Predicate(Operation.GT, col, (hi,)))
+            return and_(Predicate(Operation.GT_EQ, col, (lo,)), Predicate(Operation.LT_EQ, col, (hi,)))
         if self.at_word("starts"):
             self.advance()
             self.expect_word("with", "after STARTS")
@@ -470,20 +468,37 @@ class _Parser:
         raise AssertionError(kind)
 
 
-def _and(a: Expression, b: Expression) -> Expression:
-    return and_(a, b)
+class _Frame:
+    """One parenthesised group being parsed: its OR terms, the AND terms of the current one,
+    the opening token and the NOTs in front of it."""
+
+    __slots__ = ("open", "nots", "ors", "ands")
+
+    def __init__(self, open_tok: _Tok | None, nots: int):
+        self.open = open_tok
+        self.nots = nots
+        self.ors: list[Expression] = []
+        self.ands: list[Expression] = []
+
+    def end_and(self) -> None:
+        self.ors.append(and_(*self.ands))
+        self.ands = []
+
+    def result(self) -> Expression:
+        self.end_and()
+        return or_(*self.ors)
 
 
-def _or(a: Expression, b: Expression) -> Expression:
-    return or_(a, b)
-
-
-def _not(a: Expression) -> Expression:
-    return not_(a)
+def _negated(e: Expression, nots: int) -> Expression:
+    """``e`` under ``nots`` NOTs: an even number cancels out."""
+    return not_(e) if nots % 2 else e
 
 
 def parse_filter(text: str) -> Expression:
     """Parse filter text into an unbound expression (see :data:`FILTER_HELP`)."""
     if not isinstance(text, str):
         raise InvalidInput(f"a filter must be text, not {type(text).__name__}")
+    if not text.strip():
+        raise _fail("", 0, "empty filter (give a condition, or leave out the filter option "
+                    "to select every row)")
     return _Parser(text).parse()

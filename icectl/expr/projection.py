@@ -19,24 +19,20 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable
 
+from icectl.expr.binding import bind
 from icectl.expr.expressions import (
     FALSE,
     TRUE,
-    And,
-    AlwaysFalse,
-    AlwaysTrue,
     BoundPredicate,
     Expression,
-    Not,
     Operation,
-    Or,
-    Predicate,
     and_,
-    bind,
+    is_bound,
     make_bound,
     or_,
     rewrite_not,
 )
+from icectl.expr.visitor import Visitor, visit
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import (
@@ -340,28 +336,32 @@ def _fix_strict_time(e: Expression | None) -> Expression | None:
 
 
 def _prepare(expr: Expression, schema: Schema, case_sensitive: bool) -> Expression:
-    if any(isinstance(p, Predicate) for p in _preds(expr)):
+    if not is_bound(expr):  # trees are bound or unbound as a whole: one leaf tells
         expr = bind(expr, schema, case_sensitive)
     return rewrite_not(expr)
 
 
-def _preds(expr: Expression) -> list[Expression]:
-    from icectl.expr.expressions import predicates
-    return list(predicates(expr))
+class _Project(Visitor[Expression]):
+    """Rebuild a NOT-free bound expression with each predicate replaced by ``on_pred(p)``."""
+
+    def __init__(self, on_pred: Callable[[BoundPredicate], Expression]):
+        self.predicate = on_pred  # type: ignore[method-assign]
+
+    def always_true(self) -> Expression:
+        return TRUE
+
+    def always_false(self) -> Expression:
+        return FALSE
+
+    def and_(self, left: Expression, right: Expression) -> Expression:
+        return and_(left, right)
+
+    def or_(self, left: Expression, right: Expression) -> Expression:
+        return or_(left, right)
 
 
 def _visit(expr: Expression, on_pred: Callable[[BoundPredicate], Expression]) -> Expression:
-    if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
-        return expr
-    if isinstance(expr, And):
-        return and_(_visit(expr.left, on_pred), _visit(expr.right, on_pred))
-    if isinstance(expr, Or):
-        return or_(_visit(expr.left, on_pred), _visit(expr.right, on_pred))
-    if isinstance(expr, BoundPredicate):
-        return on_pred(expr)
-    if isinstance(expr, Not):
-        raise AssertionError("rewrite_not leaves no Not")
-    raise TypeError(f"cannot project {expr!r}")
+    return visit(expr, _Project(on_pred))
 
 
 def _fields_by_source(spec: PartitionSpec, schema: Schema

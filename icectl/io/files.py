@@ -2,13 +2,15 @@
 
 Paths keep the spelling the caller (or the table metadata) uses, e.g. ``file:/tmp/wh/t/metadata``
 as Hadoop writes it; only the operations translate them. Every OSError becomes a StorageError
-naming the path.
+naming the path, a full disk (ENOSPC, EDQUOT) included - also when it
+happens inside a library writing through a file from :meth:`FileIO.open`.
 
 The commit protocol needs two primitives that never overwrite: ``write_exclusive`` (create a
 file that must not exist yet) and ``rename_no_replace`` (move a finished file to a name that must
 not exist yet). On local disks the rename uses ``renameat2(RENAME_NOREPLACE)`` when the kernel
 and filesystem support it, else a hard link followed by an unlink; both fail when the target
-exists instead of replacing it, which is what makes two writers safe.
+exists instead of replacing it, which is what makes two writers safe. Without either, writers
+serialise on an exclusive lock directory and use a plain rename (see ``_locked_rename``).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ class FileInfo:
     size: int
     mtime_ms: int
     is_dir: bool = False
+    is_link: bool = False  # a symbolic link (only reported by ``list_dir(follow_symlinks=False)``)
 
     @property
     def name(self) -> str:
@@ -134,16 +137,82 @@ def _local_rename_no_replace(src: str, dst: str) -> None:
             raise
         if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
             raise
-        # No hard links here: copy into an exclusively created file, then drop the source.
-        with open(src, "rb") as f:
-            data = f.read()
-        fd = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        try:
-            _write_all(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _locked_rename(src, dst)
+        return
     os.unlink(src)
+
+
+def _locked_rename(src: str, dst: str) -> None:
+    """The fallback without hard links or RENAME_NOREPLACE (some network and FUSE filesystems).
+
+    Creating ``dst`` exclusively and then writing it would let readers see a half-written file,
+    and a crash would leave one behind. Instead writers of ``dst`` take an exclusive lock
+    directory (``mkdir`` is atomic on every POSIX filesystem, NFS included), check under it that
+    ``dst`` is free, and move the finished file with a plain rename, which readers see whole or
+    not at all. A writer that finds the lock held gets FileExistsError, as if ``dst`` existed. A
+    lock left by a crash (``<dst>.lock``, an empty directory) blocks that name until removed.
+    """
+    lock = dst + ".lock"
+    try:
+        os.mkdir(lock)
+    except FileExistsError:
+        raise FileExistsError(errno.EEXIST, f"locked by another writer ({lock})", dst) from None
+    try:
+        if os.path.lexists(dst):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
+        os.rename(src, dst)
+    finally:
+        os.rmdir(lock)
+
+
+def _sync_dir(directory: str) -> None:
+    """fsync a directory so the names created or renamed in it survive a crash (best-effort on
+    filesystems that cannot sync directories)."""
+    try:
+        fd = os.open(directory or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as e:
+        if e.errno not in (errno.EINVAL, errno.EBADF, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EROFS):
+            raise
+    finally:
+        os.close(fd)
+
+
+class _MappedFile:
+    """A writable file whose OS errors (a full disk above all) surface as StorageError naming the
+    path, however deep in a writer library the write, flush or close happens."""
+
+    def __init__(self, f: Any, path: str):
+        self._f = f
+        self._path = path
+
+    def _call(self, name: str, *args: Any) -> Any:
+        try:
+            return getattr(self._f, name)(*args)
+        except OSError as e:
+            raise _storage_error("write", self._path, e) from e
+
+    def write(self, data: Any) -> Any:
+        return self._call("write", data)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def close(self) -> None:
+        if not self._f.closed:
+            self._call("close")
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
+
+    def __enter__(self) -> "_MappedFile":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -213,13 +282,16 @@ class FileIO:
 
     def open(self, path: str, mode: str = "rb") -> Any:
         """A binary file object (for streaming readers such as Avro and Parquet)."""
+        writing = any(c in mode for c in "wax")
         try:
             if is_local(path):
-                if "w" in mode:
+                if writing:
                     os.makedirs(os.path.dirname(local_path(path)) or ".", exist_ok=True)
-                return open(local_path(path), mode)
-            fs, p = self._fs(path)
-            return fs.open(p, mode)
+                f = open(local_path(path), mode)
+            else:
+                fs, p = self._fs(path)
+                f = fs.open(p, mode)
+            return _MappedFile(f, path) if writing else f
         except FileNotFoundError as e:
             raise NotFound(f"file not found: {path}") from e
         except OSError as e:
@@ -247,8 +319,11 @@ class FileIO:
         except OSError as e:
             raise _storage_error("stat", path, e) from e
 
-    def list_dir(self, path: str) -> list[FileInfo]:
-        """Entries directly under a directory (files and directories); [] when it does not exist."""
+    def list_dir(self, path: str, follow_symlinks: bool = True) -> list[FileInfo]:
+        """Entries directly under a directory (files and directories); [] when it does not exist.
+
+        With ``follow_symlinks=False`` a local symbolic link is reported as itself (``is_link``,
+        never ``is_dir``), so a walk can refuse to leave the directory through it."""
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -259,11 +334,11 @@ class FileIO:
                     return []
                 for e in entries:
                     try:
-                        st = e.stat()
+                        st = e.stat(follow_symlinks=follow_symlinks)
                     except FileNotFoundError:
                         continue  # deleted while listing
                     out.append(FileInfo(join(path, e.name), st.st_size, int(st.st_mtime * 1000),
-                                        stat_module.S_ISDIR(st.st_mode)))
+                                        stat_module.S_ISDIR(st.st_mode), stat_module.S_ISLNK(st.st_mode)))
                 return sorted(out, key=lambda i: i.path)
             fs, p = self._fs(path)
             if not fs.exists(p):
@@ -274,6 +349,20 @@ class FileIO:
                 out.append(FileInfo(join(path, name), int(d.get("size") or 0), _mtime_ms(d),
                                     d.get("type") == "directory"))
             return sorted(out, key=lambda i: i.path)
+        except NotADirectoryError as e:
+            raise StorageError(f"not a directory: {path}") from e
+        except OSError as e:
+            raise _storage_error("list", path, e) from e
+
+    def list_names(self, path: str) -> list[str]:
+        """Names directly under a directory, without looking at each entry; [] when missing."""
+        try:
+            if is_local(path):
+                try:
+                    return sorted(os.listdir(local_path(path)))
+                except FileNotFoundError:
+                    return []
+            return sorted(i.name for i in self.list_dir(path))
         except NotADirectoryError as e:
             raise StorageError(f"not a directory: {path}") from e
         except OSError as e:
@@ -317,7 +406,8 @@ class FileIO:
             raise _storage_error("write", path, e) from e
 
     def write_exclusive(self, path: str, data: bytes, durable: bool = False) -> None:
-        """Create ``path`` with ``data``; DestinationExists if it is already there."""
+        """Create ``path`` with ``data``; DestinationExists if it is already there. ``durable``
+        flushes the bytes to the disk (fsync) before returning."""
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -354,17 +444,24 @@ class FileIO:
         except OSError as e:
             raise _storage_error("write", path, e) from e
 
-    def rename_no_replace(self, src: str, dst: str) -> None:
+    def rename_no_replace(self, src: str, dst: str, durable: bool = False) -> None:
         """Move ``src`` to ``dst``; DestinationExists (src untouched) when ``dst`` exists.
 
         Local disks: atomic and race-free. Other filesystems: check-then-move, best-effort.
+        ``durable`` syncs the directory before the move (the source's name is on disk) and after
+        it (the new name is), so a crash leaves either the old state or the whole new file.
         """
         try:
             if is_local(src) and is_local(dst):
+                directory = os.path.dirname(local_path(dst))
+                if durable:
+                    _sync_dir(directory)
                 try:
                     _local_rename_no_replace(local_path(src), local_path(dst))
                 except FileExistsError:
                     raise DestinationExists(dst) from None
+                if durable:
+                    _sync_dir(directory)
                 return
             fs, s = self._fs(src)
             _, d = self._fs(dst)

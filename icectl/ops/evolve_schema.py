@@ -16,9 +16,11 @@ from typing import Any, Callable, Iterable, Mapping
 from icectl.errors import CommitConflict, InvalidInput
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.parse import parse_type
-from icectl.spec.schema_update import SchemaUpdate, update_table_schema
+from icectl.spec.schema_metadata import update_table_schema
+from icectl.spec.schema_update import SchemaUpdate
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.spec.values import parse_literal, to_json_value
+from icectl.table.producer import unreadable_current_snapshot
 from icectl.table.table import Table
 
 __all__ = [
@@ -37,6 +39,7 @@ class EvolveResult:
     committed: bool
     dry_run: bool
     metadata_location: str | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -49,6 +52,7 @@ class EvolveResult:
             "committed": self.committed,
             "dry-run": self.dry_run,
             "metadata-file": self.metadata_location if self.committed else None,
+            "warnings": list(self.warnings),
         }
 
 
@@ -67,9 +71,15 @@ def run_change(
     """
     before = table.metadata
     expected = requirements(before)
+    problem = unreadable_current_snapshot(table.io, before)
+    if problem is not None:
+        # A metadata-only change stays possible, so the table can still be repaired; say so.
+        table.warn(f"{problem}; the {what} change does not touch data and is "
+                   f"{'computed' if dry_run else 'committed'} anyway")
     if dry_run:
         after = change(before)
-        return EvolveResult(table.location, before, after, False, True, table.metadata_location)
+        return EvolveResult(table.location, before, after, False, True, table.metadata_location,
+                            tuple(table.warnings))
 
     def update(base: TableMetadata) -> TableMetadata:
         if requirements(base) != expected:
@@ -82,7 +92,7 @@ def run_change(
     table.commit(update)
     after = table.metadata
     return EvolveResult(table.location, before, after, table.version != version, False,
-                        table.metadata_location)
+                        table.metadata_location, tuple(table.warnings))
 
 
 def schema_requirements(md: TableMetadata) -> tuple:
@@ -90,11 +100,15 @@ def schema_requirements(md: TableMetadata) -> tuple:
 
 
 def evolve_schema(table: Table, build: Callable[[SchemaUpdate], Any], *, dry_run: bool = False,
-                  case_sensitive: bool = True) -> EvolveResult:
-    """Apply the changes ``build`` makes to a SchemaUpdate of the current schema, in one commit."""
+                  case_sensitive: bool = True, case_sensitive_names: bool = False) -> EvolveResult:
+    """Apply the changes ``build`` makes to a SchemaUpdate of the current schema, in one commit.
+
+    Names that differ only in case from another in the same struct are refused (exit 5) unless
+    ``case_sensitive_names``."""
 
     def change(base: TableMetadata) -> TableMetadata:
-        update = SchemaUpdate(base.schema, base.last_column_id, base.format_version, case_sensitive)
+        update = SchemaUpdate(base.schema, base.last_column_id, base.format_version, case_sensitive,
+                              case_sensitive_names=case_sensitive_names)
         build(update)
         return update_table_schema(base, update)
 
@@ -225,9 +239,11 @@ def apply_changes(update: SchemaUpdate, changes: Iterable[Mapping[str, Any]]) ->
         apply_change(update, c)
 
 
-def union_with_parquet(table: Table, path: str, *, dry_run: bool = False) -> EvolveResult:
+def union_with_parquet(table: Table, path: str, *, dry_run: bool = False,
+                       case_sensitive_names: bool = False) -> EvolveResult:
     """Add the columns of a Parquet file's schema that the table lacks (union by name)."""
     from icectl.io.parquet_schema import read_parquet_schema
 
     struct = read_parquet_schema(table.io, path)
-    return evolve_schema(table, lambda u: u.union_by_name(struct), dry_run=dry_run)
+    return evolve_schema(table, lambda u: u.union_by_name(struct), dry_run=dry_run,
+                         case_sensitive_names=case_sensitive_names)

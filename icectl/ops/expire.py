@@ -18,6 +18,21 @@ list, manifest, live data/delete file and statistics file of an expired snapshot
 everything the retained snapshots still reach. metadata.json files are never deleted here; the
 ones that fell off the metadata log are only reported.
 
+The run is a pipeline of named steps: select what expires (``_select``) -> read what the
+retained snapshots reach, strictly (``read_reachable``) -> commit (``_commit``) -> work out the
+files to delete (``_deletion_set``) -> delete them (``_delete``) -> finish (``_finish``). The
+strict read happens inside every commit attempt, before it commits: a table whose current (or
+any retained) snapshot has a missing manifest list or manifest is left exactly as it was, with
+CorruptMetadata, since expiring its older snapshots would remove the only readable ones.
+
+Safety (``ops/deletion.py``): a table whose metadata records another location than the one it
+was loaded from (a ``cp -r`` copy) is refused, unless ``allow_location_mismatch``, which
+expires its metadata only and deletes nothing. Before each deletion the file's real path must
+lie inside the table location's real path: a file that a symbolic link leads out of the table
+is left and reported (``refused``). Files recorded outside the location (registered in place by
+``append``) are deleted once no retained snapshot needs them, as the reference does, and
+counted (``deleted_outside_location``).
+
 Crash safety. The metadata without the expired snapshots is committed first, then files are
 deleted: data and delete files, then manifests, then manifest lists and statistics files. Before
 the commit a small *pending cleanup* record ``metadata/.icectl-expire-<uuid>.json`` is written
@@ -33,18 +48,21 @@ from __future__ import annotations
 
 import json
 import os
-import posixpath
 import uuid
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
-from icectl.errors import CorruptMetadata, IcectlError, NotFound, ValidationError
-from icectl.io import avro
-from icectl.io.files import FileIO, is_local, join, local_path
-from icectl.spec.manifests import DATA, DELETED, EQUALITY_DELETES, POSITION_DELETES, ManifestFile
+from icectl.errors import CorruptMetadata, NotFound, ValidationError
+from icectl.io.files import FileIO, join
+from icectl.ops.deletion import (
+    GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
+    location_mismatch, require_gc_enabled,
+)
+from icectl.ops.deletion import normalize_path as _norm
+from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
+from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.metadata import TableMetadata, remove_ref, remove_snapshots
-from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRef, ancestors_of, statistics_path
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRef, ancestors_of
 from icectl.table.store import metadata_dir
 from icectl.table.table import Table
 
@@ -54,7 +72,6 @@ __all__ = [
     "PENDING_PREFIX", "default_workers",
 ]
 
-GC_ENABLED = "gc.enabled"
 MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
 MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 3600 * 1000
 MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
@@ -65,14 +82,13 @@ MAX_REF_AGE_MS_DEFAULT = 2**63 - 1
 PENDING_PREFIX = ".icectl-expire-"
 PENDING_SUFFIX = ".json"
 
-# progress(phase, done, total); phases: "reading manifests", "deleting files"
-Progress = Callable[[str, int, int], None]
-
 # kinds of deleted files, keyed as the reference's Spark procedure reports them
 KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_files",
          "manifest_lists", "statistics_files")
+_CONTENT_KINDS = KINDS[:3]
 _CONTENT_KIND = {DATA: "data_files", POSITION_DELETES: "position_delete_files",
                  EQUALITY_DELETES: "equality_delete_files"}
+_INCOMPLETE = "nothing is expired or deleted while the table's metadata is incomplete"
 
 
 def default_workers() -> int:
@@ -118,9 +134,7 @@ def plan_retention(
     now: int,
 ) -> RetentionPlan:
     """Apply the retention rules (see the module docs) to ``md``; no I/O."""
-    if not md.property_as_bool(GC_ENABLED, True):
-        raise ValidationError("cannot expire snapshots: GC is disabled (gc.enabled=false); "
-                              "deleting files may corrupt other tables")
+    require_gc_enabled(md.properties, "expire snapshots")
     if retain_last is not None and retain_last < 1:
         raise ValidationError(f"number of snapshots to retain must be at least 1, not {retain_last}")
     explicit = list(dict.fromkeys(snapshot_ids))
@@ -197,107 +211,7 @@ def drop_unused_specs_and_schemas(md: TableMetadata, used_spec_ids: set[int]) ->
 
 
 # ------------------------------------------------------------------------------------------------
-# Which files go
-
-
-@dataclass
-class _Reader:
-    """Reads manifest lists and manifests at most once each, in parallel."""
-
-    io: FileIO
-    format_version: int
-    workers: int
-    progress: Progress | None = None
-    lists_read: int = 0
-    manifests_read: int = 0
-    _lists: dict[str, list[ManifestFile] | None] = field(default_factory=dict)
-
-    def manifests_of(self, snapshots: Sequence[Snapshot], strict: bool = False) -> dict[str, ManifestFile]:
-        """Manifests (by path) the snapshots list. Missing manifest lists are skipped (an earlier,
-        interrupted run may have deleted an expired snapshot's), unless ``strict``: what retained
-        snapshots reach must be known whole, or live files could be taken for unreachable."""
-        todo = [s.manifest_list for s in snapshots if s.manifest_list and s.manifest_list not in self._lists]
-        todo = list(dict.fromkeys(todo))
-
-        def load(path: str) -> tuple[str, list[ManifestFile] | None]:
-            try:
-                return path, avro.load_manifest_list(self.io, path, self.format_version)
-            except NotFound:
-                return path, None
-
-        for path, got in self._map(load, todo, "reading manifest lists"):
-            self._lists[path] = got
-            self.lists_read += 1
-        out: dict[str, ManifestFile] = {}
-        for s in snapshots:
-            if strict and s.manifest_list and self._lists.get(s.manifest_list) is None:
-                raise CorruptMetadata(
-                    f"manifest list {s.manifest_list} of retained snapshot {s.snapshot_id} is missing; "
-                    "nothing is deleted while the table's metadata is incomplete")
-            if s.manifest_list:
-                for m in self._lists.get(s.manifest_list) or ():
-                    out.setdefault(m.manifest_path, m)
-            elif s.manifests:  # v1 inline manifests: only the path matters here
-                for p in s.manifests:
-                    out.setdefault(p, ManifestFile(manifest_path=p, manifest_length=0, partition_spec_id=0,
-                                                   added_snapshot_id=s.snapshot_id))
-        return out
-
-    def live_files(self, manifests: Iterable[ManifestFile], phase: str,
-                   strict: bool = False) -> dict[str, int] | None:
-        """Live (added or existing) file paths -> content, across the manifests; missing
-        manifests are skipped, unless ``strict`` (see :meth:`manifests_of`)."""
-        def load(m: ManifestFile) -> list[tuple[str, int]]:
-            try:
-                data = self.io.read(m.manifest_path)
-            except NotFound:
-                if strict:
-                    raise CorruptMetadata(
-                        f"manifest {m.manifest_path} of a retained snapshot is missing; nothing is "
-                        "deleted while the table's metadata is incomplete") from None
-                return []
-            entries = avro.read_manifest(data, include_stats=False)
-            return [(e.data_file.file_path, e.data_file.content) for e in entries if e.status != DELETED]
-
-        out: dict[str, int] = {}
-        for files in self._map(load, list(manifests), phase):
-            self.manifests_read += 1
-            for path, content in files:
-                out.setdefault(path, content)
-        return out
-
-    def _map(self, fn: Callable[[Any], Any], items: list, phase: str) -> Iterable[Any]:
-        total = len(items)
-        if not total:
-            return
-        done = 0
-        if self.workers <= 1 or total == 1:
-            for item in items:
-                yield fn(item)
-                done += 1
-                self._report(phase, done, total)
-            return
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            for result in pool.map(fn, items):
-                yield result
-                done += 1
-                self._report(phase, done, total)
-
-    def _report(self, phase: str, done: int, total: int) -> None:
-        if self.progress is not None:
-            self.progress(phase, done, total)
-
-
-def _statistics_files(md: TableMetadata, snapshot_ids: set[int] | None = None) -> set[str]:
-    out: set[str] = set()
-    for entry in tuple(md.statistics) + tuple(md.partition_statistics):
-        sid = entry.get("snapshot-id")
-        if snapshot_ids is not None and sid not in snapshot_ids:
-            continue
-        p = statistics_path(entry)
-        if p is not None:
-            out.add(p)
-    return out
+# Pending cleanup records
 
 
 @dataclass(frozen=True)
@@ -345,8 +259,15 @@ def _pending_records(io: FileIO, location: str) -> list[_Pending]:
     return out
 
 
+def _write_record(io: FileIO, path: str, base_file: str, base: TableMetadata, ids: Sequence[int]) -> None:
+    snaps = tuple(s for s in (base.snapshot_by_id(i) for i in ids) if s is not None)
+    rec = _Pending(path, snaps, tuple(sorted(statistics_files(base, set(ids)))))
+    io.delete(path)
+    io.write_exclusive(path, json.dumps(rec.to_json(base_file), indent=1).encode("utf-8"), durable=True)
+
+
 # ------------------------------------------------------------------------------------------------
-# The operation
+# The result
 
 
 @dataclass(frozen=True)
@@ -364,6 +285,9 @@ class ExpireResult:
     manifest_lists_read: int
     manifests_read: int
     metadata_files_eligible: tuple[str, ...]
+    refused: tuple[tuple[str, str], ...] = ()  # (path, reason): left because a link leads outside
+    deleted_outside_location: int = 0  # deleted (dry_run: to delete) files recorded outside the location
+    metadata_only: bool = False  # the table's metadata names another location: nothing deleted
 
     def count(self, kind: str) -> int:
         return len(self.files.get(kind, ()))
@@ -378,6 +302,7 @@ class ExpireResult:
         out: dict[str, Any] = {
             "location": self.location,
             "dry-run": self.dry_run,
+            "metadata-only": self.metadata_only,
             "expired-snapshots-count": len(self.expired_snapshot_ids),
             "expired-snapshot-ids": list(self.expired_snapshot_ids),
             "removed-refs": list(self.removed_refs),
@@ -385,6 +310,7 @@ class ExpireResult:
         for kind in KINDS:
             out[f"deleted_{kind}_count"] = self.count(kind)
         out.update({
+            "deleted-outside-location-count": self.deleted_outside_location,
             "removed-spec-ids": list(self.removed_spec_ids),
             "removed-schema-ids": list(self.removed_schema_ids),
             "metadata-file": self.metadata_location,
@@ -393,6 +319,7 @@ class ExpireResult:
             "manifests-read": self.manifests_read,
             "metadata-files-eligible-for-cleanup": list(self.metadata_files_eligible),
             "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
+            "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
         })
         if include_files if include_files is not None else self.dry_run:
             out["files"] = {kind.replace("_", "-"): list(self.files.get(kind, ())) for kind in KINDS}
@@ -412,80 +339,181 @@ def _eligible_metadata_files(io: FileIO, location: str, current: str, md: TableM
     return tuple(out)
 
 
-def _norm(path: str) -> str:
-    from icectl.ops.orphans import normalize_path
-
-    return normalize_path(path)
+# ------------------------------------------------------------------------------------------------
+# The operation: select -> read reachability strictly -> commit -> delete files -> finish
 
 
-def _compute_deletions(
-    reader: _Reader,
-    expired: Sequence[Snapshot],
-    expired_stats: set[str],
-    retained_md: TableMetadata,
-) -> dict[str, list[str]]:
-    """Files of the expired snapshots that the retained snapshots do not reach, by kind."""
-    expired_manifests = reader.manifests_of(expired)
-    retained_manifests = reader.manifests_of(retained_md.snapshots, strict=True)
-    retained_paths = {_norm(p) for p in retained_manifests}
-    doomed_manifests = [m for p, m in expired_manifests.items() if _norm(p) not in retained_paths]
+@dataclass(frozen=True)
+class _Request:
+    older_than_ms: int | None
+    retain_last: int | None
+    snapshot_ids: tuple[int, ...]
+    clean_expired_metadata: bool
+    now: int
 
-    candidates = reader.live_files(doomed_manifests, "reading expired manifests") or {}
+
+@dataclass
+class _Expiry:
+    """What a run expires (committed, or only planned with dry_run)."""
+
+    plan: RetentionPlan
+    expired: list[Snapshot]
+    expired_stats: set[str]
+    retained: TableMetadata  # the table's metadata after the run
+    reach: Reachable | None  # what ``retained`` reaches, when already read
+    metadata_location: str | None = None  # the committed version
+    record_path: str | None = None  # this run's pending cleanup record
+
+
+def _select(base: TableMetadata, req: _Request, reader: ManifestReader) -> tuple[RetentionPlan, Reachable | None]:
+    """Which snapshots go; then, when anything is to change, what the retained snapshots reach,
+    read strictly, so an unreadable retained snapshot stops the run before any commit."""
+    plan = plan_retention(base, older_than_ms=req.older_than_ms, retain_last=req.retain_last,
+                          snapshot_ids=req.snapshot_ids, now=req.now)
+    if not (plan.expired_ids or plan.removed_refs or req.clean_expired_metadata):
+        return plan, None
+    reach = read_reachable(reader, plan.metadata, "reading retained manifests")
+    if req.clean_expired_metadata:
+        md, specs, schemas = drop_unused_specs_and_schemas(plan.metadata, set(reach.spec_ids))
+        plan = replace(plan, metadata=md, removed_spec_ids=specs, removed_schema_ids=schemas)
+    return plan, reach
+
+
+def _preview(table: Table, req: _Request, reader: ManifestReader) -> _Expiry:
+    base = table.metadata
+    plan, reach = _select(base, req, reader)
+    expired = [s for s in (base.snapshot_by_id(i) for i in plan.expired_ids) if s is not None]
+    return _Expiry(plan, expired, statistics_files(base, set(plan.expired_ids)), plan.metadata, reach)
+
+
+@dataclass
+class _ExpireUpdate:
+    """The metadata update ``_commit`` hands to ``Table.commit``: called once per attempt on the
+    then-current metadata, it selects afresh, reads what stays (strictly) and, when something
+    expires and files are to be deleted, writes the pending cleanup record, all before that
+    attempt commits. ``chosen`` is what the last (the committed) attempt decided."""
+
+    table: Table
+    req: _Request
+    reader: ManifestReader
+    record_path: str | None  # None: write no record (nothing will be deleted)
+    chosen: tuple[TableMetadata, RetentionPlan, Reachable | None] | None = None
+
+    def __call__(self, base: TableMetadata) -> TableMetadata:
+        plan, reach = _select(base, self.req, self.reader)
+        self.chosen = (base, plan, reach)
+        if self.record_path is not None and plan.expired_ids:
+            _write_record(self.table.io, self.record_path, self.table.metadata_location, base, plan.expired_ids)
+        return plan.metadata
+
+
+def _commit(table: Table, req: _Request, reader: ManifestReader, record: bool,
+            after_commit: Callable[[], None] | None) -> _Expiry:
+    """Commit the metadata without the expired snapshots (see :class:`_ExpireUpdate`)."""
+    io = table.io
+    record_path = join(metadata_dir(table.location), f"{PENDING_PREFIX}{uuid.uuid4()}{PENDING_SUFFIX}")
+    update = _ExpireUpdate(table, req, reader, record_path if record else None)
+    before = table.metadata_location
+    try:
+        table.commit(update)
+    except BaseException:
+        io.delete_quietly(record_path)
+        raise
+    assert update.chosen is not None
+    base, plan, reach = update.chosen
+    committed = table.metadata_location if table.metadata_location != before else None
+    recorded = record and bool(plan.expired_ids)
+    if not recorded:
+        io.delete_quietly(record_path)  # an earlier attempt may have written one
+    if after_commit is not None:
+        after_commit()
+    expected = table.metadata_location
+    table.refresh()
+    if table.metadata_location != expected:
+        reach = None  # another writer committed since: what it retains is read afresh
+    expired = [s for s in (base.snapshot_by_id(i) for i in plan.expired_ids) if s is not None]
+    return _Expiry(plan, expired, statistics_files(base, set(plan.expired_ids)), table.metadata, reach,
+                   committed, record_path if recorded else None)
+
+
+def _deletion_set(reader: ManifestReader, expiry: _Expiry, pending: Sequence[_Pending]) -> dict[str, list[str]]:
+    """Files of the expired snapshots (this run's and those of unfinished earlier runs) that the
+    retained snapshots do not reach, by kind."""
+    expired = list(expiry.expired)
+    stats = set(expiry.expired_stats)
+    seen = {s.snapshot_id for s in expired}
+    for rec in pending:
+        for s in rec.snapshots:
+            if s.snapshot_id not in seen and expiry.retained.snapshot_by_id(s.snapshot_id) is None:
+                expired.append(s)
+                seen.add(s.snapshot_id)
+        stats.update(rec.statistics_files)
     files: dict[str, list[str]] = {k: [] for k in KINDS}
-    if candidates:
-        # Files still live in a manifest that stays need no reading: their manifest does.
-        keep = reader.live_files(retained_manifests.values(), "reading retained manifests", strict=True) or {}
-        keep_norm = {_norm(p) for p in keep}
-        for path, content in candidates.items():
-            if _norm(path) not in keep_norm:
-                files[_CONTENT_KIND.get(content, "data_files")].append(path)
-    files["manifest_files"] = [m.manifest_path for m in doomed_manifests]
-    retained_lists = {_norm(s.manifest_list) for s in retained_md.snapshots if s.manifest_list}
-    files["manifest_lists"] = list(dict.fromkeys(
-        s.manifest_list for s in expired if s.manifest_list and _norm(s.manifest_list) not in retained_lists))
-    retained_stats = {_norm(p) for p in _statistics_files(retained_md)}
-    files["statistics_files"] = sorted(p for p in expired_stats if _norm(p) not in retained_stats)
-    for kind in ("data_files", "position_delete_files", "equality_delete_files"):
+    if not expired and not stats:
+        return files
+    reach = expiry.reach or read_reachable(reader, expiry.retained, "reading retained manifests")
+    doomed = [m for p, m in reader.manifests_of(expired).items() if _norm(p) not in reach.manifests]
+    for path, content in reader.live_files(doomed, "reading expired manifests").items():
+        if _norm(path) not in reach.files:
+            files[_CONTENT_KIND.get(content, "data_files")].append(path)
+    for kind in _CONTENT_KINDS:
         files[kind].sort()
+    files["manifest_files"] = [m.manifest_path for m in doomed]
+    files["manifest_lists"] = list(dict.fromkeys(
+        s.manifest_list for s in expired if s.manifest_list and _norm(s.manifest_list) not in reach.manifest_lists))
+    files["statistics_files"] = sorted(p for p in stats if _norm(p) not in reach.statistics)
     return files
 
 
-def delete_file(io: FileIO, path: str) -> None:
-    """Delete a table file; on local disks also its Hadoop checksum sidecar ``.<name>.crc``,
-    as Hadoop's local filesystem (the reference's FileIO there) does."""
-    io.delete(path, missing_ok=True)
-    if is_local(path):
-        d, name = posixpath.split(path)
-        sidecar = posixpath.join(d, f".{name}.crc")
-        if os.path.exists(local_path(sidecar)):
-            io.delete_quietly(sidecar)
+# Deletion order (module docs): content files, then manifests, then manifest lists.
+_ORDER = (_CONTENT_KINDS, ("manifest_files",), ("manifest_lists", "statistics_files"))
 
 
-def _delete_all(io: FileIO, paths: Sequence[str], workers: int, progress: Progress | None,
-                done_before: int, total: int) -> tuple[list[str], list[tuple[str, str]]]:
-    deleted: list[str] = []
-    failed: list[tuple[str, str]] = []
+def _delete(io: FileIO, files: dict[str, list[str]], boundary: TableBoundary, workers: int,
+            progress: Progress | None, dry_run: bool) -> tuple[dict[str, tuple[str, ...]], Deletion]:
+    """Delete (or with ``dry_run`` only check) the files group by group, stopping after a group
+    with failures so a rerun still finds what is left. A file a link leads out of the table is
+    refused and reported; a file recorded outside the location is an external one and goes."""
+    total = sum(len(v) for v in files.values())
+    done: dict[str, list[str]] = {k: [] for k in KINDS}
+    outcome = Deletion()
+    count = 0
+    for group in _ORDER:
+        paths = [p for k in group for p in files[k]]
+        kind_of = {p: k for k in group for p in files[k]}
+        if dry_run:
+            step = classify(paths, boundary, allow_external=True)
+        else:
+            step = delete_files(io, paths, boundary, allow_external=True, workers=workers,
+                                progress=progress, done_before=count, total=total)
+        count += len(paths)
+        for p in step.deleted:
+            done[kind_of[p]].append(p)
+        outcome.extend(step)
+        if step.failed:
+            break
+    return {k: tuple(v) for k, v in done.items()}, outcome
 
-    def one(path: str) -> tuple[str, str | None]:
-        try:
-            delete_file(io, path)
-            return path, None
-        except IcectlError as e:
-            return path, str(e)
 
-    done = done_before
-    if not paths:
-        return deleted, failed
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for path, error in pool.map(one, paths):
-            done += 1
-            if error is None:
-                deleted.append(path)
-            else:
-                failed.append((path, error))
-            if progress is not None:
-                progress("deleting files", done, total)
-    return deleted, failed
+def _finish(io: FileIO, expiry: _Expiry, pending: Sequence[_Pending]) -> None:
+    """Every deletion done: the pending records (this run's and the finished ones) go."""
+    for rec in pending:
+        if rec.path:
+            io.delete_quietly(rec.path)
+    if expiry.record_path is not None:
+        io.delete_quietly(expiry.record_path)
+
+
+def _metadata_only(table: Table, allow_location_mismatch: bool) -> bool:
+    """True when the table's metadata names another location and the caller allowed that:
+    only the metadata changes. Without the allowance such a table is refused."""
+    problem = location_mismatch(table.location, table.metadata.location)
+    if problem is None:
+        return False
+    if allow_location_mismatch:
+        return True
+    raise NeedsOverride(f"cannot expire snapshots: {problem}", "allow_location_mismatch",
+                        "expire this table's metadata only, deleting no file")
 
 
 def expire_snapshots(
@@ -496,6 +524,7 @@ def expire_snapshots(
     snapshot_ids: Iterable[int] = (),
     clean_expired_metadata: bool = False,
     dry_run: bool = False,
+    allow_location_mismatch: bool = False,
     max_workers: int | None = None,
     progress: Progress | None = None,
     now: int | None = None,
@@ -504,129 +533,30 @@ def expire_snapshots(
     """Expire snapshots of ``table`` and delete the files only they reached (see module docs).
 
     With ``dry_run`` nothing is written: the result lists exactly the files a real run would
-    delete now (including those of unfinished earlier runs).
+    delete now (including those of unfinished earlier runs). ``allow_location_mismatch`` lets a
+    table whose metadata names another location (a copy) expire its metadata only.
     """
     from icectl.ops.timeargs import now_ms
 
-    now = now if now is not None else now_ms()
+    req = _Request(older_than_ms, retain_last, tuple(snapshot_ids), clean_expired_metadata,
+                   now if now is not None else now_ms())
+    metadata_only = _metadata_only(table, allow_location_mismatch)
     workers = max(1, max_workers or default_workers())
     io = table.io
-    snapshot_ids = list(snapshot_ids)
-    pending = _pending_records(io, table.location)
-    reader = _Reader(io, table.metadata.format_version, workers, progress)
-
-    plan_holder: dict[str, RetentionPlan] = {}
-
-    def update(base: TableMetadata) -> TableMetadata:
-        plan = plan_retention(base, older_than_ms=older_than_ms, retain_last=retain_last,
-                              snapshot_ids=snapshot_ids, now=now)
-        if clean_expired_metadata:
-            used: set[int] = set()
-            for m in reader.manifests_of(plan.metadata.snapshots, strict=True).values():
-                used.add(m.partition_spec_id)
-            new_md, specs, schemas = drop_unused_specs_and_schemas(plan.metadata, used)
-            plan = replace(plan, metadata=new_md, removed_spec_ids=specs, removed_schema_ids=schemas)
-        plan_holder["plan"] = plan
-        return plan.metadata
-
+    reader = ManifestReader(io, table.metadata.format_version, workers, progress, incomplete=_INCOMPLETE)
+    pending = [] if metadata_only else _pending_records(io, table.location)
     base = table.metadata
-    committed: str | None = None
-    record_path: str | None = None
     if dry_run:
-        update(base)
-        plan = plan_holder["plan"]
-        expired_snaps = [base.snapshot_by_id(i) for i in plan.expired_ids]
-        expired_stats = _statistics_files(base, set(plan.expired_ids))
-        retained_md = plan.metadata
+        expiry = _preview(table, req, reader)
     else:
-        plan = None
-        # Record the cleanup before committing, so a crash after the commit leaves a trace.
-        preview = plan_retention(base, older_than_ms=older_than_ms, retain_last=retain_last,
-                                 snapshot_ids=snapshot_ids, now=now)
-        if preview.expired_ids or preview.removed_refs or clean_expired_metadata:
-            record_path = join(metadata_dir(table.location), f"{PENDING_PREFIX}{uuid.uuid4()}{PENDING_SUFFIX}")
-
-            def write_record(md: TableMetadata, ids: Sequence[int]) -> None:
-                snaps = tuple(md.snapshot_by_id(i) for i in ids if md.snapshot_by_id(i) is not None)
-                rec = _Pending(record_path, snaps, tuple(sorted(_statistics_files(md, set(ids)))))
-                data = json.dumps(rec.to_json(table.metadata_location), indent=1).encode("utf-8")
-                io.delete(record_path)
-                io.write_exclusive(record_path, data, durable=True)
-
-            def update_and_record(b: TableMetadata) -> TableMetadata:
-                new = update(b)
-                p = plan_holder["plan"]
-                if p.expired_ids:
-                    write_record(b, p.expired_ids)
-                return new
-
-            before = table.metadata_location
-            try:
-                table.commit(update_and_record)
-            except BaseException:
-                io.delete_quietly(record_path)
-                raise
-            plan = plan_holder.get("plan")
-            if table.metadata_location != before:
-                committed = table.metadata_location
-            if plan is None or not plan.expired_ids:
-                io.delete_quietly(record_path)
-                record_path = None
-            if _after_commit is not None:
-                _after_commit()
-        if plan is None:
-            plan = RetentionPlan(table.metadata, (), ())
-        # The record (written against the winning base) names exactly what was expired.
-        expired_snaps = []
-        expired_stats = set()
-        if record_path is not None:
-            rec = _Pending.from_json(record_path, json.loads(io.read(record_path).decode("utf-8")))
-            expired_snaps = list(rec.snapshots)
-            expired_stats = set(rec.statistics_files)
-        table.refresh()
-        retained_md = table.metadata
-
-    all_expired = list(expired_snaps)
-    seen = {s.snapshot_id for s in all_expired}
-    for rec in pending:
-        for s in rec.snapshots:
-            if s.snapshot_id not in seen and retained_md.snapshot_by_id(s.snapshot_id) is None:
-                all_expired.append(s)
-                seen.add(s.snapshot_id)
-        expired_stats.update(rec.statistics_files)
-
-    files = _compute_deletions(reader, all_expired, expired_stats, retained_md) if all_expired or expired_stats \
-        else {k: [] for k in KINDS}
-    eligible = _eligible_metadata_files(io, table.location, table.metadata_location, retained_md) \
-        if not dry_run else _eligible_metadata_files(io, table.location, table.metadata_location, base)
-
-    failed: list[tuple[str, str]] = []
-    if dry_run:
-        done = {k: tuple(v) for k, v in files.items()}
-    else:
-        total = sum(len(v) for v in files.values())
-        done_map: dict[str, list[str]] = {k: [] for k in KINDS}
-        count = 0
-        # Order matters for a rerun after a crash (module docs): content, manifests, lists.
-        for group in (("data_files", "position_delete_files", "equality_delete_files"),
-                      ("manifest_files",), ("manifest_lists", "statistics_files")):
-            paths = [p for k in group for p in files[k]]
-            kinds = {p: k for k in group for p in files[k]}
-            deleted, errs = _delete_all(io, paths, workers, progress, count, total)
-            count += len(paths)
-            for p in deleted:
-                done_map[kinds[p]].append(p)
-            failed.extend(errs)
-            if errs:
-                break  # keep what the rest needs for a rerun
-        done = {k: tuple(v) for k, v in done_map.items()}
-        if not failed:
-            for rec in pending:
-                if rec.path:
-                    io.delete_quietly(rec.path)
-            if record_path is not None:
-                io.delete_quietly(record_path)
-
+        expiry = _commit(table, req, reader, not metadata_only, _after_commit)
+    files = {k: [] for k in KINDS} if metadata_only else _deletion_set(reader, expiry, pending)
+    done, outcome = _delete(io, files, TableBoundary(table.location), workers, progress, dry_run)
+    if not dry_run and not outcome.failed and not metadata_only:
+        _finish(io, expiry, pending)
+    eligible = _eligible_metadata_files(io, table.location, table.metadata_location,
+                                        base if dry_run else expiry.retained)
+    plan = expiry.plan
     return ExpireResult(
         location=table.location,
         dry_run=dry_run,
@@ -635,10 +565,13 @@ def expire_snapshots(
         removed_spec_ids=tuple(plan.removed_spec_ids),
         removed_schema_ids=tuple(plan.removed_schema_ids),
         files=done,
-        failed=tuple(failed),
-        metadata_location=committed,
+        failed=tuple(outcome.failed),
+        metadata_location=expiry.metadata_location,
         resumed_cleanups=len(pending),
         manifest_lists_read=reader.lists_read,
         manifests_read=reader.manifests_read,
         metadata_files_eligible=eligible,
+        refused=tuple(outcome.refused),
+        deleted_outside_location=outcome.outside,
+        metadata_only=metadata_only,
     )

@@ -14,20 +14,27 @@ As the reference's ``DeleteOrphanFilesSparkAction``:
   ``version-hint.text`` and the statistics files;
 * paths compare by their URI path: ``file:/t/x``, ``file:///t/x`` and ``/t/x`` are the same file;
   for other URLs the schemes s3, s3a and s3n are equal.
+
+Safety (``ops/deletion.py`` holds the rules): symbolic links are never followed (a link under the
+table is reported in ``skipped_links``, neither listed as an orphan nor deleted), and each file's
+real path must lie inside the table location's real path just before it is deleted; a table
+whose metadata records another location (a copy) is refused. Deleting also refuses, as the
+reference's action and procedure do, when ``gc.enabled=false`` and when the cut-off is less than
+24 hours ago (or in the future) unless ``allow_recent``: a commit still running may own younger
+files. Listing is read-only and accepts any cut-off.
 """
 
 from __future__ import annotations
 
-import posixpath
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
-from urllib.parse import urlsplit
 
-from icectl.errors import CorruptMetadata, IcectlError, NotFound
-from icectl.io import avro
-from icectl.io.files import FileIO, FileInfo, is_local, local_path
-from icectl.spec.manifests import DELETED, ManifestFile
+from icectl.errors import ValidationError
+from icectl.io.files import FileIO, FileInfo
+from icectl.ops.deletion import (
+    NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
+)
+from icectl.ops.reachable import ManifestReader, read_reachable
 from icectl.spec.metadata import TableMetadata
 from icectl.table.store import version_hint_path
 from icectl.table.table import Table
@@ -36,25 +43,9 @@ __all__ = ["OrphanResult", "find_orphan_files", "delete_orphan_files", "normaliz
            "DEFAULT_OLDER_THAN_MS"]
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 3600 * 1000
-_EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+MIN_DELETE_AGE_MS = 24 * 3600 * 1000  # the reference procedure's shortest interval
 
 Progress = Callable[[str, int, int], None]
-
-
-def normalize_path(path: str) -> str:
-    """The identity of a file for comparisons: the OS path for local files (``file:`` URLs and
-    plain paths), else ``scheme://authority/path`` with equal schemes merged."""
-    if is_local(path):
-        p = local_path(path)
-        return posixpath.normpath(p) if p else p
-    parts = urlsplit(path)
-    scheme = _EQUAL_SCHEMES.get(parts.scheme.lower(), parts.scheme.lower())
-    return f"{scheme}://{parts.netloc}{posixpath.normpath(parts.path or '/')}"
-
-
-def _inside(path: str, root: str) -> bool:
-    p, r = normalize_path(path), normalize_path(root)
-    return p == r or p.startswith(r.rstrip("/") + "/")
 
 
 @dataclass(frozen=True)
@@ -67,6 +58,8 @@ class OrphanResult:
     listed_files: int
     referenced_files: int
     listed_dirs: tuple[str, ...]
+    skipped_links: tuple[str, ...] = ()  # symbolic links under the table: not followed, not deleted
+    refused: tuple[tuple[str, str], ...] = ()  # (path, reason): not deleted for safety
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,12 +68,18 @@ class OrphanResult:
             "delete": self.deleted,
             "orphan-files-count": len(self.orphan_files),
             "orphan-files": list(self.orphan_files),
-            "deleted-files-count": len(self.orphan_files) - len(self.failed) if self.deleted else 0,
+            "deleted-files-count": self.deleted_count,
             "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
+            "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
             "listed-files-count": self.listed_files,
             "referenced-files-count": self.referenced_files,
             "listed-dirs": list(self.listed_dirs),
+            "skipped-links": list(self.skipped_links),
         }
+
+    @property
+    def deleted_count(self) -> int:
+        return len(self.orphan_files) - len(self.failed) - len(self.refused) if self.deleted else 0
 
 
 def _hidden_filter(md: TableMetadata) -> Callable[[str, bool], bool]:
@@ -95,76 +94,65 @@ def _hidden_filter(md: TableMetadata) -> Callable[[str, bool], bool]:
     return hidden
 
 
-def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool]) -> Iterator[FileInfo]:
-    for info in io.list_dir(root):
+def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: list[str]) -> Iterator[FileInfo]:
+    """Files under ``root``, never following a symbolic link (links go to ``links``)."""
+    for info in io.list_dir(root, follow_symlinks=False):
         if hidden(info.name, info.is_dir):
             continue
-        if info.is_dir:
-            yield from _walk(io, info.path, hidden)
+        if info.is_link:
+            links.append(info.path)
+        elif info.is_dir:
+            yield from _walk(io, info.path, hidden, links)
         else:
             yield info
 
 
 def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, location: str,
                      workers: int = 8, progress: Progress | None = None) -> set[str]:
-    """Normalised paths of every file the table's metadata references (see module docs)."""
-    refs: set[str] = set()
+    """Normalised paths of every file the table's metadata references (see module docs).
+
+    A manifest list or manifest the metadata names but that is missing makes the referenced set
+    unknowable: CorruptMetadata, rather than taking the files only it names for orphans."""
+    reader = ManifestReader(io, md.format_version, max(1, workers), progress,
+                            incomplete="not looking for orphans while the table's metadata is incomplete")
+    refs: set[str] = set(read_reachable(reader, md).all_paths)
     refs.add(normalize_path(metadata_location))
     refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
     refs.add(normalize_path(version_hint_path(location)))
-    for entry in tuple(md.statistics) + tuple(md.partition_statistics):
-        p = entry.get("statistics-path")
-        if isinstance(p, str):
-            refs.add(normalize_path(p))
-
-    lists = list(dict.fromkeys(s.manifest_list for s in md.snapshots if s.manifest_list))
-    manifests: dict[str, ManifestFile] = {}
-
-    # A file the metadata names but that cannot be read makes the reachable set unknowable:
-    # stop rather than take the files only it would name for orphans.
-    def load_list(path: str) -> list[ManifestFile]:
-        try:
-            return avro.load_manifest_list(io, path, md.format_version)
-        except NotFound:
-            raise CorruptMetadata(f"manifest list {path} is missing; not looking for orphans "
-                                  "while the table's metadata is incomplete") from None
-
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for path, ms in zip(lists, pool.map(load_list, lists)):
-            refs.add(normalize_path(path))
-            for m in ms:
-                manifests.setdefault(m.manifest_path, m)
-        for s in md.snapshots:
-            for p in s.manifests or ():
-                manifests.setdefault(p, ManifestFile(manifest_path=p, manifest_length=0, partition_spec_id=0))
-
-        def load_manifest(m: ManifestFile) -> list[str]:
-            try:
-                entries = avro.read_manifest(io.read(m.manifest_path), include_stats=False)
-            except NotFound:
-                raise CorruptMetadata(f"manifest {m.manifest_path} is missing; not looking for "
-                                      "orphans while the table's metadata is incomplete") from None
-            return [e.data_file.file_path for e in entries if e.status != DELETED]
-
-        total = len(manifests)
-        for i, (path, files) in enumerate(zip(manifests, pool.map(load_manifest, manifests.values())), 1):
-            refs.add(normalize_path(path))
-            refs.update(normalize_path(f) for f in files)
-            if progress is not None:
-                progress("reading manifests", i, total)
     return refs
 
 
 def find_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
                       progress: Progress | None = None) -> OrphanResult:
     """List the orphan files of ``table`` (nothing is deleted)."""
+    _check_location(table)
     return _run(table, older_than_ms, False, workers, progress)
 
 
 def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
-                        progress: Progress | None = None) -> OrphanResult:
-    """Delete the orphan files of ``table``; failures are reported, not raised."""
+                        progress: Progress | None = None, allow_recent: bool = False,
+                        now: int | None = None) -> OrphanResult:
+    """Delete the orphan files of ``table``; failures and refusals are reported, not raised.
+
+    Refused (nothing deleted): a table whose metadata records another location, ``gc.enabled``
+    false, and unless ``allow_recent`` a cut-off less than 24 hours before ``now``."""
+    from icectl.ops.timeargs import now_ms
+
+    _check_location(table)
+    require_gc_enabled(table.metadata.properties, "delete orphan files")
+    now = now if now is not None else now_ms()
+    if not allow_recent and older_than_ms > now - MIN_DELETE_AGE_MS:
+        raise NeedsOverride(
+            "cannot delete orphan files with a cut-off less than 24 hours ago (or in the future): "
+            "files of commits still in progress could be deleted", "allow_recent",
+            "delete them when no other writer can be at work on the table")
     return _run(table, older_than_ms, True, workers, progress)
+
+
+def _check_location(table: Table) -> None:
+    problem = location_mismatch(table.location, table.metadata.location)
+    if problem is not None:
+        raise ValidationError(f"cannot look for orphan files: {problem}")
 
 
 def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
@@ -172,31 +160,21 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     io = table.io
     md = table.metadata
     location = table.location
+    boundary = TableBoundary(location)
     hidden = _hidden_filter(md)
     roots = [location]
     listed: list[FileInfo] = []
+    links: list[str] = []
     for root in roots:
-        listed.extend(_walk(io, root, hidden))
-    candidates = [f for f in listed if f.mtime_ms < older_than_ms and _inside(f.path, location)]
+        listed.extend(_walk(io, root, hidden, links))
+    candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
     refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()
     orphans = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
 
-    failed: list[tuple[str, str]] = []
+    failed: tuple[tuple[str, str], ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
     if delete and orphans:
-        from icectl.ops.expire import delete_file
-
-        def one(path: str) -> tuple[str, str | None]:
-            try:
-                delete_file(io, path)
-                return path, None
-            except IcectlError as e:
-                return path, str(e)
-
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-            for i, (path, error) in enumerate(pool.map(one, orphans), 1):
-                if error is not None:
-                    failed.append((path, error))
-                if progress is not None:
-                    progress("deleting files", i, len(orphans))
-    return OrphanResult(location, older_than_ms, tuple(orphans), delete, tuple(failed), len(listed),
-                        len(refs), tuple(roots))
+        done = delete_files(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
+        failed, refused = tuple(done.failed), tuple(done.refused)
+    return OrphanResult(location, older_than_ms, tuple(orphans), delete, failed, len(listed),
+                        len(refs), tuple(roots), tuple(sorted(links)), refused)

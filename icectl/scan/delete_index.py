@@ -172,8 +172,7 @@ class DeleteIndex:
             try:
                 a, b = from_bytes(t, lo), from_bytes(t, hi)
                 c, e = from_bytes(t, xlo), from_bytes(t, xhi)
-                from icectl.scan.evaluate import value_key
-                k = value_key(t)
+                from icectl.expr.ordering import value_key as k
                 if k(a) > k(e) or k(c) > k(b):
                     return False
             except Exception:  # noqa: BLE001 - unreadable bounds: keep the delete

@@ -12,7 +12,7 @@ The pipeline follows the reference (``ManifestGroup`` + ``DeleteFileIndex`` +
 4. data manifests: skip those without added or existing files and those whose partition
    summaries cannot match; decode the others column-wise (:mod:`icectl.io.manifest_columns`),
    keep live entries whose partition tuple satisfies the projection and whose column metrics
-   might match (:mod:`icectl.scan.evaluate`);
+   might match (:mod:`icectl.expr.eval_metrics`);
 5. for each kept file: its residual (strict / inclusive projection on its partition, cached per
    partition) and its delete files;
 6. on request, split files and bin-pack the splits into tasks (:mod:`icectl.scan.tasks`).
@@ -27,15 +27,19 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
-from icectl.expr.evaluators import ManifestEvaluator, MetricsEvaluator, ResidualEvaluator
+from icectl.expr.evaluators import (
+    ManifestEvaluator,
+    MetricsEvaluator,
+    ResidualEvaluator,
+    metrics_might_match,
+    partition_key,
+    partition_matches,
+)
 from icectl.expr.expressions import (
     TRUE,
     AlwaysFalse,
     AlwaysTrue,
-    And,
-    BoundPredicate,
     Expression,
-    Or,
     bind,
     referenced_field_ids,
     rewrite_not,
@@ -51,7 +55,6 @@ from icectl.scan.delete_index import (
     DeleteRef,
     targeted_path,
 )
-from icectl.scan.evaluate import metrics_might_match
 from icectl.scan.tasks import (
     DEFAULT_LOOKBACK,
     DEFAULT_OPEN_FILE_COST,
@@ -312,41 +315,25 @@ class _SpecInfo:
     def residual(self, partition: tuple) -> Expression:
         if self.residuals is None:
             return self.full_expr  # no filter, or partition values that cannot be evaluated
-        r = self._residual_cache.get(partition)
+        key = partition_key(partition)
+        r = self._residual_cache.get(key)
         if r is None:
             try:
                 r = self.residuals.residual_for(partition)
             except TypeError:
                 r = self.residuals.expr
-            self._residual_cache[partition] = r
+            self._residual_cache[key] = r
         return r
 
     def partition_matches(self, partition: tuple) -> bool:
         if isinstance(self.part_expr, AlwaysTrue):
             return True
-        got = self._part_cache.get(partition)
+        key = partition_key(partition)
+        got = self._part_cache.get(key)
         if got is None:
-            got = _eval_partition(self.part_expr, partition, self.positions)
-            self._part_cache[partition] = got
+            got = partition_matches(self.part_expr, partition, self.positions)
+            self._part_cache[key] = got
         return got
-
-
-def _eval_partition(e: Expression, partition: tuple, positions: dict[int, int]) -> bool:
-    """The reference's ``Evaluator`` on a partition tuple (nulls sort first)."""
-    if isinstance(e, AlwaysTrue):
-        return True
-    if isinstance(e, AlwaysFalse):
-        return False
-    if isinstance(e, And):
-        return _eval_partition(e.left, partition, positions) and \
-            _eval_partition(e.right, partition, positions)
-    if isinstance(e, Or):
-        return _eval_partition(e.left, partition, positions) or \
-            _eval_partition(e.right, partition, positions)
-    assert isinstance(e, BoundPredicate)
-    i = positions.get(e.field_id)
-    v = partition[i] if i is not None and i < len(partition) else None
-    return ResidualEvaluator._holds(e, v)
 
 
 def _bind_filter(filter_text: str | None, filter_expr: Expression | None, schema: Schema,
@@ -354,8 +341,8 @@ def _bind_filter(filter_text: str | None, filter_expr: Expression | None, schema
     if filter_text is not None and filter_expr is not None:
         raise InvalidInput("give a filter as text or as an expression, not both")
     expr: Expression = TRUE
-    if filter_text is not None and filter_text.strip():
-        expr = parse_filter(filter_text)
+    if filter_text is not None:
+        expr = parse_filter(filter_text)  # empty text is an error, not a full scan
     elif filter_expr is not None:
         expr = filter_expr
     if not isinstance(expr, (AlwaysTrue, AlwaysFalse)):
@@ -674,14 +661,14 @@ def _plan_manifest(mc: ManifestColumns, m: ManifestFile, si: _SpecInfo, expr: Ex
         idx = []
     # column metrics
     if not isinstance(expr, AlwaysTrue) and idx:
-        might = metrics_might_match(expr, mc, idx, types)
-        if explain:
-            for i, ok in zip(idx, might):
-                if not ok:
-                    reason = "column metrics cannot match"
-                    if scalar_metrics is not None:
-                        _, reason = scalar_metrics.eval(_data_file_for_explain(mc, i, m.partition_spec_id))
-                    decisions.append(FileDecision(mc.file_path[i], m.manifest_path, False, reason))
+        if scalar_metrics is not None:  # --explain: decisions and reasons from the scalar form
+            verdicts = [scalar_metrics.eval(_data_file_for_explain(mc, i, m.partition_spec_id))
+                        for i in idx]
+            might = [ok for ok, _ in verdicts]
+            decisions.extend(FileDecision(mc.file_path[i], m.manifest_path, False, why)
+                             for i, (ok, why) in zip(idx, verdicts) if not ok)
+        else:
+            might = metrics_might_match(expr, mc, idx, types)
         idx = [i for i, ok in zip(idx, might) if ok]
     elif isinstance(expr, AlwaysFalse):
         idx = []

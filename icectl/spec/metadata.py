@@ -7,22 +7,22 @@ an empty table. Top-level keys a newer writer added are kept in ``extra`` and wr
 
 Changes are pure functions returning a new TableMetadata (``with_properties``,
 ``add_snapshot``, ``set_ref``, ``add_schema`` ...). They mirror the reference's metadata builder:
-small steps that later operations compose. Nothing here touches a file; gzip is only a byte
-transformation (``metadata_from_bytes`` / ``metadata_to_bytes``).
+small steps that later operations compose. Nothing here touches a file. Parsing and the byte
+forms (JSON text, gzip) are in :mod:`icectl.spec.metadata_json`.
 """
 
 from __future__ import annotations
 
-import gzip
-import json
 import time
 import uuid as _uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
-from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
+from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, ValidationError
+from icectl.spec.properties import RESERVED_PROPERTIES, property_int, validate_properties
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, UNPARTITIONED_SPEC
 from icectl.spec.schema import Schema, assign_fresh_ids
+from icectl.spec.schema_update import check_case_clashes
 from icectl.spec.snapshots import (
     BRANCH,
     MAIN_BRANCH,
@@ -38,21 +38,12 @@ __all__ = [
     "TableMetadata", "SUPPORTED_FORMAT_VERSIONS", "DEFAULT_FORMAT_VERSION", "RESERVED_PROPERTIES",
     "new_table_metadata", "with_properties", "upgrade_format_version", "add_snapshot",
     "set_ref", "remove_ref", "remove_snapshots", "with_previous_metadata", "add_schema",
-    "add_spec", "add_sort_order", "next_sequence_number", "metadata_from_json",
-    "metadata_from_bytes", "metadata_to_bytes", "metadata_to_json_text",
-    "is_gzip_metadata_name", "now_ms",
+    "add_spec", "add_sort_order", "next_sequence_number", "check_properties", "now_ms",
 ]
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 DEFAULT_FORMAT_VERSION = 2
 INITIAL_SEQUENCE_NUMBER = 0
-
-# Properties that describe the table rather than configure it; never stored in "properties".
-RESERVED_PROPERTIES = (
-    "format-version", "uuid", "snapshot-count", "current-snapshot-id", "current-snapshot-summary",
-    "current-snapshot-timestamp-ms", "current-schema", "default-partition-spec",
-    "default-sort-order",
-)
 
 # Defaults the reference persists into a new table's properties when the caller sets none.
 _PERSISTED_DEFAULTS = {"write.parquet.compression-codec": "zstd"}
@@ -221,247 +212,9 @@ class TableMetadata:
 
     @classmethod
     def from_json(cls, obj: Any, source: str | None = None) -> "TableMetadata":
+        from icectl.spec.metadata_json import metadata_from_json
+
         return metadata_from_json(obj, source)
-
-
-# ------------------------------------------------------------------------------------------------
-# Parsing
-
-
-class _Reader:
-    def __init__(self, obj: Mapping[str, Any], source: str | None):
-        self.obj = obj
-        self.where = f"metadata file {source}" if source else "table metadata"
-
-    def fail(self, msg: str) -> CorruptMetadata:
-        return CorruptMetadata(f"{self.where}: {msg}")
-
-    def has(self, key: str) -> bool:
-        return key in self.obj and self.obj[key] is not None
-
-    def int(self, key: str, default: int | None = None, required: bool = True) -> int | None:
-        value = self.obj.get(key)
-        if value is None:
-            if required and default is None:
-                raise self.fail(f"missing required key {key!r}")
-            return default
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise self.fail(f"{key!r} must be an integer, not {value!r}")
-        return value
-
-    def str(self, key: str, required: bool = True) -> str | None:
-        value = self.obj.get(key)
-        if value is None:
-            if required:
-                raise self.fail(f"missing required key {key!r}")
-            return None
-        if not isinstance(value, str):
-            raise self.fail(f"{key!r} must be a string, not {value!r}")
-        return value
-
-    def list(self, key: str) -> list[Any] | None:
-        value = self.obj.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, list):
-            raise self.fail(f"{key!r} must be a list")
-        return value
-
-    def required_in(self, key: str, version: int) -> None:
-        if version > 1:
-            raise self.fail(f"{key!r} must exist in format v{version}")
-
-
-def metadata_from_json(obj: Any, source: str | None = None) -> TableMetadata:
-    """Parse a decoded metadata JSON document. ``source`` names the file in error messages."""
-    if not isinstance(obj, dict):
-        where = f"metadata file {source}" if source else "table metadata"
-        raise CorruptMetadata(f"{where}: not a JSON object")
-    r = _Reader(obj, source)
-    version = r.int("format-version")
-    assert version is not None
-    if version > max(SUPPORTED_FORMAT_VERSIONS):
-        raise UnsupportedFeature(
-            f"format version {version} is not supported (icectl reads 1-3)"
-            + (f": {source}" if source else ""))
-    if version < 1:
-        raise r.fail(f"invalid format-version {version}")
-    try:
-        return _parse(r, obj, version)
-    except CorruptMetadata as e:
-        msg = str(e)
-        if msg.startswith(r.where):
-            raise
-        raise r.fail(msg) from None
-    except IcectlError:
-        raise
-    except (TypeError, ValueError, AttributeError, KeyError) as e:
-        raise r.fail(f"malformed content ({type(e).__name__}: {e})") from None
-
-
-def _parse(r: _Reader, obj: dict[str, Any], version: int) -> TableMetadata:
-    table_uuid = r.str("table-uuid", required=version > 1)
-    location = r.str("location")
-    last_seq = r.int("last-sequence-number") if version > 1 else INITIAL_SEQUENCE_NUMBER
-    last_column_id = r.int("last-column-id")
-
-    schema_list = r.list("schemas")
-    if schema_list is not None:
-        current_schema_id = r.int("current-schema-id")
-        schemas = tuple(Schema.from_json(s) for s in schema_list)
-        if not any(s.schema_id == current_schema_id for s in schemas):
-            raise r.fail(f"cannot find schema with current-schema-id={current_schema_id} in 'schemas'")
-    else:
-        r.required_in("schemas", version)
-        if not r.has("schema"):
-            raise r.fail("missing required key 'schema'")
-        schema = Schema.from_json(obj["schema"])
-        schemas = (schema,)
-        current_schema_id = schema.schema_id
-
-    spec_list = r.list("partition-specs")
-    if spec_list is not None:
-        default_spec_id = r.int("default-spec-id")
-        specs = tuple(PartitionSpec.from_json(s) for s in spec_list)
-        if not any(s.spec_id == default_spec_id for s in specs):
-            raise r.fail(f"cannot find partition spec with default-spec-id={default_spec_id}")
-    else:
-        r.required_in("partition-specs", version)
-        if "partition-spec" not in obj:
-            raise r.fail("missing required key 'partition-spec'")
-        default_spec_id = 0
-        specs = (PartitionSpec.from_fields_json(obj["partition-spec"], 0),)
-
-    last_partition_id = r.int("last-partition-id", required=False)
-    if last_partition_id is None:
-        r.required_in("last-partition-id", version)
-        last_partition_id = max((s.last_assigned_field_id() for s in specs), default=PARTITION_DATA_ID_START - 1)
-
-    order_list = r.list("sort-orders")
-    if order_list is not None:
-        default_order_id = r.int("default-sort-order-id")
-        orders = tuple(SortOrder.from_json(o) for o in order_list)
-    else:
-        r.required_in("sort-orders", version)
-        orders = (UNSORTED_ORDER,)
-        default_order_id = UNSORTED_ORDER.order_id
-
-    props_json = obj.get("properties")
-    properties: dict[str, str] = {}
-    if props_json is not None:
-        if not isinstance(props_json, dict):
-            raise r.fail("'properties' must be an object")
-        for k, v in props_json.items():
-            if not isinstance(v, str):
-                raise r.fail(f"property {k!r} is not a string: {v!r}")
-            properties[k] = v
-
-    current_id = r.int("current-snapshot-id", required=False)
-    if current_id is not None and current_id < 0:
-        current_id = None
-    next_row_id = r.int("next-row-id") if version >= 3 else None
-    last_updated = r.int("last-updated-ms")
-
-    keys = r.list("encryption-keys") or []
-    refs: dict[str, SnapshotRef] = {}
-    if "refs" in obj and obj["refs"] is not None:
-        if not isinstance(obj["refs"], dict):
-            raise r.fail("'refs' must be an object")
-        refs = {name: SnapshotRef.from_json(ref, name) for name, ref in obj["refs"].items()}
-    elif current_id is not None:
-        refs = {MAIN_BRANCH: SnapshotRef(current_id, BRANCH)}
-
-    snapshots = tuple(Snapshot.from_json(s) for s in (r.list("snapshots") or []))
-    stats = tuple(_object_list(r, "statistics"))
-    pstats = tuple(_object_list(r, "partition-statistics"))
-    snapshot_log = tuple(SnapshotLogEntry.from_json(e) for e in (r.list("snapshot-log") or []))
-    metadata_log = tuple(MetadataLogEntry.from_json(e) for e in (r.list("metadata-log") or []))
-
-    main = refs.get(MAIN_BRANCH)
-    if current_id is not None:
-        if main is not None and main.snapshot_id != current_id:
-            raise r.fail(f"current-snapshot-id {current_id} does not match the main branch ({main.snapshot_id})")
-    elif main is not None:
-        raise r.fail(f"current snapshot is not set, but the main branch points at {main.snapshot_id}")
-
-    return TableMetadata(
-        format_version=version,
-        table_uuid=table_uuid,
-        location=location or "",
-        last_updated_ms=last_updated or 0,
-        last_column_id=last_column_id or 0,
-        schemas=schemas,
-        current_schema_id=current_schema_id or 0,
-        specs=specs,
-        default_spec_id=default_spec_id or 0,
-        last_partition_id=last_partition_id,
-        sort_orders=orders,
-        default_sort_order_id=default_order_id or 0,
-        properties=properties,
-        current_snapshot_id=current_id,
-        snapshots=snapshots,
-        refs=refs,
-        snapshot_log=snapshot_log,
-        metadata_log=metadata_log,
-        last_sequence_number=last_seq or 0,
-        next_row_id=next_row_id,
-        encryption_keys=tuple(_objects(r, keys, "encryption-keys")),
-        statistics=stats,
-        partition_statistics=pstats,
-        extra={k: v for k, v in obj.items() if k not in _KNOWN_KEYS},
-    )
-
-
-def _object_list(r: _Reader, key: str) -> list[dict[str, Any]]:
-    return _objects(r, r.list(key) or [], key)
-
-
-def _objects(r: _Reader, items: list[Any], key: str) -> list[dict[str, Any]]:
-    for item in items:
-        if not isinstance(item, dict):
-            raise r.fail(f"entries of {key!r} must be objects")
-    return [dict(i) for i in items]
-
-
-# ------------------------------------------------------------------------------------------------
-# Bytes: compact JSON text (as the reference writes files) and gzip
-
-
-def is_gzip_metadata_name(name: str) -> bool:
-    """``*.gz.metadata.json`` and the legacy ``*.metadata.json.gz`` are gzip-compressed."""
-    return name.endswith(".metadata.json.gz") or name.endswith(".gz.metadata.json")
-
-
-def metadata_to_json_text(md: TableMetadata, indent: int | None = None) -> str:
-    """The JSON text. Without ``indent`` it is compact, byte for byte what the reference writes."""
-    obj = md.to_json()
-    if indent is not None:
-        return json.dumps(obj, ensure_ascii=False, indent=indent)
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def metadata_to_bytes(md: TableMetadata, compress: bool = False) -> bytes:
-    data = metadata_to_json_text(md).encode("utf-8")
-    if compress:
-        return gzip.compress(data, mtime=0)
-    return data
-
-
-def metadata_from_bytes(data: bytes, source: str | None = None) -> TableMetadata:
-    """Decode a metadata file's bytes. Gzip is recognised by its magic bytes (the name may lie)."""
-    where = f"metadata file {source}" if source else "table metadata"
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError) as e:
-            raise CorruptMetadata(f"{where}: broken gzip data ({e})") from None
-    try:
-        obj = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError as e:
-        raise CorruptMetadata(f"{where}: not UTF-8 text ({e})") from None
-    except json.JSONDecodeError as e:
-        raise CorruptMetadata(f"{where}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
-    return metadata_from_json(obj, source)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -485,8 +238,11 @@ def new_table_metadata(
     *,
     table_uuid: str | None = None,
     timestamp_ms: int | None = None,
+    case_sensitive_names: bool = False,
 ) -> TableMetadata:
     """Metadata for a new table, as the reference's ``TableMetadata.newTableMetadata`` builds it.
+
+    Column names that differ only in case are refused unless ``case_sensitive_names``.
 
     Field ids are reassigned from 1; the spec and sort order are rebound to the new ids by
     column name; partition field ids restart at 1000; a sorted order gets id 1. A
@@ -501,6 +257,9 @@ def new_table_metadata(
         except ValueError:
             raise ValidationError(f"invalid format-version property {raw!r}") from None
     _check_version(format_version)
+    check_properties({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
+    if not case_sensitive_names:
+        check_case_clashes(schema.struct)
     # The reference puts its persisted defaults first, then the caller's properties in order.
     stored = {k: v for k, v in _PERSISTED_DEFAULTS.items() if k not in props}
     stored.update((k, v) for k, v in props.items() if k not in RESERVED_PROPERTIES)
@@ -583,6 +342,7 @@ def with_properties(
     overlap = set(updates) & set(removals)
     if overlap:
         raise ValidationError(f"cannot set and remove the same properties: {', '.join(sorted(overlap))}")
+    check_properties(updates)
     version = md.format_version
     if "format-version" in updates:
         raw = updates.pop("format-version")
@@ -606,6 +366,14 @@ def with_properties(
     if props == md.properties and list(props) == list(md.properties):
         return out
     return _touch(out, timestamp_ms, properties=props)
+
+
+def check_properties(props: Mapping[str, str]) -> None:
+    """InvalidInput naming the first known property whose value the reference would not accept."""
+    problems = validate_properties(props)
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise InvalidInput(f"invalid {problems[0]}{more}")
 
 
 def next_sequence_number(md: TableMetadata) -> int:
@@ -716,7 +484,7 @@ def with_previous_metadata(md: TableMetadata, previous_file: str | None, timesta
     ``write.metadata.previous-versions-max`` entries (at least 1) by dropping the oldest."""
     if previous_file is None:
         return md
-    max_size = max(1, md.property_as_int(PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
+    max_size = max(1, property_int(md.properties, PREVIOUS_VERSIONS_MAX, PREVIOUS_VERSIONS_MAX_DEFAULT))
     log = list(md.metadata_log)
     if len(log) >= max_size:
         log = log[len(log) - max_size + 1:]

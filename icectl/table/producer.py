@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 from icectl import __version__
-from icectl.errors import ValidationError
+from icectl.errors import CorruptMetadata, NotFound, ValidationError
 from icectl.io import avro
 from icectl.io.files import join
 from icectl.spec.manifests import (
@@ -42,6 +42,7 @@ from icectl.spec.manifests import (
 )
 from icectl.spec.metadata import TableMetadata, add_snapshot, next_sequence_number, now_ms
 from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.properties import property_int
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.values import to_bytes
@@ -50,7 +51,7 @@ from icectl.table.table import CommitAttempt, RetryPolicy, Table
 
 __all__ = [
     "SnapshotProducer", "FastAppendProducer", "ProducedSnapshot", "MergePolicy",
-    "new_snapshot_id", "pack_end", "ENVIRONMENT",
+    "new_snapshot_id", "pack_end", "ENVIRONMENT", "unreadable_current_snapshot",
     "MANIFEST_MERGE_ENABLED", "MANIFEST_MIN_MERGE_COUNT", "MANIFEST_TARGET_SIZE",
 ]
 
@@ -104,10 +105,10 @@ class MergePolicy:
         a fast append unless the property says otherwise (``enabled_default``)."""
         return cls(
             enabled=md.property_as_bool(MANIFEST_MERGE_ENABLED, enabled_default),
-            min_count_to_merge=max(0, md.property_as_int(MANIFEST_MIN_MERGE_COUNT,
-                                                         MANIFEST_MIN_MERGE_COUNT_DEFAULT)),
-            target_size_bytes=max(1, md.property_as_int(MANIFEST_TARGET_SIZE,
-                                                        MANIFEST_TARGET_SIZE_DEFAULT)),
+            min_count_to_merge=max(0, property_int(md.properties, MANIFEST_MIN_MERGE_COUNT,
+                                                   MANIFEST_MIN_MERGE_COUNT_DEFAULT)),
+            target_size_bytes=max(1, property_int(md.properties, MANIFEST_TARGET_SIZE,
+                                                  MANIFEST_TARGET_SIZE_DEFAULT)),
         )
 
 
@@ -148,6 +149,7 @@ class SnapshotProducer:
         self.commit_uuid = str(uuid.uuid4())
         self.policy = policy
         self._manifest_counter = 0
+        self._present: set[str] = set()  # parent manifests seen to exist (manifests are immutable)
         self.attempts = 0
         self.new_manifest_paths: list[str] = []
 
@@ -167,10 +169,23 @@ class SnapshotProducer:
     # -- helpers for apply ------------------------------------------------------------------
 
     def parent_manifests(self, base: TableMetadata, parent: Snapshot | None) -> list[ManifestFile]:
+        """The parent's manifests; CorruptMetadata (nothing is committed) when its manifest list
+        or any of its manifests is missing: a snapshot on top would carry the loss forward."""
         if parent is None:
             return []
         if parent.manifest_list is not None:
-            return avro.load_manifest_list(self.io, parent.manifest_list, base.format_version)
+            try:
+                manifests = avro.load_manifest_list(self.io, parent.manifest_list, base.format_version)
+            except NotFound:
+                raise CorruptMetadata(_unreadable(parent, f"its manifest list {parent.manifest_list} is missing")
+                                      + "; refusing to write on top of it") from None
+            for m in manifests:
+                if m.manifest_path not in self._present:
+                    if not self.io.exists(m.manifest_path):
+                        raise CorruptMetadata(_unreadable(parent, f"its manifest {m.manifest_path} is missing")
+                                              + "; refusing to write on top of it")
+                    self._present.add(m.manifest_path)
+            return manifests
         raise ValidationError(
             f"snapshot {parent.snapshot_id} lists manifests inline (very old v1 writer); "
             "icectl cannot append on top of it")
@@ -348,6 +363,27 @@ class SnapshotProducer:
         )
 
 
+def _unreadable(snapshot: Snapshot, why: str) -> str:
+    return f"the table's current snapshot {snapshot.snapshot_id} is unreadable: {why}"
+
+
+def unreadable_current_snapshot(io, md: TableMetadata) -> str | None:
+    """Why the current snapshot cannot be read (a missing manifest list or manifest), or None."""
+    snap = md.current_snapshot()
+    if snap is None or snap.manifest_list is None:
+        return None
+    try:
+        manifests = avro.load_manifest_list(io, snap.manifest_list, md.format_version)
+    except NotFound:
+        return _unreadable(snap, f"its manifest list {snap.manifest_list} is missing")
+    except CorruptMetadata as e:
+        return _unreadable(snap, str(e))
+    for m in manifests:
+        if not io.exists(m.manifest_path):
+            return _unreadable(snap, f"its manifest {m.manifest_path} is missing")
+    return None
+
+
 class FastAppendProducer(SnapshotProducer):
     """Append data files: one new manifest (rolled at the target size) ahead of the parent's
     manifests, which are kept as they are; merged afterwards when the table asks for it."""
@@ -371,7 +407,7 @@ class FastAppendProducer(SnapshotProducer):
         return [f for f, _ in self._files]
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
-        limit = base.property_as_int("write.summary.partition-limit", 0)
+        limit = property_int(base.properties, "write.summary.partition-limit", 0)
         return SummaryBuilder(limit).added_files(self._files)
 
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:

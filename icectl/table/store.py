@@ -5,33 +5,45 @@ Same layout and protocol as the reference's Hadoop tables (HadoopTableOperations
 * versions are ``metadata/v<N>.metadata.json`` (``v<N>.gz.metadata.json`` with gzip; the legacy
   ``v<N>.metadata.json.gz`` is read too); a new table starts at v1;
 * ``metadata/version-hint.text`` holds the newest N as decimal text, best-effort: readers use it,
-  fall back to listing ``metadata/`` when it is missing or unreadable, and then probe N+1, N+2 ...
-  so a stale hint still finds the newest version. A hint naming a missing file is an error;
-* a commit writes the whole new metadata to ``metadata/<uuid>.metadata.json``, then renames it to
-  ``v<N+1>`` with a rename that can never replace an existing file. If ``v<N+1>`` appeared in the
-  meantime another writer won: the temp file is removed and :class:`VersionConflict` raised.
+  fall back to listing ``metadata/`` when it is missing, unreadable or names a version that was
+  cleaned up, and then probe N+1, N+2 ... so a stale hint still finds the newest version. With
+  ``write.metadata.delete-after-commit.enabled`` old versions are deleted, which can leave gaps,
+  so readers of such tables also confirm the newest version with a listing;
+* a commit writes the whole new metadata to ``metadata/<uuid>.metadata.json`` and flushes it to
+  disk, then renames it to ``v<N+1>`` with a rename that can never replace an existing file.
+
+Deleting old versions frees their names, so "the rename succeeded" alone does not prove that a
+commit extended the newest version: a writer that stalled long enough could rename into a name
+freed under it, behind newer versions no reader looks at. So a commit checks both before the
+rename (its base is the newest listed version and still exists, no hint names anything newer)
+and after it (no newer version or hint appeared, the base still exists) - unless a newer version
+lists this one (name and timestamp) in its metadata log: another writer already built on it. A commit that fails
+the check after its rename removes the file it renamed (only if it still holds its own bytes)
+and raises :class:`VersionConflict`, so the caller re-reads, re-validates and retries.
+
+The hint is never moved backwards: a writer whose version is no longer the newest leaves the hint
+alone, and after writing it checks again and corrects a hint a slower writer lowered.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import uuid
 from dataclasses import dataclass, replace
 
-from icectl.errors import CommitConflict, CorruptMetadata, NotFound, StorageError, ValidationError
+from icectl.errors import CommitConflict, IcectlError, CorruptMetadata, NotFound, StorageError, ValidationError
 from icectl.io.files import DestinationExists, FileIO, join
-from icectl.spec.metadata import (
-    TableMetadata,
-    metadata_from_bytes,
-    metadata_to_bytes,
-    now_ms,
-    with_previous_metadata,
-)
+from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
+from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
 
 __all__ = [
     "VersionConflict", "CommittedVersion", "metadata_dir", "version_hint_path", "metadata_file_path",
     "find_metadata_file", "find_current_version", "read_metadata", "load_current", "commit",
     "write_version_hint", "VERSION_HINT", "METADATA_COMPRESSION", "DELETE_AFTER_COMMIT",
+    "IncompleteVersion", "IncompleteMetadata", "find_incomplete_versions", "find_truncated_versions",
+    "set_aside_incomplete_version", "read_version",
 ]
 
 VERSION_HINT = "version-hint.text"
@@ -45,8 +57,9 @@ _VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.met
 class VersionConflict(CommitConflict):
     """The version this commit wanted to create already exists: another writer won the race."""
 
-    def __init__(self, version: int, path: str):
-        super().__init__(f"version {version} already exists: {path}")
+    def __init__(self, version: int, path: str, conflict: bool = False):
+        super().__init__(f"cannot commit version {version}: {path}" if conflict
+                         else f"version {version} already exists: {path}")
         self.version = version
         self.path = path
 
@@ -101,38 +114,23 @@ def _read_hint(io: FileIO, location: str) -> int | None:
 
 def _list_versions(io: FileIO, location: str) -> list[int]:
     versions = []
-    for info in io.list_dir(metadata_dir(location)):
-        m = _VERSION_NAME.match(info.name)
-        if m and not info.is_dir:
+    for name in io.list_names(metadata_dir(location)):
+        m = _VERSION_NAME.match(name)
+        if m:
             versions.append(int(m.group(1)))
     return versions
 
 
-def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
-    """``(version, metadata file)`` of the newest version, or None when there is no table.
+def _newest_listed(io: FileIO, location: str) -> tuple[int, str] | None:
+    """The highest version whose file exists, by listing ``metadata/``."""
+    for v in sorted(set(_list_versions(io, location)), reverse=True):
+        p = find_metadata_file(io, location, v)
+        if p is not None:
+            return v, p
+    return None
 
-    Raises CorruptMetadata when the version hint names a version whose file is missing.
-    """
-    hinted = _read_hint(io, location)
-    if hinted is not None:
-        version = hinted
-        path = find_metadata_file(io, location, version)
-        if path is None:
-            if version == 0:
-                return None
-            raise CorruptMetadata(
-                f"{version_hint_path(location)} names version {version}, but its metadata file is missing")
-    else:
-        versions = sorted(set(_list_versions(io, location)), reverse=True)
-        version, path = 0, None
-        for v in versions:
-            p = find_metadata_file(io, location, v)
-            if p is not None:
-                version, path = v, p
-                break
-        if path is None:
-            return None
-    # The hint (or listing) may be stale: follow newer versions until one is missing.
+
+def _probe_forward(io: FileIO, location: str, version: int, path: str) -> tuple[int, str]:
     while True:
         nxt = find_metadata_file(io, location, version + 1)
         if nxt is None:
@@ -140,44 +138,238 @@ def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
         version, path = version + 1, nxt
 
 
+def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
+    """``(version, metadata file)`` of the newest version, or None when there is no table.
+
+    Raises CorruptMetadata when the version hint names a version beyond every existing one.
+    """
+    hinted = _read_hint(io, location)
+    found = None
+    if hinted is not None and hinted > 0:
+        path = find_metadata_file(io, location, hinted)
+        if path is not None:
+            found = (hinted, path)
+    if found is None:
+        found = _newest_listed(io, location)
+        if found is None or (hinted is not None and found[0] < hinted):
+            if hinted:
+                raise CorruptMetadata(
+                    f"{version_hint_path(location)} names version {hinted}, but its metadata file is missing")
+            return None
+    # The hint (or listing) may be stale: follow newer versions until one is missing.
+    return _probe_forward(io, location, *found)
+
+
 def read_metadata(io: FileIO, path: str) -> TableMetadata:
     return metadata_from_bytes(io.read(path), path)
 
 
+@dataclass(frozen=True)
+class IncompleteVersion:
+    """A newest version file that is not valid (gzip) JSON - a commit that never finished writing
+    it - while the version before it is complete and the hint does not name it."""
+
+    version: int
+    path: str
+    previous_version: int | None
+    size: int
+
+    @property
+    def set_aside_path(self) -> str:
+        return self.path + ".incomplete"
+
+    def describe(self) -> str:
+        prev = (f"v{self.previous_version} is the last complete version" if self.previous_version
+                else "no earlier version exists")
+        return (f"{self.path} is incomplete ({self.size} bytes, not valid JSON: a commit interrupted "
+                f"by a crash or a full disk); {prev}. To recover, move it aside: "
+                f"mv {self.path} {self.set_aside_path}")
+
+
+def _unparseable(data: bytes) -> bool:
+    try:
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+        json.loads(data.decode("utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, ValueError):
+        return True
+    return False
+
+
+def _incomplete(io: FileIO, location: str, version: int, path: str) -> IncompleteVersion | None:
+    """The safe rule: only a file that is not even JSON, whose predecessor reads fine and that
+    the hint does not name, counts as a commit that did not finish. A complete file with bad
+    content, or one the hint names (an acknowledged commit), is corrupt metadata, never skipped."""
+    try:
+        data = io.read(path)
+    except NotFound:
+        return None
+    if not _unparseable(data):
+        return None
+    hinted = _read_hint(io, location)
+    if hinted is not None and hinted >= version:
+        return None
+    previous = None
+    if version > 1:
+        prev_path = find_metadata_file(io, location, version - 1)
+        if prev_path is None:
+            return None
+        try:
+            read_metadata(io, prev_path)
+        except (CorruptMetadata, NotFound):
+            return None
+        previous = version - 1
+    return IncompleteVersion(version, path, previous, len(data))
+
+
+def find_incomplete_versions(io: FileIO, location: str) -> list[IncompleteVersion]:
+    """The newest version, when it is an unfinished commit's leftover (see :func:`_incomplete`).
+
+    Empty when the table is fine. Used by readers to explain the failure and by checks."""
+    found = _newest_listed(io, location)
+    if found is None:
+        return []
+    found = _probe_forward(io, location, *found)
+    inc = _incomplete(io, location, *found)
+    return [inc] if inc is not None else []
+
+
+find_truncated_versions = find_incomplete_versions
+
+
+def set_aside_incomplete_version(io: FileIO, location: str) -> IncompleteVersion | None:
+    """Repair: rename an unfinished newest version to ``<name>.incomplete`` (no version name, so
+    no reader or writer takes it for a version) so the table is at the version before it again.
+    Returns what was moved, or None when nothing qualifies. Never touches a parseable file."""
+    for inc in find_incomplete_versions(io, location):
+        io.rename_no_replace(inc.path, inc.set_aside_path, durable=True)
+        return inc
+    return None
+
+
+def read_version(io: FileIO, location: str, version: int, path: str) -> TableMetadata:
+    """Read a version's metadata; an unfinished newest version is reported with its repair."""
+    try:
+        return read_metadata(io, path)
+    except CorruptMetadata:
+        inc = _incomplete(io, location, version, path)
+        if inc is not None:
+            raise IncompleteMetadata(inc) from None
+        raise
+
+
+class IncompleteMetadata(CorruptMetadata):
+    """The newest version is an unfinished commit's leftover (see :class:`IncompleteVersion`)."""
+
+    def __init__(self, incomplete: IncompleteVersion):
+        super().__init__(incomplete.describe())
+        self.incomplete = incomplete
+
+
+def _cleans_up(md: TableMetadata) -> bool:
+    return md.properties.get(DELETE_AFTER_COMMIT, "").strip().lower() == "true"
+
+
 def load_current(io: FileIO, location: str) -> CommittedVersion:
     """Load the newest version; NotFound naming the location when there is no table there."""
-    found = find_current_version(io, location)
-    if found is None:
-        raise NotFound(f"no Iceberg table at {location} (no metadata/v<N>.metadata.json)")
-    version, path = found
-    try:
-        md = read_metadata(io, path)
-    except NotFound:
-        # Deleted between listing and reading (metadata cleanup by a concurrent commit): retry once.
-        found = find_current_version(io, location)
+    found = None
+    for _ in range(5):
+        found = found or find_current_version(io, location)
         if found is None:
-            raise NotFound(f"no Iceberg table at {location}") from None
+            raise NotFound(f"no Iceberg table at {location} (no metadata/v<N>.metadata.json)")
         version, path = found
-        md = read_metadata(io, path)
-    return CommittedVersion(version, path, md)
+        found = None
+        try:
+            md = read_version(io, location, version, path)
+        except NotFound:
+            continue  # deleted between listing and reading by a concurrent commit's clean-up
+        if _cleans_up(md):
+            # Versions are deleted on this table: a gap may hide newer versions from probing.
+            newest = _newest_listed(io, location)
+            if newest is not None and newest[0] > version:
+                found = _probe_forward(io, location, *newest)
+                continue
+        return CommittedVersion(version, path, md)
+    raise NotFound(f"no Iceberg table at {location} (its metadata kept changing while being read)")
 
 
 def write_version_hint(io: FileIO, location: str, version: int) -> bool:
-    """Best-effort: point ``version-hint.text`` at ``version``. Returns False if it failed.
+    """Best-effort: point ``version-hint.text`` at ``version``, never lowering it. Returns False
+    if the hint was not written (a newer version exists, or the write failed).
 
     The hint is written to a temp file and moved over the old one, and Hadoop's checksum sidecar
-    ``.version-hint.text.crc`` is removed so Java readers do not reject the new content.
+    ``.version-hint.text.crc`` is removed so Java readers do not reject the new content. A
+    concurrent writer may move an older value over a newer one; the check after the move sees
+    the newer version and writes the hint again.
     """
     d = metadata_dir(location)
-    tmp = join(d, f"{uuid.uuid4()}-version-hint.temp")
+    wrote = False
+    for _ in range(5):
+        current = _read_hint(io, location)
+        listed = max(_list_versions(io, location), default=0)
+        if listed > version:
+            version = listed  # a newer commit exists: name it instead of ours
+        if current is not None and current >= version and find_metadata_file(io, location, current):
+            return wrote
+        tmp = join(d, f"{uuid.uuid4()}-version-hint.temp")
+        try:
+            io.write_exclusive(tmp, str(version).encode("utf-8"))
+            io.delete(join(d, f".{VERSION_HINT}.crc"))
+            io.replace(tmp, version_hint_path(location))
+        except Exception:  # noqa: BLE001 - the hint is only an optimisation
+            io.delete_quietly(tmp)
+            return False
+        wrote = True
+        if max(_list_versions(io, location), default=0) <= version:
+            return True
+    return wrote
+
+
+def _check_newest(io: FileIO, location: str, base: CommittedVersion | None, next_version: int) -> None:
+    """Before the rename: the base is the newest version and still there. VersionConflict else."""
+    base_version = next_version - 1
+    newest = max(_list_versions(io, location), default=0)
+    hinted = _read_hint(io, location) or 0
+    if newest > base_version or hinted > base_version:
+        raise VersionConflict(next_version, f"version {max(newest, hinted)} is newer than the base "
+                                            f"v{base_version}", conflict=True)
+    if base is not None and not io.exists(base.metadata_location):
+        raise VersionConflict(next_version, f"the base {base.metadata_location} no longer exists",
+                              conflict=True)
+
+
+def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, version: int,
+                    final: str, new: TableMetadata) -> None:
+    """After the rename: prove the new version extended the newest one (see the module docs)."""
+    newer = sorted(v for v in set(_list_versions(io, location)) if v > version)
+    hinted = _read_hint(io, location) or 0
+    base_ok = base is None or io.exists(base.metadata_location)
+    if not newer and hinted <= version and base_ok:
+        return
+    name = final.rsplit("/", 1)[-1]
+    for v in newer:  # another writer may already have built on this version: then it counts
+        path = find_metadata_file(io, location, v)
+        if path is None:
+            continue
+        try:
+            log = read_metadata(io, path).metadata_log
+        except (NotFound, CorruptMetadata):
+            continue
+        if any(e.metadata_file.rsplit("/", 1)[-1] == name and e.timestamp_ms == new.last_updated_ms
+               for e in log):
+            return
+    why = (f"version {max(newer + [hinted])} exists" if newer or hinted > version
+           else f"the base {base.metadata_location if base else ''} was removed")
+    raise VersionConflict(version, f"{final} was created under a newer table ({why})", conflict=True)
+
+
+def _undo_rename(io: FileIO, path: str, data: bytes) -> None:
+    """Remove a version this commit renamed into place, if the file still holds its bytes."""
     try:
-        io.write_exclusive(tmp, str(version).encode("utf-8"))
-        io.delete(join(d, f".{VERSION_HINT}.crc"))
-        io.replace(tmp, version_hint_path(location))
-        return True
-    except Exception:  # noqa: BLE001 - the hint is only an optimisation
-        io.delete_quietly(tmp)
-        return False
+        if io.read(path) == data:
+            io.delete(path)
+    except IcectlError:
+        pass
 
 
 def commit(
@@ -188,10 +380,11 @@ def commit(
 ) -> CommittedVersion:
     """Write ``new`` as version base.version + 1 (v1 for a new table).
 
-    Adds ``base`` to the metadata log, writes the temp file, renames it into place without
-    replacing, updates the hint, and with ``write.metadata.delete-after-commit.enabled`` removes
-    metadata files that fell off the log. VersionConflict (the temp file removed) when another
-    writer created that version first.
+    Adds ``base`` to the metadata log, writes the temp file (flushed to disk), checks the base is
+    still the newest version, renames the temp file into place without replacing, checks that
+    nothing newer appeared, updates the hint, and with ``write.metadata.delete-after-commit.enabled``
+    removes metadata files that fell off the log. VersionConflict (nothing left behind) when
+    another writer created that version first or the table moved past the base.
     """
     if WRITE_METADATA_LOCATION in new.properties:
         raise ValidationError(f"filesystem tables cannot relocate metadata ({WRITE_METADATA_LOCATION})")
@@ -209,13 +402,14 @@ def commit(
     temp = join(metadata_dir(location), f"{uuid.uuid4()}{ext}")
     data = metadata_to_bytes(new, compress=codec == "gzip")
 
-    io.write_exclusive(temp, data)
+    io.write_exclusive(temp, data, durable=True)
     try:
+        _check_newest(io, location, base, next_version)
         # Names of other codecs for the same version also mean "taken".
         other = find_metadata_file(io, location, next_version)
         if other is not None:
             raise VersionConflict(next_version, other)
-        io.rename_no_replace(temp, final)
+        io.rename_no_replace(temp, final, durable=True)
     except DestinationExists:
         io.delete_quietly(temp)
         raise VersionConflict(next_version, final) from None
@@ -223,9 +417,15 @@ def commit(
         io.delete_quietly(temp)
         raise
 
+    try:
+        _check_extended(io, location, base, next_version, final, new)
+    except VersionConflict:
+        _undo_rename(io, final, data)
+        raise
+
     write_version_hint(io, location, next_version)
 
-    if base is not None and new.property_as_bool(DELETE_AFTER_COMMIT, False):
+    if base is not None and _cleans_up(new):
         kept = {e.metadata_file for e in new.metadata_log}
         for entry in base.metadata.metadata_log:
             if entry.metadata_file not in kept:

@@ -21,6 +21,7 @@ from typing import Callable
 from icectl.errors import AlreadyExists, CommitConflict, InvalidInput
 from icectl.io.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.properties import property_int
 from icectl.table import store
 from icectl.table.store import CommittedVersion, VersionConflict
 
@@ -53,12 +54,16 @@ class RetryPolicy:
     total_timeout_ms: int = 1_800_000
 
     @classmethod
-    def from_metadata(cls, md: TableMetadata) -> "RetryPolicy":
+    def from_metadata(cls, md: TableMetadata, problems: list[str] | None = None) -> "RetryPolicy":
+        """The table's ``commit.retry.*`` settings; a value that is not valid falls back to the
+        default and is described in ``problems`` (a broken property must not block the commit
+        that repairs it)."""
+        p = md.properties
         return cls(
-            num_retries=max(0, md.property_as_int("commit.retry.num-retries", 4)),
-            min_wait_ms=max(0, md.property_as_int("commit.retry.min-wait-ms", 100)),
-            max_wait_ms=max(0, md.property_as_int("commit.retry.max-wait-ms", 60_000)),
-            total_timeout_ms=max(0, md.property_as_int("commit.retry.total-timeout-ms", 1_800_000)),
+            num_retries=property_int(p, "commit.retry.num-retries", 4, problems),
+            min_wait_ms=property_int(p, "commit.retry.min-wait-ms", 100, problems),
+            max_wait_ms=property_int(p, "commit.retry.max-wait-ms", 60_000, problems),
+            total_timeout_ms=property_int(p, "commit.retry.total-timeout-ms", 1_800_000, problems),
         )
 
     def delay_ms(self, attempt: int) -> float:
@@ -98,6 +103,7 @@ class Table:
         self.location = location
         self.io = io
         self._current = current
+        self.warnings: list[str] = []  # problems met while committing (e.g. broken properties)
 
     # -- state -----------------------------------------------------------------------------
 
@@ -169,7 +175,10 @@ class Table:
         (ValidationError from ``update_fn``, storage errors) stops at once and also cleans up.
         Returns ``self``, now at the committed version.
         """
-        policy = policy or RetryPolicy.from_metadata(self.metadata)
+        if policy is None:
+            problems: list[str] = []
+            policy = RetryPolicy.from_metadata(self.metadata, problems)
+            self.warn(*problems)
         start = time.monotonic()
         attempts: list[CommitAttempt] = []
         number = 0
@@ -200,6 +209,12 @@ class Table:
                 raise
             self._cleanup(attempts, keep=attempt.written)
             return self
+
+    def warn(self, *messages: str) -> None:
+        """Record a problem for the operation's result to report (library code never prints)."""
+        for m in messages:
+            if m not in self.warnings:
+                self.warnings.append(m)
 
     def _cleanup(self, attempts: list[CommitAttempt], keep) -> None:
         keep_set = set(keep)

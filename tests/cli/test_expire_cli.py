@@ -78,7 +78,7 @@ def test_orphans_cli(tmp_path):
     assert r.exit_code == 0 and json.loads(r.stdout)["orphan-files"] == []  # too young (3d default)
     r = runner.invoke(app, ["orphans", h.location, "--older-than", "2099-01-01"])
     assert r.exit_code == 0 and r.stdout.split() == [stray] and os.path.exists(stray)
-    r = runner.invoke(app, ["orphans", h.location, "--older-than", "2099-01-01", "--delete", "--json"])
+    r = runner.invoke(app, ["orphans", h.location, "--older-than", "2099-01-01", "--delete", "--allow-recent", "--json"])
     out = json.loads(r.stdout)
     assert out["deleted-files-count"] == 1 and out["delete"] is True and not os.path.exists(stray)
 

@@ -163,3 +163,26 @@ def test_help_mentions_every_construct() -> None:
     for word in ("between", "is null", "is nan", "starts with", "like", "not in", "date '",
                  "timestamptz '", "uuid '", "X'", "--case-sensitive", "`backticks`"):
         assert word in FILTER_HELP
+
+
+@pytest.mark.parametrize("text", [
+    "a = 1", "a == 1", "a != 1", "a <> 1", "a < 1", "a <= 1", "a > 1", "a >= 1", "5 < a",
+    "a in (1, 2)", "a not in (1, 2)", "a between 1 and 2", "a not between 1 and 2",
+    "a is null", "a is not null", "a is nan", "a is not nan", "s starts with 'x'",
+    "s not starts with 'x'", "s like 'x%'", "s not like 'x%'", "not a = 1 and (b = 2 or c = 3)",
+    "true", "false", "catégorie = 'x'", "类别 = 'y'", "t = timestamp_ntz '2024-01-02 10:00:00'",
+    "f = float '1.5'", "d = decimal '12.50'", "f = double 'Infinity'",
+])
+def test_every_documented_operator_parses(text: str) -> None:
+    e = parse_filter(text)
+    assert parse_filter(str(e)) == e
+
+
+def test_non_ascii_names_and_empty_filters() -> None:
+    assert parse_filter("catégorie = 'x'") == P(Op.EQ, "catégorie", Literal("string", "x"))
+    assert parse_filter("类别.子 >= 1") == P(Op.GT_EQ, "类别.子", i(1))
+    for text in ("", " ", "\t\n"):
+        with pytest.raises(InvalidInput, match="empty filter"):
+            parse_filter(text)
+    with pytest.raises(InvalidInput, match="unexpected character"):
+        parse_filter("a = ²")

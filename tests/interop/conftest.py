@@ -17,6 +17,15 @@ from spark_support import CATALOG, IceTable, StackMissing, StartedSpark, sql_row
 
 _counter = itertools.count(1)
 
+# Runs after every other test: it checks every table the run built (test_zz_check_interop.py).
+_LAST = "test_every_table_in_the_interop_warehouse_is_clean"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    last = [i for i in items if i.name == _LAST]
+    if last:
+        items[:] = [i for i in items if i.name != _LAST] + last
+
 
 @pytest.fixture(scope="session")
 def spark_stack(

@@ -124,6 +124,14 @@ class History:
         new = [self._write_manifest(sid, seq, entries, MANIFEST_DATA)]
         return self._commit("append", branch, new, list(self._head(branch)), ts, sid, seq)
 
+    def append_paths(self, paths: list[str], *, branch: str = MAIN_BRANCH, ts: int | None = None) -> int:
+        """Append existing files by path (as ``icectl append`` registers them, e.g. outside the
+        table location)."""
+        sid, seq = self._start()
+        entries = [ManifestEntry(ADDED, sid, None, None, DataFile(DATA, p, "PARQUET", (), 10, 1)) for p in paths]
+        new = [self._write_manifest(sid, seq, entries, MANIFEST_DATA)]
+        return self._commit("append", branch, new, list(self._head(branch)), ts, sid, seq)
+
     def live(self, branch: str = MAIN_BRANCH, content: int = DATA) -> list[str]:
         return [e.data_file.file_path for m in self._head(branch) for e in self.entries[m.manifest_path]
                 if e.status != DELETED and e.data_file.content == content]

@@ -14,7 +14,7 @@ from icectl.expr.expressions import bind, rewrite_not
 from icectl.expr.parser import parse_filter
 from icectl.io.avro import write_manifest_raw
 from icectl.io.manifest_columns import decode_manifest
-from icectl.scan.evaluate import metrics_might_match
+from icectl.expr.eval_metrics import metrics_might_match
 from icectl.spec.manifests import ADDED, DATA, DataFile, ManifestEntry
 from icectl.spec.schema import Schema
 from icectl.spec.types import DOUBLE, LONG, STRING, NestedField, StructType

@@ -9,11 +9,9 @@ from pathlib import Path
 import pytest
 
 from icectl.errors import CorruptMetadata, UnsupportedFeature, ValidationError
+from icectl.spec.metadata_json import metadata_from_bytes, metadata_from_json, metadata_to_bytes
 from icectl.spec.metadata import (
     add_snapshot,
-    metadata_from_bytes,
-    metadata_from_json,
-    metadata_to_bytes,
     new_table_metadata,
     next_sequence_number,
     remove_snapshots,

@@ -12,7 +12,8 @@ from icectl.spec.name_mapping import NAME_MAPPING_PROPERTY, mapping_from_schema,
 from icectl.spec.parse import parse_schema, parse_type
 from icectl.spec.partitioning import build_spec
 from icectl.spec.schema import Schema
-from icectl.spec.schema_update import SchemaUpdate, update_name_mapping, update_table_schema
+from icectl.spec.schema_metadata import update_name_mapping, update_table_schema
+from icectl.spec.schema_update import SchemaUpdate
 from icectl.spec.sorting import build_sort_order
 from icectl.spec.types import DATE, DOUBLE, LONG, TIMESTAMP, DecimalType
 

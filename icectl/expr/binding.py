@@ -1,0 +1,295 @@
+"""Binding filters to a schema: column lookup and literal conversion.
+
+Literal conversion on binding follows the reference's ``Literal.to(type)``: an integer literal
+fits int, long, float, double, date (days), time and timestamps (micros) and decimals; beyond
+an int (or long) column's range it makes the comparison constant (``id < 3000000000`` on an int
+column is always true); a string converts to date, time, timestamp(tz), uuid and decimal;
+decimals keep their value (rescaled to the column's scale when that is exact). Additions to the
+reference, documented in the filter help: a decimal or float literal also fits a float/double
+column, and a ``date '...'`` literal fits a timestamp column (midnight).
+
+Binding walks the tree with :func:`icectl.expr.visitor.visit` (no recursion limit).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import struct
+import uuid as _uuid
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
+from typing import Any
+
+from icectl.errors import InvalidInput
+from icectl.expr.expressions import (
+    FALSE,
+    FLOAT_TYPES,
+    NS_TYPES,
+    SET_OPS,
+    TIMESTAMP_TYPES,
+    TRUE,
+    BoundPredicate,
+    Expression,
+    Literal,
+    Operation,
+    Predicate,
+    and_,
+    make_bound,
+    not_,
+    or_,
+)
+from icectl.expr.visitor import Visitor, visit
+from icectl.spec.schema import Schema
+from icectl.spec.transforms import decimal_from_unscaled, decimal_unscaled
+from icectl.spec.types import (
+    BINARY,
+    BOOLEAN,
+    DATE,
+    FLOAT,
+    INT,
+    LONG,
+    STRING,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMPTZ,
+    TIMESTAMPTZ_NS,
+    UUID,
+    DecimalType,
+    FixedType,
+    IcebergType,
+    ListType,
+    MapType,
+    PrimitiveType,
+)
+from icectl.spec.values import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, parse_date, parse_time, parse_timestamp
+
+__all__ = ["bind", "convert_literal", "ABOVE_MAX", "BELOW_MIN"]
+
+_TZ_TYPES = (TIMESTAMPTZ, TIMESTAMPTZ_NS)
+_FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
+
+
+class _Bound(enum.Enum):
+    ABOVE_MAX = "above max"
+    BELOW_MIN = "below min"
+
+
+ABOVE_MAX = _Bound.ABOVE_MAX
+BELOW_MIN = _Bound.BELOW_MIN
+
+
+def bind(expr: Expression, schema: Schema, case_sensitive: bool = False) -> Expression:
+    """Bind every predicate of ``expr`` to ``schema``; InvalidInput names column and problem."""
+    return visit(expr, _Binder(schema, case_sensitive))
+
+
+class _Binder(Visitor[Expression]):
+    def __init__(self, schema: Schema, case_sensitive: bool):
+        self.schema = schema
+        self.case_sensitive = case_sensitive
+        self.columns: dict[str, tuple] = {}  # term -> (field, full name), looked up once
+
+    def always_true(self) -> Expression:
+        return TRUE
+
+    def always_false(self) -> Expression:
+        return FALSE
+
+    def predicate(self, p: Any) -> Expression:
+        if isinstance(p, BoundPredicate):
+            return p
+        if isinstance(p, Predicate):
+            column = self.columns.get(p.term)
+            if column is None:
+                column = self.columns[p.term] = _column(p.term, self.schema, self.case_sensitive)
+            return _bind_predicate(p, *column)
+        raise TypeError(f"cannot bind {p!r}")
+
+    def and_(self, left: Expression, right: Expression) -> Expression:
+        return and_(left, right)
+
+    def or_(self, left: Expression, right: Expression) -> Expression:
+        return or_(left, right)
+
+    def not_(self, child: Expression) -> Expression:
+        return not_(child)
+
+
+def _column(term: str, schema: Schema, case_sensitive: bool) -> tuple[Any, str]:
+    """The primitive field a filter's column names, with its full name."""
+    field = schema.find_field_or_none(term, case_sensitive)
+    if field is None:
+        hint = ""
+        if case_sensitive and schema.find_field_or_none(term, False) is not None:
+            hint = " (names are case sensitive here)"
+        raise InvalidInput(f"filter column {term!r} not found in the table schema{hint}")
+    fid = field.field_id
+    name = schema.column_name(fid)
+    parent = schema.parent_id(fid)
+    while parent is not None:
+        ptype = schema.find_field(parent).type
+        if isinstance(ptype, (ListType, MapType)):
+            raise InvalidInput(f"filter column {name!r} is inside a list or map; filters can "
+                               "only use columns reached through structs")
+        parent = schema.parent_id(parent)
+    t = field.type
+    if not isinstance(t, PrimitiveType):
+        raise InvalidInput(f"filter column {name!r} is a {type(t).__name__.replace('Type', '').lower()}"
+                           "; only primitive columns can be compared")
+    return field, name
+
+
+def _bind_predicate(pred: Predicate, field: Any, name: str) -> Expression:
+    fid, t = field.field_id, field.type
+    op = pred.op
+    if op in (Operation.IS_NULL, Operation.NOT_NULL):
+        if field.required:
+            return FALSE if op == Operation.IS_NULL else TRUE
+        return BoundPredicate(op, fid, name, t)
+    if op in (Operation.IS_NAN, Operation.NOT_NAN):
+        if t not in FLOAT_TYPES:
+            raise InvalidInput(f"'{op.symbol}' needs a float or double column; {name!r} is {t}")
+        return BoundPredicate(op, fid, name, t)
+    if op in (Operation.STARTS_WITH, Operation.NOT_STARTS_WITH):
+        if t != STRING:
+            raise InvalidInput(f"'{op.symbol}' needs a string column; {name!r} is {t}")
+    if op in SET_OPS:
+        values = []
+        for lit in pred.literals:
+            v = _convert_or_fail(lit, t, name)
+            if not isinstance(v, _Bound):
+                values.append(v)
+        return make_bound(op, fid, name, t, values)
+    v = _convert_or_fail(pred.literal, t, name)
+    if v is ABOVE_MAX:
+        return TRUE if op in (Operation.LT, Operation.LT_EQ, Operation.NOT_EQ) else FALSE
+    if v is BELOW_MIN:
+        return TRUE if op in (Operation.GT, Operation.GT_EQ, Operation.NOT_EQ) else FALSE
+    return BoundPredicate(op, fid, name, t, (v,))
+
+
+def _convert_or_fail(lit: Literal, t: IcebergType, name: str) -> Any:
+    try:
+        v = convert_literal(lit, t)
+    except (ValueError, InvalidOperation, OverflowError) as e:
+        raise InvalidInput(f"cannot use {lit} with column {name!r} of type {t}: {e}") from None
+    if v is None:
+        raise InvalidInput(f"cannot compare column {name!r} of type {t} with "
+                           f"{_KIND_NAMES.get(lit.kind, lit.kind)} {lit}")
+    return v
+
+
+_KIND_NAMES = {"integer": "the integer", "decimal": "the decimal", "float": "the number",
+               "string": "the string", "boolean": "the boolean", "date": "the date",
+               "time": "the time", "timestamp": "the timestamp",
+               "timestamptz": "the timestamp", "uuid": "the uuid", "binary": "the binary value"}
+
+
+def _range_check(v: int, lo: int, hi: int) -> Any:
+    if v > hi:
+        return ABOVE_MAX
+    if v < lo:
+        return BELOW_MIN
+    return v
+
+
+def _to_decimal(d: Decimal, t: DecimalType) -> Decimal:
+    """A decimal at the column's scale when that loses nothing; otherwise unchanged."""
+    try:
+        return decimal_from_unscaled(decimal_unscaled(d, t.scale), t.scale)
+    except ValueError:
+        return d
+
+
+def _round_half_up(d: Decimal, scale: int) -> Decimal:
+    ctx = Context(prec=max(60, len(d.as_tuple().digits) + scale + 5))
+    return d.quantize(Decimal((0, (1,), -scale)), rounding=ROUND_HALF_UP, context=ctx)
+
+
+def convert_literal(lit: Literal, t: IcebergType) -> Any:
+    """The literal's value as a value of type ``t``: a value in the internal representation,
+    :data:`ABOVE_MAX` / :data:`BELOW_MIN` when it lies beyond the type's range, or None when
+    the literal cannot be used with the type. Text that does not parse raises ValueError."""
+    k, v = lit.kind, lit.value
+    if k == "integer":
+        if t == INT or t == DATE:
+            return _range_check(v, INT_MIN, INT_MAX)
+        if t in (LONG, TIME, TIMESTAMP, TIMESTAMPTZ):
+            return _range_check(v, LONG_MIN, LONG_MAX)
+        if t in NS_TYPES:  # the reference reads the integer as micros
+            r = _range_check(v, LONG_MIN, LONG_MAX)
+            return r if isinstance(r, _Bound) else _range_check(v * 1000, LONG_MIN, LONG_MAX)
+        if t in FLOAT_TYPES:
+            return _to_float(float(v), t)
+        if isinstance(t, DecimalType):
+            return decimal_from_unscaled(v * 10**t.scale, t.scale)
+        return None
+    if k == "decimal":
+        if isinstance(t, DecimalType):
+            return _to_decimal(v, t)
+        if t in FLOAT_TYPES:
+            return _to_float(float(v), t)
+        return None
+    if k == "float":
+        if t in FLOAT_TYPES:
+            return _to_float(v, t)
+        if isinstance(t, DecimalType):
+            if math.isinf(v):
+                return None
+            # BigDecimal.valueOf(double): the shortest digits that read back as the double
+            return _round_half_up(Decimal(repr(v)), t.scale)
+        return None
+    if k == "string":
+        if t == STRING:
+            return v
+        if t == DATE:
+            return parse_date(v)
+        if t == TIME:
+            return parse_time(v)
+        if t in TIMESTAMP_TYPES:
+            return parse_timestamp(v, nanos=t in NS_TYPES, tz=t in _TZ_TYPES)
+        if t == UUID:
+            return _uuid.UUID(v.strip())
+        if isinstance(t, DecimalType):
+            return _to_decimal(Decimal(v.strip()), t)
+        return None
+    if k == "boolean":
+        return v if t == BOOLEAN else None
+    if k == "date":
+        if t == DATE:
+            return v
+        if t in (TIMESTAMP, TIMESTAMPTZ):
+            return v * 86_400_000_000
+        if t in NS_TYPES:
+            return v * 86_400_000_000_000
+        return None
+    if k == "time":
+        return v if t == TIME else None
+    if k in ("timestamp", "timestamptz"):
+        if t in (TIMESTAMP, TIMESTAMPTZ):
+            return v // 1000
+        if t in NS_TYPES:
+            return v
+        if t == DATE:
+            return v // 86_400_000_000_000
+        return None
+    if k == "uuid":
+        return v if t == UUID else None
+    if k == "binary":
+        if t == BINARY:
+            return bytes(v)
+        if isinstance(t, FixedType):
+            return bytes(v) if len(v) == t.length else None
+        return None
+    return None
+
+
+def _to_float(v: float, t: IcebergType) -> Any:
+    if t == FLOAT:
+        if v > _FLOAT32_MAX:
+            return ABOVE_MAX
+        if v < -_FLOAT32_MAX:
+            return BELOW_MIN
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    return v
+

@@ -1,0 +1,219 @@
+"""What the evaluators share: result combination, reasons, statistics access.
+
+Each evaluator module holds one set of rules in two forms side by side: a scalar form for one
+object that also says *why* (``(might_match, reason)``, the text ``plan --explain`` prints), and
+a columnar form over Python lists (one boolean per object) that the planner runs on whole
+manifests. Both walk the expression with :func:`icectl.expr.visitor.visit` through the two
+visitors below, which differ only in what a result is; property tests run both forms on the
+same inputs and require equal answers.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable, Sequence
+
+from icectl.expr.binding import bind
+from icectl.expr.expressions import BoundPredicate, Expression, is_bound, rewrite_not
+from icectl.expr.visitor import Visitor, visit
+from icectl.spec.schema import Schema
+from icectl.spec.types import (
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    LONG,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_NS,
+    TIMESTAMPTZ,
+    TIMESTAMPTZ_NS,
+    IcebergType,
+)
+from icectl.spec.values import from_bytes, to_human
+
+__all__ = ["Result", "MIGHT", "prepare", "evaluate_reasons", "evaluate_columns", "show",
+           "show_literals", "FileStats", "ColumnStats", "decode_column", "FLOAT_TYPES"]
+
+Result = tuple[bool, str]
+MIGHT: Result = (True, "")
+FLOAT_TYPES = (FLOAT, DOUBLE)
+
+
+def prepare(expr: Expression, schema: Schema | None, case_sensitive: bool) -> Expression:
+    """``expr`` bound (when it is not yet) and without NOT."""
+    if not is_bound(expr):  # trees are bound or unbound as a whole: one leaf tells
+        if schema is None:
+            raise TypeError("an unbound expression needs a schema")
+        expr = bind(expr, schema, case_sensitive)
+    return rewrite_not(expr)
+
+
+class _Reasons(Visitor[Result]):
+    """Scalar results with reasons: ``and`` stops at the first child that rules out, ``or``
+    at the first that might match and otherwise joins both reasons."""
+
+    def __init__(self, on_pred: Callable[[BoundPredicate], Result]):
+        self.predicate = on_pred  # type: ignore[method-assign]
+
+    def always_true(self) -> Result:
+        return MIGHT
+
+    def always_false(self) -> Result:
+        return (False, "the filter is always false")
+
+    def and_done(self, left: Result) -> bool:
+        return not left[0]
+
+    def or_done(self, left: Result) -> bool:
+        return left[0]
+
+    def and_(self, left: Result, right: Result) -> Result:
+        return right
+
+    def or_(self, left: Result, right: Result) -> Result:
+        return right if right[0] else (False, f"{left[1]}; and {right[1]}")
+
+
+def evaluate_reasons(expr: Expression, on_pred: Callable[[BoundPredicate], Result]) -> Result:
+    """The scalar form's walk: ``on_pred`` decides each predicate."""
+    return visit(expr, _Reasons(on_pred))
+
+
+class _Columns(Visitor[list]):
+    """Columnar results: one boolean per object; a child that decides every object skips its
+    sibling."""
+
+    def __init__(self, n: int, on_pred: Callable[[BoundPredicate], list]):
+        self.n = n
+        self.predicate = on_pred  # type: ignore[method-assign]
+
+    def always_true(self) -> list:
+        return [True] * self.n
+
+    def always_false(self) -> list:
+        return [False] * self.n
+
+    def and_done(self, left: list) -> bool:
+        return not any(left)
+
+    def or_done(self, left: list) -> bool:
+        return all(left)
+
+    def and_(self, left: list, right: list) -> list:
+        return [a and b for a, b in zip(left, right)]
+
+    def or_(self, left: list, right: list) -> list:
+        return [a or b for a, b in zip(left, right)]
+
+
+def evaluate_columns(expr: Expression, n: int, on_pred: Callable[[BoundPredicate], list]) -> list:
+    """The columnar form's walk over ``n`` objects: ``on_pred`` gives each predicate's list."""
+    return visit(expr, _Columns(n, on_pred))
+
+
+def show(t: IcebergType, v: Any) -> str:
+    """A value for a reason text."""
+    try:
+        return to_human(t, v)
+    except Exception:  # noqa: BLE001 - display only
+        return repr(v)
+
+
+def show_literals(p: BoundPredicate) -> str:
+    if len(p.literals) == 1:
+        return show(p.type, p.literal)
+    shown = ", ".join(show(p.type, v) for v in p.literals[:5])
+    return f"({shown}{', ...' if len(p.literals) > 5 else ''})"
+
+
+# -- file statistics, one file (scalar) or one manifest's columns (columnar) ---------------------
+
+
+class FileStats:
+    """One data file's metrics, bounds decoded on demand."""
+
+    def __init__(self, f: Any):
+        self.f = f
+        self.record_count = f.record_count
+        self.values = f.value_counts or {}
+        self.nulls = f.null_value_counts or {}
+        self.nans = f.nan_value_counts or {}
+
+    def nulls_only(self, fid: int) -> bool:
+        return fid in self.values and fid in self.nulls and self.values[fid] - self.nulls[fid] == 0
+
+    def nans_only(self, fid: int) -> bool:
+        return fid in self.nans and fid in self.values and self.nans[fid] == self.values[fid]
+
+    def may_contain_null(self, fid: int) -> bool:
+        return fid not in self.nulls or self.nulls[fid] != 0
+
+    def bound(self, upper: bool, fid: int, t: IcebergType) -> Any:
+        src = self.f.upper_bounds if upper else self.f.lower_bounds
+        if not src or fid not in src:
+            return None
+        return from_bytes(t, src[fid])
+
+
+_FIXED = {INT: ("<i", 4), DATE: ("<i", 4), LONG: ("<q", 8), TIME: ("<q", 8),
+          TIMESTAMP: ("<q", 8), TIMESTAMPTZ: ("<q", 8), TIMESTAMP_NS: ("<q", 8),
+          TIMESTAMPTZ_NS: ("<q", 8), FLOAT: ("<f", 4), DOUBLE: ("<d", 8)}
+
+
+def decode_column(t: IcebergType, raw: Sequence[bytes | None]) -> list:
+    """Bound values of one column (None where absent), decoded in one pass when possible."""
+    fixed = _FIXED.get(t)
+    if fixed is not None:
+        fmt, width = fixed
+        if all(b is not None and len(b) == width for b in raw):
+            return [v[0] for v in struct.iter_unpack(fmt, b"".join(raw))]  # type: ignore[arg-type]
+    return [None if b is None else from_bytes(t, b) for b in raw]
+
+
+class ColumnStats:
+    """The metrics of entries ``idx`` of one decoded manifest (``cols``: record_count and
+    ``stats[fid]`` with lower, upper, value_counts, null_counts, nan_counts lists), each column
+    picked and decoded once."""
+
+    def __init__(self, cols: Any, types: dict[int, IcebergType], idx: Sequence[int]):
+        self.cols = cols
+        self.types = types
+        self.idx = idx
+        self.n = len(idx)
+        self._bounds: dict[tuple[int, bool], list] = {}
+
+    def pick(self, column: Sequence) -> list:
+        if len(self.idx) == len(column):
+            return list(column)
+        return [column[i] for i in self.idx]
+
+    def record_counts(self) -> list:
+        return self.pick(self.cols.record_count)
+
+    def counts(self, fid: int, which: str) -> list:
+        st = self.cols.stats.get(fid)
+        if st is None:
+            return [None] * self.n
+        return self.pick(getattr(st, which))
+
+    def raw_bounds(self, fid: int, upper: bool) -> list:
+        st = self.cols.stats.get(fid)
+        if st is None:
+            return [None] * self.n
+        return self.pick(st.upper if upper else st.lower)
+
+    def bounds(self, fid: int, upper: bool) -> list:
+        got = self._bounds.get((fid, upper))
+        if got is None:
+            got = self._bounds[(fid, upper)] = decode_column(self.types[fid],
+                                                             self.raw_bounds(fid, upper))
+        return got
+
+    def nulls_only(self, fid: int) -> list:
+        vc, nc = self.counts(fid, "value_counts"), self.counts(fid, "null_counts")
+        return [v is not None and c is not None and v - c == 0 for v, c in zip(vc, nc)]
+
+    def nans_only(self, fid: int) -> list:
+        vc, nanc = self.counts(fid, "value_counts"), self.counts(fid, "nan_counts")
+        return [v is not None and c is not None and c == v for v, c in zip(vc, nanc)]

@@ -1,0 +1,121 @@
+"""Residuals: the part of a row filter left to check on the rows of one partition (the
+reference's ``ResidualEvaluator``).
+
+For each predicate on a partition source column: when its strict projection holds for the
+partition value the predicate is true for every row (it drops out); when its inclusive
+projection fails it is false; otherwise it stays. :meth:`ResidualEvaluator.residual_for` is the
+scalar form (one partition); :meth:`ResidualEvaluator.residuals_for` the columnar form (a list
+of partitions, each distinct tuple evaluated once).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from icectl.expr.eval_base import prepare
+from icectl.expr.eval_rows import partition_key, value_matches
+from icectl.expr.expressions import (
+    FALSE,
+    TRUE,
+    AlwaysFalse,
+    AlwaysTrue,
+    BoundPredicate,
+    Expression,
+    and_,
+    or_,
+)
+from icectl.expr.projection import project, project_strict
+from icectl.expr.visitor import Visitor, visit
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.schema import Schema
+from icectl.spec.types import IcebergType
+
+__all__ = ["ResidualEvaluator", "holds"]
+
+
+def holds(projected: Expression | None, value: Any) -> bool:
+    """Whether a projected predicate (or constant) holds for one partition value."""
+    if isinstance(projected, AlwaysTrue):
+        return True
+    if isinstance(projected, AlwaysFalse) or projected is None:
+        return False
+    assert isinstance(projected, BoundPredicate)
+    return value_matches(projected, value, nulls_first=True)
+
+
+class _Residual(Visitor[Expression]):
+    def __init__(self, ev: "ResidualEvaluator", partition: Any):
+        self.ev = ev
+        self.partition = partition
+
+    def always_true(self) -> Expression:
+        return TRUE
+
+    def always_false(self) -> Expression:
+        return FALSE
+
+    def and_(self, left: Expression, right: Expression) -> Expression:
+        return and_(left, right)
+
+    def or_(self, left: Expression, right: Expression) -> Expression:
+        return or_(left, right)
+
+    def predicate(self, p: Any) -> Expression:
+        assert isinstance(p, BoundPredicate)
+        for pf, ptype, pos in self.ev.fields.get(p.field_id, ()):
+            value = self.ev.value(self.partition, pf, pos)
+            strict, inclusive = self.ev.projections(p, pf, ptype)
+            if strict is not None and holds(strict, value):
+                return TRUE
+            if inclusive is not None and not holds(inclusive, value):
+                return FALSE
+        return p
+
+
+class ResidualEvaluator:
+    """The part of a row filter left to check on the rows of a given partition."""
+
+    def __init__(self, spec: PartitionSpec, expr: Expression, schema: Schema,
+                 case_sensitive: bool = False):
+        self.spec = spec
+        self.expr = prepare(expr, schema, case_sensitive)
+        ptype = spec.partition_type(schema)
+        self.fields: dict[int, list[tuple[Any, IcebergType, int]]] = {}
+        for pos, (pf, nf) in enumerate(zip(spec.fields, ptype.fields())):
+            if len(pf.all_source_ids) == 1:
+                self.fields.setdefault(pf.source_id, []).append((pf, nf.type, pos))
+        self._projected: dict[tuple[int, int], tuple] = {}
+
+    def projections(self, p: BoundPredicate, pf: Any, ptype: IcebergType) -> tuple:
+        """(strict, inclusive) projections of ``p`` through ``pf``, computed once each."""
+        key = (id(p), pf.field_id)
+        got = self._projected.get(key)
+        if got is None:
+            got = self._projected[key] = (project_strict(pf.transform, pf, ptype, p),
+                                          project(pf.transform, pf, ptype, p), p)
+        return got[:2]
+
+    @staticmethod
+    def value(partition: Any, pf: Any, pos: int) -> Any:
+        if isinstance(partition, Mapping):
+            return partition.get(pf.field_id)
+        return partition[pos] if pos < len(partition) else None
+
+    def residual_for(self, partition: tuple | Mapping[int, Any]) -> Expression:
+        """Scalar. ``partition``: values in spec field order (or a dict of partition field id
+        -> value)."""
+        if not self.spec.fields:
+            return self.expr
+        return visit(self.expr, _Residual(self, partition))
+
+    def residuals_for(self, partitions: Sequence[tuple]) -> list:
+        """Columnar: :meth:`residual_for` of every partition tuple of a list."""
+        seen: dict[tuple, Expression] = {}
+        out = []
+        for part in partitions:
+            key = partition_key(part)
+            r = seen.get(key)
+            if r is None:
+                r = seen[key] = self.residual_for(part)
+            out.append(r)
+        return out

@@ -1,0 +1,194 @@
+"""Commits racing metadata clean-up: with ``write.metadata.delete-after-commit.enabled`` old
+versions are deleted, and a slow writer must never reuse a freed version name and call it a
+success. Every acknowledged commit is in the final table."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+
+import pytest
+
+from icectl.io import avro
+from icectl.io.files import FileIO
+from icectl.spec.manifests import DATA, DataFile
+from icectl.spec.metadata import with_properties
+from icectl.table import store
+from icectl.table.producer import FastAppendProducer
+from icectl.table.table import Table
+
+from conftest import make_metadata
+
+CLEANUP = {
+    "write.metadata.delete-after-commit.enabled": "true",
+    "write.metadata.previous-versions-max": "1",
+}
+PATIENT = {
+    "commit.retry.num-retries": "200",
+    "commit.retry.min-wait-ms": "1",
+    "commit.retry.max-wait-ms": "20",
+}
+WRITERS = 8
+APPENDS = 10
+
+
+def df(name: str) -> DataFile:
+    return DataFile(DATA, f"/data/{name}.parquet", "PARQUET", (), 1, 10)
+
+
+def live_paths(table: Table) -> list[str]:
+    snap = table.metadata.current_snapshot()
+    if snap is None:
+        return []
+    out = []
+    for m in avro.load_manifest_list(table.io, snap.manifest_list):
+        out.extend(e.data_file.file_path for e in avro.load_manifest(table.io, m) if e.status != 2)
+    return out
+
+
+def _appender(location: str, name: str) -> list[str]:
+    acknowledged = []
+    for i in range(APPENDS):
+        path = f"{name}-{i}"
+        try:
+            FastAppendProducer(Table.load(location), [(df(path), "")]).commit()
+        except Exception:  # noqa: BLE001 - not acknowledged; the test checks only acknowledged ones
+            continue
+        acknowledged.append(f"/data/{path}.parquet")
+    return acknowledged
+
+
+def test_concurrent_appends_with_metadata_cleanup_lose_nothing(location):
+    Table.create(location, make_metadata(location, 2, **CLEANUP, **PATIENT))
+    ctx = mp.get_context("fork")
+    with ctx.Pool(WRITERS) as pool:
+        jobs = [pool.apply_async(_appender, (location, f"w{n}")) for n in range(WRITERS)]
+        acknowledged = [p for j in jobs for p in j.get(timeout=300)]
+    final = Table.load(location)
+    live = live_paths(final)
+    lost = sorted(set(acknowledged) - set(live))
+    print(f"attempted={WRITERS * APPENDS} acknowledged={len(acknowledged)} lost={len(lost)}")
+    assert not lost, f"{len(lost)} of {len(acknowledged)} acknowledged appends lost: {lost[:5]}"
+    assert len(live) == len(set(live)) == len(acknowledged)  # no append applied twice
+    # The chain is intact: every snapshot's parent is the one before it.
+    snaps = final.metadata.snapshots
+    assert len(snaps) == len(acknowledged)
+    # Readers see the newest version, and the hint names it.
+    newest = max(int(n[1:].split(".")[0]) for n in os.listdir(os.path.join(location, "metadata"))
+                 if n.startswith("v") and n.endswith(".metadata.json"))
+    assert final.version == newest
+    with open(os.path.join(location, "metadata", "version-hint.text")) as f:
+        assert int(f.read()) == newest
+
+
+def _set(**props):
+    return lambda md: with_properties(md, props)
+
+
+def test_writer_whose_base_was_deleted_does_not_reuse_the_freed_name(location):
+    """A slow writer holds v1; three commits later v1 and v2 are gone. Its commit must not land
+    in the freed name v2 (invisible behind v4): it is retried on top of v4."""
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    slow = Table.load(location)
+    fast = Table.load(location)
+    for i in range(3):
+        fast.commit(_set(**{f"fast-{i}": "x"}))
+    assert fast.version == 4
+    names = sorted(os.listdir(os.path.join(location, "metadata")))
+    assert "v1.metadata.json" not in names and "v2.metadata.json" not in names
+    slow.commit(_set(slow="x"))
+    assert slow.version == 5
+    final = Table.load(location)
+    assert final.version == 5 and {"slow", "fast-0", "fast-2"} <= set(final.metadata.properties)
+
+
+def test_name_freed_between_check_and_rename_is_undone_and_retried(location, monkeypatch):
+    """The race inside the commit: the base is deleted and the next name freed after the writer
+    checked it was the newest but before its rename. The rename succeeds into the freed name; the
+    commit sees newer versions that do not build on it, removes its file and retries."""
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    slow = Table.load(location)
+    io = FileIO()
+    real_rename = FileIO.rename_no_replace
+    raced = []
+
+    def racing_rename(self, src, dst, **kw):
+        if dst.endswith("/v2.metadata.json") and not raced:
+            raced.append(dst)
+            fast = Table.load(location, io=io)
+            for i in range(3):
+                fast.commit(_set(**{f"fast-{i}": "x"}))
+            assert not os.path.exists(dst) and fast.version == 4
+        return real_rename(self, src, dst, **kw)
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", racing_rename)
+    slow.commit(_set(slow="x"))
+    assert raced
+    assert slow.version == 5
+    final = Table.load(location)
+    assert final.version == 5 and {"slow", "fast-0", "fast-1", "fast-2"} <= set(final.metadata.properties)
+    assert not os.path.exists(os.path.join(location, "metadata", "v2.metadata.json"))
+    assert store._read_hint(io, location) == 5
+
+
+def test_commit_built_on_between_rename_and_check_is_not_repeated(location, monkeypatch):
+    """Another writer commits on top of ours between our rename and our check: that is our
+    commit extended, not a conflict, so it must not be applied a second time."""
+    Table.create(location, make_metadata(location, 2))
+    writer = Table.load(location)
+    real_rename = FileIO.rename_no_replace
+    done = []
+
+    def rename_then_other_commit(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if dst.endswith("/v2.metadata.json") and not done:
+            done.append(dst)
+            Table.load(location).commit(_set(other="x"))
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_other_commit)
+    writer.commit(lambda md: with_properties(md, {"count": str(int(md.properties.get("count", "0")) + 1)}))
+    final = Table.load(location)
+    assert final.version == 3
+    assert final.metadata.properties["count"] == "1" and final.metadata.properties["other"] == "x"
+
+
+def test_late_hint_write_never_lowers_the_hint(location):
+    io = FileIO()
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    t = Table.load(location)
+    for i in range(4):
+        t.commit(_set(n=str(i)))
+    assert store._read_hint(io, location) == 5
+    store.write_version_hint(io, location, 2)  # a slow writer's late hint
+    assert store._read_hint(io, location) == 5
+    assert store.load_current(io, location).version == 5
+
+
+def test_stale_hint_naming_a_deleted_version_falls_back_to_listing(location):
+    io = FileIO()
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    t = Table.load(location)
+    for i in range(4):
+        t.commit(_set(n=str(i)))
+    with open(os.path.join(location, "metadata", "version-hint.text"), "w") as f:
+        f.write("2")  # written by an old writer that does not guard its hint
+    assert store.load_current(io, location).version == 5
+
+
+@pytest.mark.parametrize("hint", ["1", "3"])
+def test_reader_does_not_stop_at_a_gap_below_the_newest(location, hint):
+    """With metadata clean-up on, a stray older file followed by a gap must not hide the newest."""
+    io = FileIO()
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    t = Table.load(location)
+    for i in range(4):
+        t.commit(_set(n=str(i)))
+    d = os.path.join(location, "metadata")
+    with open(os.path.join(d, "v4.metadata.json"), "rb") as f:
+        data = f.read()
+    with open(os.path.join(d, "v3.metadata.json"), "wb") as f:  # a stray left by a crashed writer
+        f.write(data)
+    os.unlink(os.path.join(d, "v4.metadata.json"))
+    with open(os.path.join(d, "version-hint.text"), "w") as f:
+        f.write(hint)
+    assert store.load_current(io, location).version == 5
