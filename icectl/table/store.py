@@ -121,7 +121,7 @@ def _list_versions(io: FileIO, location: str) -> list[int]:
     return versions
 
 
-def _newest_listed(io: FileIO, location: str) -> tuple[int, str] | None:
+def newest_listed(io: FileIO, location: str) -> tuple[int, str] | None:
     """The highest version whose file exists, by listing ``metadata/``."""
     for v in sorted(set(_list_versions(io, location)), reverse=True):
         p = find_metadata_file(io, location, v)
@@ -150,7 +150,7 @@ def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
         if path is not None:
             found = (hinted, path)
     if found is None:
-        found = _newest_listed(io, location)
+        found = newest_listed(io, location)
         if found is None or (hinted is not None and found[0] < hinted):
             if hinted:
                 raise CorruptMetadata(
@@ -226,7 +226,7 @@ def find_incomplete_versions(io: FileIO, location: str) -> list[IncompleteVersio
     """The newest version, when it is an unfinished commit's leftover (see :func:`_incomplete`).
 
     Empty when the table is fine. Used by readers to explain the failure and by checks."""
-    found = _newest_listed(io, location)
+    found = newest_listed(io, location)
     if found is None:
         return []
     found = _probe_forward(io, location, *found)
@@ -285,7 +285,7 @@ def load_current(io: FileIO, location: str) -> CommittedVersion:
             continue  # deleted between listing and reading by a concurrent commit's clean-up
         if _cleans_up(md):
             # Versions are deleted on this table: a gap may hide newer versions from probing.
-            newest = _newest_listed(io, location)
+            newest = newest_listed(io, location)
             if newest is not None and newest[0] > version:
                 found = _probe_forward(io, location, *newest)
                 continue

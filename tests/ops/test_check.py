@@ -159,12 +159,17 @@ def test_unknown_table_is_not_found(tmp_path: Path) -> None:
     assert r.exit_code == 3
 
 
-def test_property_validator_is_pluggable(tmp_path: Path) -> None:
-    t = build(tmp_path, writes=0, properties={"write.format.default": "nonsense"})
-    assert check_table(t.location).clean
-    result = check_table(t.location, property_validator=lambda props: [
-        (k, f"{v!r} is not a file format") for k, v in props.items() if k == "write.format.default"])
-    assert [(p.code, p.where) for p in result.problems] == [("invalid-property", "property write.format.default")]
+@pytest.mark.parametrize("key, value", [("write.format.default", "nonsense"),
+                                        ("write.parquet.compression-codec", "lz5"),
+                                        ("gc.enabled", "maybe"),
+                                        ("schema.name-mapping.default", "[{")])
+def test_property_the_catalogue_refuses_is_found(tmp_path: Path, key: str, value: str) -> None:
+    # the same catalogue `properties set` applies (spec/properties.py), on a hand-edited table
+    t = build(tmp_path, writes=0)
+    assert check(t)[0] == 0
+    edit_metadata(t, lambda o: o["properties"].update({key: value}))
+    out = assert_found(t, "invalid-property")
+    assert [p["where"] for p in out["problems"] if p["code"] == "invalid-property"] == [f"property {key}"]
 
 
 # -- broken manifest lists and manifests ----------------------------------------------------------

@@ -16,7 +16,9 @@ from typing import Any, Callable, Iterable, Mapping
 from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
 from icectl.ops.check.model import Problems
-from icectl.spec.metadata import TableMetadata, metadata_from_bytes
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.metadata_json import metadata_from_bytes
+from icectl.spec.properties import validate_properties
 from icectl.spec.schema import walk_fields
 from icectl.table import store
 
@@ -43,15 +45,15 @@ def load_metadata(io: FileIO, location: str, problems: Problems) -> tuple[TableM
         found = store.find_current_version(io, location)
     except CorruptMetadata as e:
         problems.error("version-hint-broken", store.version_hint_path(location), str(e))
-        found = _newest_listed(io, location)
+        found = store.newest_listed(io, location)
     if found is None:
         raise NotFound(f"no Iceberg table at {location} (no metadata/v<N>.metadata.json)")
     version, path = found
     md = _read_version(io, path, problems)
     if md is not None:
         return md, path
-    # Seam: the table layer is gaining its own rule for a newest version cut short; until it
-    # lands, step back to the newest older version that reads.
+    # Report, then check the newest older version that reads (the table layer refuses to load
+    # past an incomplete newest version; `store.find_incomplete_versions` names the repair).
     for older in range(version - 1, 0, -1):
         p = store.find_metadata_file(io, location, older)
         if p is None:
@@ -62,18 +64,6 @@ def load_metadata(io: FileIO, location: str, problems: Problems) -> tuple[TableM
                              f"the newest version cannot be read; version {older} was checked instead")
             return md, p
     return None, None
-
-
-def _newest_listed(io: FileIO, location: str) -> tuple[int, str] | None:
-    best: tuple[int, str] | None = None
-    for info in io.list_dir(store.metadata_dir(location)):
-        name = info.name
-        if info.is_dir or not name.startswith("v") or ".metadata.json" not in name:
-            continue
-        digits = name[1:].split(".", 1)[0]
-        if digits.isdigit() and (best is None or int(digits) > best[0]):
-            best = (int(digits), info.path)
-    return best
 
 
 def _read_version(io: FileIO, path: str, problems: Problems) -> TableMetadata | None:
@@ -256,35 +246,10 @@ def _check_logs(md: TableMetadata, path: str, problems: Problems) -> None:
 
 
 # ------------------------------------------------------------------------------------------------
-# Properties
-#
-# Seam: the table layer is gaining a catalogue of known properties (one validator for
-# `properties set` and for this check). Until it lands, the check asks the readers the table
-# layer already has whether they accept each property; `check_table(property_validator=...)`
-# takes the catalogue's validator when it exists.
-
-
-class _Props:
-    """Just enough of TableMetadata for the readers of properties below."""
-
-    def __init__(self, properties: Mapping[str, str]):
-        self.properties = dict(properties)
-
-    property_as_int = TableMetadata.property_as_int
-    property_as_bool = TableMetadata.property_as_bool
+# Properties: judged by the one catalogue of known table properties (spec/properties.py), the
+# same rules `properties set` and `create --property` apply.
 
 
 def table_layer_property_problems(properties: Mapping[str, str]) -> list[tuple[str, str]]:
-    """Properties the table layer's own readers refuse (commit retries, metadata codec)."""
-    from icectl.table.table import RetryPolicy
-
-    out: list[tuple[str, str]] = []
-    for key, value in properties.items():
-        one = _Props({key: value})
-        try:
-            RetryPolicy.from_metadata(one)  # type: ignore[arg-type]
-            if key == store.METADATA_COMPRESSION:
-                store.metadata_file_path("", 1, value)
-        except ValidationError as e:
-            out.append((key, str(e)))
-    return out
+    """(key, reason) for every stored property the catalogue refuses."""
+    return [(p.key, str(p)) for p in validate_properties(properties, stored=True)]
