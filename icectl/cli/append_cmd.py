@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Any, List, Optional
 
 import typer
 
 from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
-from icectl.cli.output import emit_json, err
+from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import InvalidInput, StorageError
 
 APPEND_HELP = """Append existing data files to TABLE as one new snapshot (rows are not read or copied).
@@ -19,8 +19,13 @@ their record counts). Parquet columns are matched to the table by field id, or b
 the table's name mapping (schema.name-mapping.default, created when absent). The partition of
 each file comes from its column statistics when they decide it, from a Hive-style directory in
 its path (ts_day=2024-01-02/...) or from --partition. Refused, with nothing committed: a missing
-file, a file given twice or already in the table, a file whose columns do not fit the table, a
-file whose rows span several partitions.
+file, a file given twice or already in the table (unless --skip-existing), a file whose columns
+do not fit the table, a file whose rows span several partitions. A column optional in the file
+but required in the table is accepted when the footer proves it has no nulls.
+
+Registered files become the table's files, wherever they are: once no snapshot needs them any
+more, expire deletes them, also outside the table location (as Iceberg does). To keep the
+originals, copy the files under the table location first and append the copies.
 
 Examples:
 
@@ -30,6 +35,7 @@ Examples:
   icectl append db.events -w ./wh --from-list files.txt --summary pipeline=nightly --json
   icectl append ./wh/db/logs /data/logs/day.orc --partition event_day=2024-01-02
   icectl append ./wh/db/events /data/in/x.parquet --branch staging
+  find /data/in -name '*.parquet' | icectl append ./wh/db/events - --skip-existing --allow-empty --json
 """
 
 
@@ -71,6 +77,12 @@ def append(
     merge: Annotated[Optional[bool], typer.Option(
         "--merge/--no-merge", help="Merge small manifests (default: the table's "
         "commit.manifest-merge.enabled, off when unset).", show_default=False)] = None,
+    skip_existing: Annotated[bool, typer.Option(
+        "--skip-existing", help="Leave out files already in the table (live in the branch head) "
+        "and name them in the result, instead of refusing the append.")] = False,
+    allow_empty: Annotated[bool, typer.Option(
+        "--allow-empty", help="No files to append is a no-op (exit 0, nothing committed) "
+        "instead of an error.")] = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -84,8 +96,9 @@ def append(
             paths.append(f)
     if from_list is not None:
         paths.extend(_read_list(from_list))
-    if not paths:
-        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE")
+    if not paths and not allow_empty:
+        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE "
+                           "(--allow-empty makes no files a no-op)")
     reserved = [k for k in parse_key_values(summary, "--summary") if k == "operation"]
     if reserved:
         raise InvalidInput("--summary cannot set 'operation'")
@@ -101,13 +114,31 @@ def append(
             max_workers=workers,
             merge=merge,
             progress=progress.phase("reading footers"),
+            skip_existing=skip_existing,
+            allow_empty=allow_empty,
         )
     if json_out:
         emit_json(result.to_json())
         return
+    _render(result)
+
+
+def _render(result: Any) -> None:
+    """The text view of an AppendResult: a line on stderr, the result as pairs on stdout."""
+    skipped = [("skipped", path) for path in result.skipped_files]
+    if not result.committed:
+        err(f"nothing appended to {result.location} ({result.branch}): "
+            + (f"all {len(result.skipped_files)} file(s) are already in the table"
+               if result.skipped_files else "no files given"))
+        emit_pairs([("committed", "false"), ("branch", result.branch),
+                    ("skipped-files", len(result.skipped_files)), *skipped])
+        return
     err(f"appended {result.added_files} file(s) to {result.location} ({result.branch})")
+    tail = [("name-mapping", "created (schema.name-mapping.default)")] if result.name_mapping_created else []
+    if skipped:
+        tail += [("skipped-files", len(skipped)), *skipped]
     emit_snapshot_result(
         result,
         [("added-files", result.added_files), ("added-records", result.added_records),
          ("added-files-size", result.added_files_size)],
-        [("name-mapping", "created (schema.name-mapping.default)")] if result.name_mapping_created else [])
+        tail)

@@ -1,6 +1,6 @@
 """The Avro object container format: header, blocks and block codecs.
 
-Shared by the record reader (icectl.io.avro) and the columnar manifest decoder
+Shared by the record reader (icectl.io.avro_files) and the columnar manifest decoder
 (icectl.io.manifest_columns). Codecs need nothing beyond the standard library and pyarrow.
 
 The reference writes manifests with ``deflate`` unless ``write.avro.compression-codec`` says
@@ -143,6 +143,16 @@ def iter_blocks(buf: bytes, pos: int, sync: bytes) -> Iterator[tuple[int, bytes]
             raise CorruptMetadata("Avro block sync marker mismatch")
         pos += 16
         yield count, data
+
+
+def decoded_blocks(buf: bytes, pos: int, sync: bytes, codec: str) -> Iterator[tuple[int, bytes]]:
+    """(object count, uncompressed data) of every block after the header ending at ``pos``."""
+    if codec == "deflate":  # the reference's default: inline for speed
+        for count, data in iter_blocks(buf, pos, sync):
+            yield count, zlib.decompress(data, -15)
+        return
+    for count, data in iter_blocks(buf, pos, sync):
+        yield count, decompress_block(codec, data)
 
 
 def decompressed_body(codec: str, buf: bytes, pos: int, sync: bytes) -> bytes:

@@ -222,6 +222,33 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
+# Testing hook, for the fault-injection tests only: with ICECTL_FAULT_KILL_AT=N the process sends
+# itself SIGKILL just before its Nth file write, rename or delete (counting from 1); with
+# ICECTL_FAULT_STOP_AT=N it sends SIGSTOP instead (the test resumes it with SIGCONT). Unset, the
+# only cost is one comparison per operation.
+def _fault_at(name: str) -> int:
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() else 0
+
+
+_FAULT_KILL_AT = _fault_at("ICECTL_FAULT_KILL_AT")
+_FAULT_STOP_AT = _fault_at("ICECTL_FAULT_STOP_AT")
+_FAULT_ARMED = bool(_FAULT_KILL_AT or _FAULT_STOP_AT)
+_fault_ops = 0
+
+
+def _before_change() -> None:
+    """Called before every file write, rename and delete (see the testing hook above)."""
+    global _fault_ops
+    _fault_ops += 1
+    import signal
+
+    if _fault_ops == _FAULT_KILL_AT:
+        os.kill(os.getpid(), signal.SIGKILL)
+    if _fault_ops == _FAULT_STOP_AT:
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
 def _storage_error(op: str, path: str, e: BaseException) -> StorageError:
     reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
     return StorageError(f"cannot {op} {path}: {reason}")
@@ -283,6 +310,8 @@ class FileIO:
     def open(self, path: str, mode: str = "rb") -> Any:
         """A binary file object (for streaming readers such as Avro and Parquet)."""
         writing = any(c in mode for c in "wax")
+        if _FAULT_ARMED and writing:
+            _before_change()
         try:
             if is_local(path):
                 if writing:
@@ -393,6 +422,8 @@ class FileIO:
         if not overwrite:
             self.write_exclusive(path, data)
             return
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -408,6 +439,8 @@ class FileIO:
     def write_exclusive(self, path: str, data: bytes, durable: bool = False) -> None:
         """Create ``path`` with ``data``; DestinationExists if it is already there. ``durable``
         flushes the bytes to the disk (fsync) before returning."""
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(path):
                 lp = local_path(path)
@@ -451,6 +484,8 @@ class FileIO:
         ``durable`` syncs the directory before the move (the source's name is on disk) and after
         it (the new name is), so a crash leaves either the old state or the whole new file.
         """
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(src) and is_local(dst):
                 directory = os.path.dirname(local_path(dst))
@@ -477,6 +512,8 @@ class FileIO:
 
     def replace(self, src: str, dst: str) -> None:
         """Move ``src`` over ``dst`` (replacing it). Only for best-effort pointers like the version hint."""
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(src) and is_local(dst):
                 os.replace(local_path(src), local_path(dst))
@@ -490,6 +527,8 @@ class FileIO:
             raise StorageError(f"cannot move {src} to {dst}: {e.strerror or e}") from e
 
     def delete(self, path: str, missing_ok: bool = True) -> None:
+        if _FAULT_ARMED:
+            _before_change()
         try:
             if is_local(path):
                 try:

@@ -24,6 +24,11 @@ and TIME(MILLIS) statistics are converted to microseconds (the reference stores 
 milliseconds), and unsigned 32-bit integers are read as unsigned. UUID columns are typed
 ``uuid`` (the reference says ``fixed[16]``; the bound bytes are the same). A chunk whose
 statistics lack a null count counts as having no statistics.
+
+Footer statistics are read in one place (``_fold``): :func:`footer_metrics` truncates and
+serializes them as manifest metrics, :func:`column_stats` gives them untruncated in icectl's
+internal values (``icectl append`` places files in partitions with them). Whether a file's
+columns fit a table schema is :mod:`icectl.io.parquet_schema`'s job.
 """
 
 from __future__ import annotations
@@ -31,8 +36,9 @@ from __future__ import annotations
 import json
 import math
 import threading
+import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Collection, Mapping, Sequence
 
 from icectl.errors import IcectlError, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
@@ -63,18 +69,14 @@ from icectl.spec.types import (
     DecimalType,
     FixedType,
     IcebergType,
-    ListType,
-    MapType,
     PrimitiveType,
-    StructType,
-    is_promotion_allowed,
 )
 from icectl.spec.values import to_bytes, unscaled_to_decimal
 
 __all__ = [
     "FileMetrics", "ParquetField", "ParquetColumn", "read_parquet_footer_metrics",
-    "parquet_schema_fields", "parquet_columns", "footer_metrics", "check_file_schema",
-    "read_footer",
+    "parquet_schema_fields", "parquet_columns", "footer_metrics", "read_footer", "ColumnStats",
+    "column_stats",
 ]
 
 _FIELD_ID_KEY = b"PARQUET:field_id"
@@ -351,80 +353,6 @@ def parquet_columns(footer: Any, name_mapping: NameMapping | None = None) -> lis
     return _build(footer, name_mapping)[1]
 
 
-# -- compatibility with a table schema ----------------------------------------------------------
-
-
-def _compatible_primitive(file_type: PrimitiveType, table_type: IcebergType) -> bool:
-    if file_type == table_type:
-        return True
-    if isinstance(file_type, FixedType) and table_type == UUID:
-        return file_type.length == 16
-    if table_type == BINARY and (file_type == STRING or isinstance(file_type, FixedType)):
-        return False
-    return is_promotion_allowed(file_type, table_type)
-
-
-def check_file_schema(fields: Sequence[ParquetField], schema: Schema) -> list[str]:
-    """Problems that keep a file with these fields from being read as ``schema`` ([] if none).
-
-    Every file column needs a field id; ids the table does not know are reported, as are
-    types the table type cannot be read from, and required table columns the file lacks.
-    """
-    problems: list[str] = []
-    seen: set[int] = set()
-
-    def kind_of(t: IcebergType) -> str:
-        if isinstance(t, StructType):
-            return "struct"
-        if isinstance(t, ListType):
-            return "list"
-        if isinstance(t, MapType):
-            return "map"
-        return "primitive"
-
-    def visit(f: ParquetField) -> None:
-        if f.field_id is None:
-            problems.append(f"column {f.path!r} has no field id and the name mapping does not map it")
-            return
-        seen.add(f.field_id)
-        tf = schema.find_field_or_none(f.field_id)
-        if tf is None:
-            problems.append(f"column {f.path!r} has field id {f.field_id}, which is not in the table schema")
-            return
-        tname = schema.column_name(f.field_id)
-        if kind_of(tf.type) != f.kind:
-            problems.append(f"column {f.path!r} is a {f.kind} in the file but table column "
-                            f"{tname!r} is {tf.type}")
-            return
-        if f.kind == "primitive":
-            if f.iceberg_type is None:
-                problems.append(f"column {f.path!r}: {f.problem}")
-            elif not _compatible_primitive(f.iceberg_type, tf.type):
-                problems.append(f"column {f.path!r} has type {f.iceberg_type} in the file "
-                                f"({f.physical_type}{'/' + f.logical_type if f.logical_type else ''}), "
-                                f"which cannot be read as {tf.type} (table column {tname!r})")
-        if tf.required and not f.required:
-            problems.append(f"column {f.path!r} is optional in the file but table column "
-                            f"{tname!r} is required")
-        for c in f.children:
-            visit(c)
-
-    for f in fields:
-        visit(f)
-
-    def missing(struct: StructType, prefix: str) -> None:
-        for tf in struct.fields():
-            if tf.field_id not in seen:
-                if tf.required and not tf.has_initial_default:
-                    problems.append(f"required table column {schema.column_name(tf.field_id)!r} "
-                                    f"is missing from the file")
-            elif isinstance(tf.type, StructType):
-                missing(tf.type, prefix)
-
-    missing(schema.struct, "")
-    return problems
-
-
 # -- metrics -----------------------------------------------------------------------------------
 
 
@@ -475,14 +403,29 @@ def _serialize(t: IcebergType, v: Any) -> bytes:
     return to_bytes(t, v)
 
 
-def _summarize(c: ParquetColumn, chunks: Sequence[Any], mode: MetricsMode,
-               ) -> tuple[int, int, bytes | None, bytes | None] | None:
-    """(value count, null count, lower, upper) of a top-level or struct column; None when a
-    chunk has no usable statistics."""
+@dataclass
+class ColumnStats:
+    """One leaf column's statistics over the whole file, values in icectl's internal form
+    (:mod:`icectl.spec.values`): untruncated, as the footer has them."""
+
+    field_id: int
+    null_count: int
+    value_count: int  # including nulls
+    min: Any = None
+    max: Any = None
+    has_bounds: bool = True  # min and max cover every non-null value of every row group
+
+
+def _fold(c: ParquetColumn, chunks: Sequence[Any], bounds: bool,
+          ) -> tuple[int, int, Any, Any, bool] | None:
+    """(value count, null count, min, max, bounds cover all) of a column not inside a list or
+    map, from its chunks' statistics as the reference reads them; None when a chunk has no
+    usable statistics. Raw values as :func:`_value` gives them."""
     t = c.field.iceberg_type
     value_count = null_count = 0
     lo: Any = None
     hi: Any = None
+    complete = True
     for ch in chunks:
         stats = ch.statistics if ch.is_stats_set else None
         if stats is None or not stats.has_null_count:
@@ -490,11 +433,13 @@ def _summarize(c: ParquetColumn, chunks: Sequence[Any], mode: MetricsMode,
             return None
         value_count += ch.num_values
         null_count += stats.null_count
-        if not mode.has_bounds or t is None or not stats.has_min_max:
+        if not bounds or t is None or not stats.has_min_max:
+            complete = complete and ch.num_values == stats.null_count
             continue
         cmin, cmax = _value(c, stats, "min"), _value(c, stats, "max")
         if t in (FLOAT, DOUBLE):
             if math.isnan(cmin) or math.isnan(cmax):
+                complete = False
                 continue  # order with NaN is undefined: the chunk gives no bounds
             if cmin == 0.0:
                 cmin = -0.0  # a zero minimum may hide -0.0 values, a zero maximum +0.0 ones
@@ -504,11 +449,57 @@ def _summarize(c: ParquetColumn, chunks: Sequence[Any], mode: MetricsMode,
             lo = cmin
         if hi is None or _key(t, cmax) > _key(t, hi):
             hi = cmax
+    return value_count, null_count, lo, hi, complete
+
+
+def _summarize(c: ParquetColumn, chunks: Sequence[Any], mode: MetricsMode,
+               ) -> tuple[int, int, bytes | None, bytes | None] | None:
+    """(value count, null count, lower, upper) of a top-level or struct column; None when a
+    chunk has no usable statistics."""
+    t = c.field.iceberg_type
+    folded = _fold(c, chunks, mode.has_bounds)
+    if folded is None:
+        return None
+    value_count, null_count, lo, hi, _ = folded
     if t is None or lo is None:
         return value_count, null_count, None, None
     kept_hi = truncate_upper_bound(t, hi, mode)
     return (value_count, null_count, _serialize(t, truncate_lower_bound(t, lo, mode)),
             None if kept_hi is None else _serialize(t, kept_hi))
+
+
+def _internal(t: IcebergType, v: Any) -> Any:
+    if isinstance(t, DecimalType):
+        return unscaled_to_decimal(v, t.scale)
+    if t == UUID:
+        return _uuid.UUID(bytes=bytes(v))
+    return v
+
+
+def column_stats(footer: Any, name_mapping: NameMapping | None = None,
+                 field_ids: Collection[int] | None = None) -> dict[int, ColumnStats]:
+    """Untruncated statistics, by field id, of the file's columns outside lists and maps (only
+    ``field_ids`` when given), from the same reading of the footer as :func:`footer_metrics`.
+    Columns without usable statistics in some row group are left out."""
+    groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
+    out: dict[int, ColumnStats] = {}
+    for c in parquet_columns(footer, name_mapping):
+        fid, t = c.field.field_id, c.field.iceberg_type
+        if fid is None or c.in_list_or_map or c.field.physical_type == "INT96":
+            continue
+        if field_ids is not None and fid not in field_ids:
+            continue
+        folded = _fold(c, [rg.column(c.index) for rg in groups], True)
+        if folded is None:
+            continue
+        values, nulls, lo, hi, complete = folded
+        if t in (FLOAT, DOUBLE) and (lo == 0.0 or hi == 0.0):
+            complete = False  # the sign of a zero bound is widened: not a value of the file
+        st = ColumnStats(fid, nulls, values, has_bounds=complete and lo is not None)
+        if st.has_bounds:
+            st.min, st.max = _internal(t, lo), _internal(t, hi)
+        out[fid] = st
+    return out
 
 
 def footer_metrics(

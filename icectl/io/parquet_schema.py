@@ -1,6 +1,7 @@
-"""A Parquet file's schema as Iceberg types, read from the footer only.
+"""A Parquet file's schema as Iceberg types, read from the footer only, and whether a file's
+columns fit a table schema (:func:`check_file_schema`, used by ``icectl append``).
 
-Used by ``icectl schema union``: column names, types, nullability and nesting matter; field ids
+:func:`read_parquet_schema` is used by ``icectl schema union``: column names, types, nullability and nesting matter; field ids
 in the file are ignored (the union matches columns by name and gives new columns fresh ids).
 Arrow types map to Iceberg types as the reference reads Parquet: 8/16/32-bit integers and
 unsigned 8/16-bit to ``int``, 64-bit and unsigned 32-bit to ``long``, ``timestamp`` with a zone
@@ -11,10 +12,13 @@ logical type to ``uuid``. Types with no Iceberg equivalent are refused.
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Callable, Sequence
 
 from icectl.errors import IcectlError, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
+from icectl.io.parquet import ParquetColumn, ParquetField, parquet_columns
+from icectl.spec.name_mapping import NameMapping
+from icectl.spec.schema import Schema
 from icectl.spec.types import (
     BINARY,
     BOOLEAN,
@@ -37,10 +41,15 @@ from icectl.spec.types import (
     ListType,
     MapType,
     NestedField,
+    PrimitiveType,
     StructType,
+    is_promotion_allowed,
 )
 
-__all__ = ["read_parquet_schema", "arrow_schema_to_struct", "arrow_type_to_iceberg"]
+__all__ = [
+    "read_parquet_schema", "arrow_schema_to_struct", "arrow_type_to_iceberg", "check_file_schema",
+    "footer_null_proof",
+]
 
 
 def read_parquet_schema(file_io: FileIO, path: str) -> StructType:
@@ -123,3 +132,119 @@ def arrow_type_to_iceberg(t: Any, next_id: Any = None, name: str = "") -> Iceber
     if pt.is_null(t):
         return UNKNOWN
     raise UnsupportedFeature(f"column {name!r} has Arrow type {t}, which has no Iceberg equivalent")
+
+
+# -- compatibility with a table schema ----------------------------------------------------------
+
+
+def _compatible_primitive(file_type: PrimitiveType, table_type: IcebergType) -> bool:
+    if file_type == table_type:
+        return True
+    if isinstance(file_type, FixedType) and table_type == UUID:
+        return file_type.length == 16
+    if table_type == BINARY and (file_type == STRING or isinstance(file_type, FixedType)):
+        return False
+    return is_promotion_allowed(file_type, table_type)
+
+
+def check_file_schema(fields: Sequence[ParquetField], schema: Schema,
+                      null_proof: Callable[[ParquetField], str | None] | None = None) -> list[str]:
+    """Problems that keep a file with these fields from being read as ``schema`` ([] if none).
+
+    Every file column needs a field id; ids the table does not know are reported, as are
+    types the table type cannot be read from, and required table columns the file lacks. A
+    column optional in the file but required in the table is accepted when ``null_proof`` (see
+    :func:`footer_null_proof`) proves it holds no null; otherwise its answer says why not.
+    """
+    problems: list[str] = []
+    seen: set[int] = set()
+
+    def kind_of(t: IcebergType) -> str:
+        if isinstance(t, StructType):
+            return "struct"
+        if isinstance(t, ListType):
+            return "list"
+        if isinstance(t, MapType):
+            return "map"
+        return "primitive"
+
+    def visit(f: ParquetField) -> None:
+        if f.field_id is None:
+            problems.append(f"column {f.path!r} has no field id and the name mapping does not map it")
+            return
+        seen.add(f.field_id)
+        tf = schema.find_field_or_none(f.field_id)
+        if tf is None:
+            problems.append(f"column {f.path!r} has field id {f.field_id}, which is not in the table schema")
+            return
+        tname = schema.column_name(f.field_id)
+        if kind_of(tf.type) != f.kind:
+            problems.append(f"column {f.path!r} is a {f.kind} in the file but table column "
+                            f"{tname!r} is {tf.type}")
+            return
+        if f.kind == "primitive":
+            if f.iceberg_type is None:
+                problems.append(f"column {f.path!r}: {f.problem}")
+            elif not _compatible_primitive(f.iceberg_type, tf.type):
+                problems.append(f"column {f.path!r} has type {f.iceberg_type} in the file "
+                                f"({f.physical_type}{'/' + f.logical_type if f.logical_type else ''}), "
+                                f"which cannot be read as {tf.type} (table column {tname!r})")
+        if tf.required and not f.required:
+            why = "has no proof of holding no nulls" if null_proof is None else null_proof(f)
+            if why is not None:
+                problems.append(f"column {f.path!r} is optional in the file and {why}, but table "
+                                f"column {tname!r} is required (write it as required, or make "
+                                f"the table column optional: icectl schema optional)")
+        for c in f.children:
+            visit(c)
+
+    for f in fields:
+        visit(f)
+
+    def missing(struct: StructType, prefix: str) -> None:
+        for tf in struct.fields():
+            if tf.field_id not in seen:
+                if tf.required and not tf.has_initial_default:
+                    problems.append(f"required table column {schema.column_name(tf.field_id)!r} "
+                                    f"is missing from the file")
+            elif isinstance(tf.type, StructType):
+                missing(tf.type, prefix)
+
+    missing(schema.struct, "")
+    return problems
+
+
+def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,
+                      ) -> Callable[[ParquetField], str | None]:
+    """For a column of the file, None when its footer proves it holds no null (statistics with
+    a null count of 0 in every row group; a struct when one of its fields is proven), else the
+    reason as text ("has 3 null(s)", "has no statistics in row group 0", ...)."""
+    columns: dict[int, ParquetColumn] = {}  # read on first use: most files need no proof
+
+    def leaf(c: ParquetColumn) -> str | None:
+        groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
+        if c.in_list_or_map:
+            return "is inside a list or map, whose nulls its statistics do not tell"
+        nulls = 0
+        for i, rg in enumerate(groups):
+            ch = rg.column(c.index)
+            stats = ch.statistics if ch.is_stats_set else None
+            if stats is None or not stats.has_null_count:
+                return f"has no statistics (null count) in row group {i}"
+            nulls += stats.null_count
+        return f"has {nulls} null(s)" if nulls else None
+
+    def proof(f: ParquetField) -> str | None:
+        if f.kind == "primitive":
+            if not columns:
+                columns.update((id(c.field), c) for c in parquet_columns(footer, name_mapping))
+            c = columns.get(id(f))
+            return "is not a column of the footer" if c is None else leaf(c)
+        if f.kind == "struct":
+            reasons = [proof(child) for child in f.children]
+            if any(r is None for r in reasons):
+                return None  # a null struct would make that field null too
+            return "is a struct none of whose fields is proven free of nulls"
+        return f"is a {f.kind}, whose nulls its statistics do not tell"
+
+    return proof

@@ -26,28 +26,22 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
-from urllib.parse import quote_plus, unquote_plus
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io import avro
 from icectl.io.files import is_local, local_path
-from icectl.io.formats import (
-    ColumnStats,
-    avro_record_count,
-    detect_format,
-    orc_record_count,
-    parquet_footer_stats,
-)
+from icectl.io.formats import avro_record_count, detect_format, orc_record_count
 from icectl.io.parquet import (
-    check_file_schema,
+    ColumnStats,
+    column_stats,
     footer_metrics,
     parquet_schema_fields,
     read_footer,
 )
+from icectl.io.parquet_schema import check_file_schema, footer_null_proof
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import mapping_from_schema, name_mapping_to_json, table_name_mapping
 from icectl.spec.manifests import DATA, DataFile
@@ -55,38 +49,31 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
+from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
 from icectl.spec.transforms import (
-    BucketTransform,
     DayTransform,
     HourTransform,
     IdentityTransform,
     MonthTransform,
     TruncateTransform,
     YearTransform,
-    civil_to_days,
 )
 from icectl.spec.types import (
     BINARY,
     STRING,
     IcebergType,
     NestedField,
-    PrimitiveType,
 )
-from icectl.spec.values import parse_literal
 from icectl.table.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 
-__all__ = [
-    "AppendResult", "append_files", "append_data_files", "partition_path", "parse_partition_value",
-    "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
-]
+__all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS"]
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
 # Bounds of strings and binaries may have been truncated by a writer at 16 characters/bytes
 # (Iceberg's default metrics mode); such bounds are only trusted for short prefixes.
 _TRUNCATED_BOUND_LENGTH = 16
-_NULL_TEXTS = ("null", "__HIVE_DEFAULT_PARTITION__")
 
 
 # -- result -------------------------------------------------------------------------------------
@@ -98,9 +85,9 @@ class AppendResult:
 
     location: str
     branch: str
-    snapshot_id: int
+    snapshot_id: int | None  # None when nothing was committed
     parent_snapshot_id: int | None
-    sequence_number: int
+    sequence_number: int | None
     metadata_location: str
     version: int
     manifest_list: str
@@ -114,15 +101,18 @@ class AppendResult:
     attempts: int = 1
     name_mapping_created: bool = False
     files: tuple[dict[str, Any], ...] = field(default=(), hash=False)
+    committed: bool = True
+    skipped_files: tuple[str, ...] = ()  # given, but already in the table (skip_existing)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "committed": self.committed,
             "location": self.location,
             "branch": self.branch,
             "snapshot-id": self.snapshot_id,
             "parent-snapshot-id": self.parent_snapshot_id,
             "sequence-number": self.sequence_number,
-            "operation": self.summary.get("operation", "append"),
+            "operation": self.summary.get("operation", "append") if self.committed else None,
             "added-files": self.added_files,
             "added-records": self.added_records,
             "added-files-size": self.added_files_size,
@@ -136,83 +126,9 @@ class AppendResult:
             "name-mapping-created": self.name_mapping_created,
             "summary": dict(self.summary),
             "files": list(self.files),
+            "skipped-files": list(self.skipped_files),
         }
         return out
-
-
-# -- partition text ------------------------------------------------------------------------------
-
-
-def _escape(text: str) -> str:
-    """``java.net.URLEncoder.encode(text, UTF-8)``: space as ``+``, ``*-._`` kept."""
-    return quote_plus(text, safe="*").replace("~", "%7E")
-
-
-def partition_path(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
-    """The reference's partition path of a partition tuple (``a=1/ts_day=2024-01-02``)."""
-    parts = []
-    for f, v in zip(spec.fields, values):
-        src = schema.find_field_or_none(f.source_id)
-        human = f.transform.to_human_string(v, src.type if src is not None else None)
-        parts.append(f"{_escape(f.name)}={_escape(human)}")
-    return "/".join(parts)
-
-
-_YEAR = re.compile(r"^([+-]?\d{4,})$")
-_MONTH = re.compile(r"^([+-]?\d{4,})-(\d{2})$")
-_HOUR = re.compile(r"^([+-]?\d{4,})-(\d{2})-(\d{2})-(\d{2})$")
-
-
-def parse_partition_value(pf: PartitionField, source_type: IcebergType | None, text: str) -> Any:
-    """A partition value from its human text (as in partition paths) for one partition field.
-
-    year ``2024``, month ``2024-01``, day ``2024-01-02``, hour ``2024-01-02-10``; bucket an
-    integer; identity and truncate the column's literal form; ``null`` for a null value.
-    """
-    t = pf.transform
-    if text in _NULL_TEXTS or t.is_void:
-        return None
-    try:
-        if isinstance(t, YearTransform):
-            m = _YEAR.match(text)
-            if not m:
-                raise InvalidInput("expected a year such as 2024")
-            return int(m.group(1)) - 1970
-        if isinstance(t, MonthTransform):
-            m = _MONTH.match(text)
-            if not m or not 1 <= int(m.group(2)) <= 12:
-                raise InvalidInput("expected a month such as 2024-01")
-            return (int(m.group(1)) - 1970) * 12 + int(m.group(2)) - 1
-        if isinstance(t, DayTransform):
-            from icectl.spec.types import DATE
-
-            return parse_literal(DATE, text)
-        if isinstance(t, HourTransform):
-            m = _HOUR.match(text)
-            if not m:
-                raise InvalidInput("expected an hour such as 2024-01-02-10")
-            y, mo, d, h = (int(g) for g in m.groups())
-            if not (1 <= mo <= 12 and 1 <= d <= 31 and 0 <= h <= 23):
-                raise InvalidInput("expected an hour such as 2024-01-02-10")
-            return civil_to_days(y, mo, d) * 24 + h
-        if isinstance(t, BucketTransform):
-            v = int(text)
-            if not 0 <= v < t.num_buckets:
-                raise InvalidInput(f"bucket must be in 0..{t.num_buckets - 1}")
-            return v
-        if source_type is None:
-            raise InvalidInput("the partition's source column is gone")
-        if isinstance(source_type, PrimitiveType) and source_type.name in ("timestamptz", "timestamptz_ns") \
-                and text.endswith("Z"):
-            text = text[:-1] + "+00:00"
-        value = parse_literal(source_type, text)
-        if isinstance(t, TruncateTransform) and t.apply(value, source_type) != value:
-            raise InvalidInput(f"not a truncate({t.width}) value")
-        return value
-    except InvalidInput as e:
-        raise InvalidInput(f"invalid value {text!r} for partition field {pf.name} ({t}): {e}") from None
-    except ValueError as e:
-        raise InvalidInput(f"invalid value {text!r} for partition field {pf.name} ({t}): {e}") from None
 
 
 # -- scanning files ------------------------------------------------------------------------------
@@ -251,28 +167,14 @@ def _identity_key(path: str) -> str:
 def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Context") -> _Scanned:
     footer = read_footer(file_io, path)
     fields = parquet_schema_fields(file_io, path, ctx.mapping, footer=footer)
-    problems = check_file_schema(fields, schema)
+    problems = check_file_schema(fields, schema, footer_null_proof(footer, ctx.mapping))
     if problems:
-        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
-        raise ValidationError(f"{path} does not fit the table: {problems[0]}{more}")
+        raise ValidationError(f"{path} does not fit the table: {'; '.join(problems)}")
     fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
-    if not ctx.partition_source_ids:  # raw statistics only place files in partitions
-        metrics = _data_file_metrics(path, size, fm)
-        return _Scanned(path, "PARQUET", size, fm.record_count, {}, metrics,
-                        any(not f.file_has_id for f in fields))
-    raw = parquet_footer_stats(file_io, path, footer=footer)
-    ids: dict[str, int | None] = {}
-    stack = list(fields)
-    while stack:  # partition sources are primitives outside lists and maps: struct paths suffice
-        f = stack.pop()
-        if f.kind == "primitive":
-            ids[f.path] = f.field_id
-        elif f.kind == "struct":
-            stack.extend(f.children)
-    stats = {ids[p]: st for p, st in raw.columns.items() if ids.get(p) in ctx.partition_source_ids}
-    metrics = _data_file_metrics(path, size, fm)
-    uses_names = any(not f.file_has_id for f in fields)
-    return _Scanned(path, "PARQUET", size, fm.record_count, stats, metrics, uses_names)
+    # untruncated statistics of the partition sources place the file in its partition
+    stats = column_stats(footer, ctx.mapping, ctx.partition_source_ids) if ctx.partition_source_ids else {}
+    return _Scanned(path, "PARQUET", size, fm.record_count, stats, _data_file_metrics(path, size, fm),
+                    any(not f.file_has_id for f in fields))
 
 
 def _data_file_metrics(path: str, size: int, fm: Any) -> DataFile:
@@ -371,20 +273,10 @@ def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | N
     return UNDETERMINED
 
 
-def _hive_values(path: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    parts = path.replace("\\", "/").split("/")[:-1]
-    for seg in parts:
-        if "=" in seg:
-            k, v = seg.split("=", 1)
-            out[unquote_plus(k)] = unquote_plus(v)
-    return out
-
-
 def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
            declared: Mapping[str, str]) -> tuple:
     """The partition tuple of one file (see the module docs), or ValidationError."""
-    from_path = _hive_values(scanned.path)
+    from_path = hive_values(scanned.path)
     values = []
     for pf in spec.fields:
         src = schema.find_field_or_none(pf.source_id)
@@ -431,31 +323,49 @@ def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
 # -- the producer --------------------------------------------------------------------------------
 
 
+class _AlreadyInTable(ValidationError):
+    """Given files that are live in the branch head (``keys``: their identity keys)."""
+
+    def __init__(self, paths: Sequence[str], keys: frozenset[str]):
+        super().__init__(f"{paths[0]} is already in the table; nothing was appended")
+        self.paths, self.keys = list(paths), keys
+
+
 class _AppendProducer(FastAppendProducer):
-    def __init__(self, table: Table, files, *, add_name_mapping: bool, **kwargs):
+    def __init__(self, table: Table, files, *, add_name_mapping: bool = False,
+                 known: dict[str, frozenset[str]] | None = None, **kwargs):
         super().__init__(table, files, **kwargs)
         self.add_name_mapping = add_name_mapping
-        self._known: dict[str, frozenset[str]] = {}  # manifest path -> file keys (manifests are immutable)
-        self._keys = {_identity_key(f.file_path): f.file_path for f in self.files}
+        # manifest path -> identity keys of its live files (manifests are immutable)
+        self._known: dict[str, frozenset[str]] = {} if known is None else known
         self.name_mapping_created = False
+
+    def live_among(self, base: TableMetadata, parent: Snapshot | None,
+                   keys: Mapping[str, str]) -> list[str]:
+        """The paths (values of ``keys``, by identity key) live in ``parent``'s data manifests,
+        in the order of ``keys``."""
+        if parent is None:
+            return []
+        found: set[str] = set()
+        for m in self.parent_manifests(base, parent):
+            if m.is_delete_manifest:
+                continue
+            live = self._known.get(m.manifest_path)
+            if live is None:
+                entries = avro.read_manifest(self.io.read(m.manifest_path), include_stats=False)
+                live = frozenset(_identity_key(e.data_file.file_path) for e in entries if e.is_live)
+                self._known[m.manifest_path] = live
+            found.update(live & keys.keys())
+        return [path for key, path in keys.items() if key in found]
 
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
         for f in self.files:
             if base.spec_by_id(f.spec_id) is None:  # pragma: no cover - specs are never removed here
                 raise ValidationError(f"partition spec {f.spec_id} is gone from the table")
-        if parent is None:
-            return
-        for m in self.parent_manifests(base, parent):
-            if m.is_delete_manifest:
-                continue
-            keys = self._known.get(m.manifest_path)
-            if keys is None:
-                entries = avro.read_manifest(self.io.read(m.manifest_path), include_stats=False)
-                keys = frozenset(_identity_key(e.data_file.file_path) for e in entries if e.is_live)
-                self._known[m.manifest_path] = keys
-            dup = next((k for k in keys if k in self._keys), None)
-            if dup is not None:
-                raise ValidationError(f"{self._keys[dup]} is already in the table; nothing was appended")
+        keys = {_identity_key(f.file_path): f.file_path for f in self.files}
+        dups = self.live_among(base, parent, keys)  # checked again on every retry
+        if dups:
+            raise _AlreadyInTable(dups, frozenset(_identity_key(p) for p in dups))
 
     def _update(self, base: TableMetadata, attempt: CommitAttempt) -> TableMetadata:
         if self.add_name_mapping and NAME_MAPPING_PROPERTY not in base.properties:
@@ -483,76 +393,119 @@ def append_files(
     max_workers: int | None = None,
     merge: bool | None = None,
     progress: Callable[[int, int], None] | None = None,
+    skip_existing: bool = False,
+    allow_empty: bool = False,
 ) -> AppendResult:
     """Append existing data files as one new snapshot of ``branch`` (see the module docs).
 
     ``partition_values`` maps partition field names to values in partition-path text, applied to
     every file. ``merge`` forces manifest merging on or off (default: the table's
     ``commit.manifest-merge.enabled``, false when unset). ``progress(done, total)`` is called as
-    footers are read.
+    footers are read. With ``skip_existing``, files already live in the branch head (also when a
+    concurrent commit added them) are left out and named in ``skipped_files``; nothing left to
+    append then commits nothing (``committed`` false). With ``allow_empty``, no paths at all is
+    such a no-op too, instead of an error.
     """
     declared = dict(partition_values or {})
-    normalised = [_normalise(p) for p in paths]
-    if not normalised:
+    normalised = _unique_paths(paths)
+    if not normalised and not allow_empty:
         raise InvalidInput("no data files to append")
+    md = table.metadata
+    _check_declared(declared, md.spec)
+    kwargs = dict(branch=branch, summary_properties=summary_properties, merge=merge)
+    known: dict[str, frozenset[str]] = {}
+    skipped: list[str] = []
+    if skip_existing and normalised:
+        probe = _AppendProducer(table, (), known=known, **kwargs)
+        keys = {_identity_key(p): p for p in normalised}
+        skipped = probe.live_among(md, _branch_head(md, branch), keys)
+        gone = set(skipped)
+        normalised = [p for p in normalised if p not in gone]
+    if not normalised:
+        return _nothing_appended(table, branch, skipped)
+
+    ctx = _Context(table_name_mapping(dict(md.properties), md.schema),
+                   metrics_config(md.properties, md.schema, md.sort_order),
+                   frozenset(f.source_id for f in md.spec.fields if not f.transform.is_void))
+    scanned = _scan_all(table.io, normalised, file_format, md.schema, ctx, max_workers, progress)
+    files = [_describe(s, md.spec, md.schema, declared) for s in scanned]
+    uses_names = any(s.uses_names for s in scanned)
+    while True:
+        producer = _AppendProducer(table, files, add_name_mapping=uses_names, known=known, **kwargs)
+        try:
+            produced = producer.commit()
+        except _AlreadyInTable as e:
+            if not skip_existing:
+                raise
+            skipped += e.paths  # added by a concurrent commit: leave them out and try again
+            files = [(f, p) for f, p in files if _identity_key(f.file_path) not in e.keys]
+            if not files:
+                return _nothing_appended(table, branch, skipped)
+            continue
+        return _result(table, branch, files, produced, producer.name_mapping_created, skipped)
+
+
+def _unique_paths(paths: Iterable[str]) -> list[str]:
+    normalised = [_normalise(p) for p in paths]
     seen: dict[str, str] = {}
     for p in normalised:
         key = _identity_key(p)
         if key in seen:
             raise ValidationError(f"{p} is given twice; nothing was appended")
         seen[key] = p
+    return normalised
 
-    md = table.metadata
-    schema = md.schema
-    spec = md.spec
+
+def _check_declared(declared: Mapping[str, str], spec: PartitionSpec) -> None:
     unknown = [k for k in declared if k not in {f.name for f in spec.fields}]
     if unknown:
         names = ", ".join(f.name for f in spec.fields) or "none: the table is unpartitioned"
         raise InvalidInput(f"--partition names unknown partition field(s) {', '.join(unknown)} "
                            f"(partition fields: {names})")
 
-    ctx = _Context(table_name_mapping(dict(md.properties), schema),
-                   metrics_config(md.properties, schema, md.sort_order),
-                   frozenset(f.source_id for f in spec.fields if not f.transform.is_void))
-    total = len(normalised)
+
+def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:
+    """The snapshot an append to ``branch`` builds on (a new branch starts at main's head)."""
+    ref = md.refs.get(branch)
+    sid = ref.snapshot_id if ref is not None else md.current_snapshot_id
+    return md.snapshot_by_id(sid) if sid is not None else None
+
+
+def _scan_all(file_io: Any, paths: Sequence[str], fmt: str | None, schema: Schema, ctx: _Context,
+              max_workers: int | None, progress: Callable[[int, int], None] | None) -> list[_Scanned]:
+    """Every file's footer facts, read by a bounded thread pool, in the order given."""
+    total = len(paths)
     workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
-    done = 0
     scanned: list[_Scanned] = []
     if workers == 1:
-        for p in normalised:
-            scanned.append(_scan(table.io, p, file_format, schema, ctx))
-            done += 1
+        for p in paths:
+            scanned.append(_scan(file_io, p, fmt, schema, ctx))
             if progress:
-                progress(done, total)
-    else:
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
-            futures = [pool.submit(_scan, table.io, p, file_format, schema, ctx) for p in normalised]
-            try:
-                for fut in futures:
-                    scanned.append(fut.result())
-                    done += 1
-                    if progress:
-                        progress(done, total)
-            except BaseException:
-                for fut in futures:
-                    fut.cancel()
-                raise
+                progress(len(scanned), total)
+        return scanned
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
+        futures = [pool.submit(_scan, file_io, p, fmt, schema, ctx) for p in paths]
+        try:
+            for fut in futures:
+                scanned.append(fut.result())
+                if progress:
+                    progress(len(scanned), total)
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+    return scanned
 
-    files: list[tuple[DataFile, str]] = []
-    uses_names = False
-    for s in scanned:
-        part = _place(s, spec, schema, declared)
-        base_metrics = s.metrics or DataFile(DATA, "", s.file_format)
-        df = replace(base_metrics, content=DATA, file_path=s.path, file_format=s.file_format,
-                     partition=part, record_count=s.record_count, file_size_in_bytes=s.size,
-                     spec_id=spec.spec_id)
-        files.append((df, partition_path(spec, schema, part) if spec.fields else ""))
-        uses_names = uses_names or s.uses_names
 
-    producer = _AppendProducer(
-        table, files, add_name_mapping=uses_names, branch=branch,
-        summary_properties=summary_properties, merge=merge)
-    return _result(table, branch, files, producer.commit(), producer.name_mapping_created)
+def _describe(s: _Scanned, spec: PartitionSpec, schema: Schema,
+              declared: Mapping[str, str]) -> tuple[DataFile, str]:
+    """A scanned file as a data file of ``spec`` and its partition path."""
+    part = _place(s, spec, schema, declared)
+    base_metrics = s.metrics or DataFile(DATA, "", s.file_format)
+    df = replace(base_metrics, content=DATA, file_path=s.path, file_format=s.file_format,
+                 partition=part, record_count=s.record_count, file_size_in_bytes=s.size,
+                 spec_id=spec.spec_id)
+    return df, (partition_path(spec, schema, part) if spec.fields else "")
 
 
 def append_data_files(
@@ -576,8 +529,18 @@ def append_data_files(
     return _result(table, branch, files, producer.commit())
 
 
+def _nothing_appended(table: Table, branch: str, skipped: Sequence[str]) -> AppendResult:
+    """The result of an append that committed nothing (no files, or all already in the table)."""
+    return AppendResult(
+        location=table.location, branch=branch, snapshot_id=None, parent_snapshot_id=None,
+        sequence_number=None, metadata_location=table.metadata_location, version=table.version,
+        manifest_list="", manifests_written=(), added_files=0, added_records=0, added_files_size=0,
+        summary={}, attempts=0, committed=False, skipped_files=tuple(skipped))
+
+
 def _result(table: Table, branch: str, files: Sequence[tuple[DataFile, str]],
-            produced: ProducedSnapshot, name_mapping_created: bool = False) -> AppendResult:
+            produced: ProducedSnapshot, name_mapping_created: bool = False,
+            skipped: Sequence[str] = ()) -> AppendResult:
     snap = produced.snapshot
     return AppendResult(
         location=table.location,
@@ -600,4 +563,5 @@ def _result(table: Table, branch: str, files: Sequence[tuple[DataFile, str]],
         files=tuple({"file-path": f.file_path, "file-format": f.file_format, "partition": p,
                      "record-count": f.record_count, "file-size-in-bytes": f.file_size_in_bytes}
                     for f, p in files),
+        skipped_files=tuple(skipped),
     )

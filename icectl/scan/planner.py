@@ -1,30 +1,32 @@
 """Scan planning: which data files (with which delete files and residuals) a filter touches.
 
-The pipeline follows the reference (``ManifestGroup`` + ``DeleteFileIndex`` +
-``TableScanUtil``):
+A pipeline of named steps after the reference's ``ManifestGroup`` + ``DeleteFileIndex`` +
+``TableScanUtil``; each step takes what the previous one returned and the :class:`_Scan` (the
+resolved inputs, immutable), and nothing is carried between them in closures:
 
-1. pick the snapshot (current, ``snapshot_id``, ``ref``, ``as_of`` through the snapshot log, or
-   the appends between two snapshots for an incremental scan);
-2. bind the filter to the scan's schema; per partition spec, project it inclusively onto the
-   partition struct;
-3. delete manifests first: prune them by partition summaries, decode the live delete files and
-   index them (:mod:`icectl.scan.delete_index`);
-4. data manifests: skip those without added or existing files and those whose partition
-   summaries cannot match; decode the others column-wise (:mod:`icectl.io.manifest_columns`),
-   keep live entries whose partition tuple satisfies the projection and whose column metrics
-   might match (:mod:`icectl.expr.eval_metrics`);
-5. for each kept file: its residual (strict / inclusive projection on its partition, cached per
-   partition) and its delete files;
-6. on request, split files and bin-pack the splits into tasks (:mod:`icectl.scan.tasks`).
+1. :func:`_prepare` -- pick the snapshot (current, ``snapshot_id``, ``ref``, ``as_of`` through
+   the snapshot log, or the appends between two snapshots for an incremental scan), the schema
+   it reads with, bind the filter (:mod:`icectl.scan.plan_setup`);
+2. :func:`_select_manifests` -- read the manifest list; per partition spec the filter is
+   projected inclusively onto the partition struct (:class:`_Specs`), and manifests without
+   live files or whose partition summaries cannot match are skipped;
+3. :func:`_index_deletes` -- decode the selected delete manifests column-wise, keep live delete
+   files whose partition matches, and index them (:mod:`icectl.scan.delete_index`);
+4. :func:`_filter_entries` -- per selected data manifest, decoded column-wise
+   (:mod:`icectl.io.manifest_columns`): live entries whose partition tuple satisfies the
+   projection and whose column metrics might match (:mod:`icectl.expr.eval_metrics`);
+5. :func:`_attach_deletes` -- each kept file with its residual (strict / inclusive projection
+   on its partition, cached per partition) and its delete files;
+6. on request, :meth:`PlanResult.tasks` splits files and bin-packs the splits
+   (:mod:`icectl.scan.tasks`).
 
 ``explain=True`` records, for every manifest and every file, why it was kept or skipped.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Iterable, Iterator, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.expr.evaluators import (
@@ -40,11 +42,8 @@ from icectl.expr.expressions import (
     AlwaysFalse,
     AlwaysTrue,
     Expression,
-    bind,
-    referenced_field_ids,
     rewrite_not,
 )
-from icectl.expr.parser import parse_filter
 from icectl.expr.projection import inclusive_projection
 from icectl.io import avro
 from icectl.io.manifest_columns import ManifestColumns, load_manifest_columns
@@ -55,12 +54,22 @@ from icectl.scan.delete_index import (
     DeleteRef,
     targeted_path,
 )
-from icectl.scan.tasks import (
-    DEFAULT_LOOKBACK,
-    DEFAULT_OPEN_FILE_COST,
-    DEFAULT_SPLIT_SIZE,
-    pack,
-    split_ranges,
+from icectl.scan.plan_result import (
+    FileDecision,
+    ManifestDecision,
+    PlannedFile,
+    PlanResult,
+    ScanTask,
+)
+from icectl.scan.plan_setup import (
+    appended_manifests,
+    appended_snapshots,
+    bind_filter,
+    manifest_stat_ids,
+    parse_as_of,
+    resolve_columns,
+    scan_schema,
+    split_options,
 )
 from icectl.spec.manifests import (
     ADDED,
@@ -74,217 +83,15 @@ from icectl.spec.manifests import (
 from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.snapshots import Snapshot, ancestors_of
+from icectl.spec.snapshots import Snapshot
 from icectl.spec.transforms import VoidTransform
 from icectl.spec.types import DOUBLE, FLOAT, IcebergType, StructType
-from icectl.spec.values import parse_timestamp
 
 __all__ = ["plan_scan", "PlanResult", "PlannedFile", "ScanTask", "ManifestDecision",
            "FileDecision", "parse_as_of"]
 
-SPLIT_SIZE = "read.split.target-size"
-OPEN_FILE_COST = "read.split.open-file-cost"
-LOOKBACK = "read.split.planning-lookback"
 
-
-# -- results ------------------------------------------------------------------------------------
-
-
-class PlannedFile:
-    """A data file the scan reads, with its residual filter and delete files.
-
-    A light view of one row of the decoded manifest columns: the file's fields are read from
-    the columns when accessed, so planning 200,000 files builds 200,000 small objects only.
-    """
-
-    __slots__ = ("_cols", "_i", "spec_id", "residual", "deletes", "manifest_path")
-
-    def __init__(self, cols: ManifestColumns, i: int, spec_id: int, residual: Expression,
-                 deletes: tuple, manifest_path: str):
-        self._cols = cols
-        self._i = i
-        self.spec_id = spec_id
-        self.residual = residual
-        self.deletes = deletes
-        self.manifest_path = manifest_path
-
-    @property
-    def path(self) -> str:
-        return self._cols.file_path[self._i]
-
-    @property
-    def file_format(self) -> str:
-        return self._cols.file_format[self._i]
-
-    @property
-    def partition(self) -> tuple:
-        return self._cols.partition_tuple(self._i)
-
-    @property
-    def record_count(self) -> int:
-        return self._cols.record_count[self._i]
-
-    @property
-    def file_size_in_bytes(self) -> int:
-        return self._cols.file_size_in_bytes[self._i]
-
-    @property
-    def data_sequence_number(self) -> int | None:
-        return self._cols.data_sequence_number[self._i]
-
-    @property
-    def file_sequence_number(self) -> int | None:
-        return self._cols.file_sequence_number[self._i]
-
-    @property
-    def split_offsets(self) -> Sequence[int] | None:
-        return self._cols.split_offsets[self._i]
-
-    @property
-    def first_row_id(self) -> int | None:
-        return self._cols.first_row_id[self._i]
-
-    @property
-    def snapshot_id(self) -> int | None:
-        return self._cols.snapshot_id[self._i]
-
-    def __repr__(self) -> str:
-        return f"PlannedFile({self.path!r}, deletes={len(self.deletes)}, residual={self.residual})"
-
-
-@dataclass(frozen=True)
-class ScanTask:
-    """A combined task: splits of one or more files, read together."""
-
-    splits: tuple  # of (PlannedFile, start, length)
-
-    @property
-    def length(self) -> int:
-        return sum(n for _, _, n in self.splits)
-
-    @property
-    def files(self) -> tuple[PlannedFile, ...]:
-        seen: dict[str, PlannedFile] = {}
-        for f, _, _ in self.splits:
-            seen.setdefault(f.path, f)
-        return tuple(seen.values())
-
-
-@dataclass(frozen=True)
-class ManifestDecision:
-    path: str
-    content: str  # "data" | "deletes"
-    spec_id: int
-    added_snapshot_id: int | None
-    kept: bool
-    reason: str
-    files: int | None = None  # live entries decoded (None when skipped)
-    matched: int | None = None  # files kept from it
-
-
-@dataclass(frozen=True)
-class FileDecision:
-    path: str
-    manifest_path: str
-    kept: bool
-    reason: str
-
-
-@dataclass
-class PlanResult:
-    location: str
-    snapshot_id: int | None
-    schema: Schema
-    filter: Expression
-    columns: tuple[str, ...] | None
-    files: list[PlannedFile]
-    manifests: list[ManifestDecision]
-    delete_files_total: int
-    data_files_total: int
-    split_size: int
-    open_file_cost: int
-    lookback: int
-    specs: dict[int, PartitionSpec] = field(default_factory=dict)
-    file_decisions: list[FileDecision] = field(default_factory=list)
-    incremental: tuple[int | None, int] | None = None
-    case_sensitive: bool = False
-
-    @property
-    def manifests_scanned(self) -> int:
-        return sum(1 for m in self.manifests if m.kept)
-
-    @property
-    def manifests_skipped(self) -> int:
-        return sum(1 for m in self.manifests if not m.kept)
-
-    @property
-    def delete_files(self) -> list[DeleteRef]:
-        seen: dict[tuple, DeleteRef] = {}
-        for f in self.files:
-            for d in f.deletes:
-                seen.setdefault((d.path, d.content_offset), d)
-        return list(seen.values())
-
-    @property
-    def total_bytes(self) -> int:
-        return sum(f.file_size_in_bytes for f in self.files)
-
-    @property
-    def total_records(self) -> int:
-        return sum(f.record_count for f in self.files)
-
-    def tasks(self) -> list[ScanTask]:
-        """Splits bin-packed into tasks (the reference's ``planTasks``)."""
-        size, cost, lookback = self.split_size, self.open_file_cost, self.lookback
-
-        def splits() -> Iterable[tuple[PlannedFile, int, int]]:
-            for f in self.files:
-                for start, length in split_ranges(f.file_format, f.file_size_in_bytes,
-                                                  f.split_offsets, size):
-                    yield (f, start, length)
-
-        def weight(s: tuple[PlannedFile, int, int]) -> int:
-            f = s[0]
-            return max(s[2] + sum(d.scan_size for d in f.deletes), (1 + len(f.deletes)) * cost)
-
-        return [ScanTask(tuple(b)) for b in pack(splits(), weight, size, lookback)]
-
-
-# -- snapshot selection ------------------------------------------------------------------------
-
-
-def parse_as_of(text: str) -> int:
-    """A point in time as epoch milliseconds: digits are milliseconds; otherwise an ISO date or
-    timestamp (without a zone: UTC)."""
-    s = text.strip()
-    if s.lstrip("-").isdigit():
-        return int(s)
-    try:
-        if len(s) == 10:
-            d = _dt.date.fromisoformat(s)
-            return int(_dt.datetime(d.year, d.month, d.day, tzinfo=_dt.timezone.utc).timestamp() * 1000)
-        micros = parse_timestamp(s, tz=True) if _has_zone(s) else parse_timestamp(s)
-        return micros // 1000
-    except Exception:  # noqa: BLE001 - many shapes of bad input
-        raise InvalidInput(f"--as-of expects epoch milliseconds or an ISO timestamp, not {text!r}") from None
-
-
-def _has_zone(s: str) -> bool:
-    tail = s[10:]
-    return tail.endswith("Z") or "+" in tail or "-" in tail
-
-
-def _scan_schema(md: TableMetadata, snapshot: Snapshot | None, time_travel: bool) -> Schema:
-    """Time travel by id or tag reads with the snapshot's schema, as the reference does."""
-    if time_travel and snapshot is not None and snapshot.schema_id is not None:
-        try:
-            return md.schema_by_id(snapshot.schema_id)
-        except Exception:  # noqa: BLE001 - unknown schema id: fall back to the current one
-            return md.schema
-    return md.schema
-
-
-# -- planning -----------------------------------------------------------------------------------
+# -- per partition spec: projections and caches ---------------------------------------------------
 
 
 class _SpecInfo:
@@ -336,89 +143,63 @@ class _SpecInfo:
         return got
 
 
-def _bind_filter(filter_text: str | None, filter_expr: Expression | None, schema: Schema,
-                 case_sensitive: bool) -> Expression:
-    if filter_text is not None and filter_expr is not None:
-        raise InvalidInput("give a filter as text or as an expression, not both")
-    expr: Expression = TRUE
-    if filter_text is not None:
-        expr = parse_filter(filter_text)  # empty text is an error, not a full scan
-    elif filter_expr is not None:
-        expr = filter_expr
-    if not isinstance(expr, (AlwaysTrue, AlwaysFalse)):
-        expr = bind(expr, schema, case_sensitive)
-    return rewrite_not(expr)
+class _Specs:
+    """The :class:`_SpecInfo` of each partition spec a scan meets, built on first use."""
+
+    def __init__(self, md: TableMetadata, schema: Schema, expr: Expression, case_sensitive: bool):
+        self._md = md
+        self._args = (schema, expr, case_sensitive)
+        self._infos: dict[int, _SpecInfo] = {}
+
+    def __getitem__(self, spec_id: int) -> _SpecInfo:
+        got = self._infos.get(spec_id)
+        if got is None:
+            try:
+                spec = self._md.spec_by_id(spec_id)
+            except Exception:  # noqa: BLE001
+                raise ValidationError(f"manifest refers to unknown partition spec {spec_id}") from None
+            got = self._infos[spec_id] = _SpecInfo(spec, *self._args)
+        return got
+
+    def unpartitioned_ids(self) -> set[int]:
+        return {sid for sid in self._md.specs_by_id() if self[sid].unpartitioned}
 
 
-def _resolve_columns(columns: Sequence[str] | None, schema: Schema,
-                     case_sensitive: bool) -> tuple[str, ...] | None:
-    if columns is None:
-        return None
-    out = []
-    for c in columns:
-        c = c.strip()
-        if not c:
-            continue
-        f = schema.find_field_or_none(c, case_sensitive)
-        if f is None:
-            raise InvalidInput(f"--columns: no column {c!r} in the schema")
-        out.append(schema.column_name(f.field_id))
-    return tuple(out)
+# -- the pipeline -------------------------------------------------------------------------------
 
 
-def _split_options(md: TableMetadata, split_size: int | None, open_file_cost: int | None,
-                   lookback: int | None) -> tuple[int, int, int]:
-    size = split_size if split_size is not None else md.property_as_int(SPLIT_SIZE, DEFAULT_SPLIT_SIZE)
-    cost = open_file_cost if open_file_cost is not None else \
-        md.property_as_int(OPEN_FILE_COST, DEFAULT_OPEN_FILE_COST)
-    look = lookback if lookback is not None else md.property_as_int(LOOKBACK, DEFAULT_LOOKBACK)
-    if size <= 0:
-        raise InvalidInput(f"split size must be positive, not {size}")
-    if cost < 0:
-        raise InvalidInput(f"open file cost must not be negative, not {cost}")
-    if look < 1:
-        raise InvalidInput(f"planning lookback must be at least 1, not {look}")
-    return size, cost, look
+@dataclass(frozen=True)
+class _Scan:
+    """The resolved inputs of one plan, shared read-only by every step."""
+
+    io: Any
+    md: TableMetadata
+    snapshot: Snapshot | None
+    schema: Schema
+    expr: Expression
+    case_sensitive: bool
+    append_ids: frozenset[int] | None  # incremental scans: the appended snapshots in range
+    explain: bool
+    specs: _Specs
+
+    @property
+    def incremental(self) -> bool:
+        return self.append_ids is not None
+
+    def field_type(self, fid: int) -> IcebergType | None:
+        f = self.schema.find_field_or_none(fid)
+        return f.type if f is not None else None
 
 
-def _appended_snapshots(md: TableMetadata, from_id: int | None, to_id: int) -> set[int]:
-    """Snapshots after ``from_id`` (exclusive) up to ``to_id`` whose operation is append."""
-    if md.snapshot_by_id(to_id) is None:
-        raise NotFound(f"snapshot {to_id} does not exist in table {md.location}")
-    if from_id is not None and md.snapshot_by_id(from_id) is None:
-        raise NotFound(f"snapshot {from_id} does not exist in table {md.location}")
-    out: set[int] = set()
-    reached = from_id is None
-    for s in ancestors_of(to_id, md.snapshot_by_id):
-        if s.snapshot_id == from_id:
-            reached = True
-            break
-        if s.operation == "append":
-            out.add(s.snapshot_id)
-    if not reached:
-        raise ValidationError(f"snapshot {from_id} is not an ancestor of snapshot {to_id}")
-    return out
+@dataclass(frozen=True)
+class _Metrics:
+    """What the data-file steps need about column metrics, derived once per plan."""
 
-
-def _appended_manifests(io: Any, md: TableMetadata, append_ids: set[int]) -> list[ManifestFile]:
-    out: list[ManifestFile] = []
-    seen: set[str] = set()
-    for sid in sorted(append_ids, key=lambda i: -md.snapshot_by_id(i).sequence_number):
-        snap = md.snapshot_by_id(sid)
-        if snap.manifest_list is None:
-            continue
-        for m in avro.load_manifest_list(io, snap.manifest_list, md.format_version):
-            if m.content != MANIFEST_DELETES and m.added_snapshot_id in append_ids \
-                    and m.manifest_path not in seen:
-                seen.add(m.manifest_path)
-                out.append(m)
-    return out
-
-
-def _manifest_stat_ids(expr: Expression) -> set[int]:
-    if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
-        return set()
-    return referenced_field_ids(expr)
+    wanted: frozenset[int]  # field ids whose statistics are decoded
+    nan_ids: frozenset[int]  # of those, float/double columns (NaN counts)
+    types: dict[int, IcebergType]
+    eq_ids: frozenset[int]  # field ids equality deletes compare
+    scalar: MetricsEvaluator | None  # for --explain reasons
 
 
 def plan_scan(
@@ -439,19 +220,52 @@ def plan_scan(
     explain: bool = False,
 ) -> PlanResult:
     """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`)."""
+    scan, result = _prepare(table, filter_text, filter_expr, snapshot_id, ref, as_of, columns,
+                            case_sensitive, from_snapshot, to_snapshot, split_size,
+                            open_file_cost, lookback, explain)
+    if scan.snapshot is None:
+        return result
+    manifests = _manifests_of(scan)
+    deletes = [] if scan.incremental else [m for m in manifests if m.content == MANIFEST_DELETES]
+    data = [m for m in manifests if m.content != MANIFEST_DELETES
+            and (scan.append_ids is None or m.added_snapshot_id in scan.append_ids)]
+    index = _index_deletes(scan, _select_manifests(scan, deletes), result.manifests)
+    result.delete_files_total = len(index)
+    metrics = _metrics_inputs(scan, index)
+    result.data_files_total = sum(_live_count(m) or 0 for m in data)
+    for m, kept, why in _select_manifests(scan, data):
+        if not kept:
+            result.manifests.append(_decision(m, False, why))
+            continue
+        mc = _load(scan.io, m, metrics.wanted, metrics.nan_ids)
+        live = sum(1 for s in mc.status if s != DELETED)
+        if _live_count(m) is None:
+            result.data_files_total += live
+        idx = _filter_entries(scan, mc, m, metrics, result.file_decisions)
+        files = _attach_deletes(scan, mc, m, idx, index, metrics, result.file_decisions)
+        result.files.extend(files)
+        result.manifests.append(_decision(m, True, why, files=live, matched=len(files)))
+    return result
+
+
+def _prepare(table: Any, filter_text: str | None, filter_expr: Expression | None,
+             snapshot_id: int | None, ref: str | None, as_of: str | int | None,
+             columns: Sequence[str] | None, case_sensitive: bool, from_snapshot: int | None,
+             to_snapshot: int | None, split_size: int | None, open_file_cost: int | None,
+             lookback: int | None, explain: bool) -> tuple[_Scan, PlanResult]:
+    """Step 1: the snapshot, schema and bound filter; an empty result to fill."""
     md: TableMetadata = table.metadata
-    io = table.io
-    size, cost, look = _split_options(md, split_size, open_file_cost, lookback)
+    size, cost, look = split_options(md, split_size, open_file_cost, lookback)
     incremental = from_snapshot is not None or to_snapshot is not None
     if incremental and any(x is not None for x in (snapshot_id, ref, as_of)):
         raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, "
                            "--ref or --as-of")
-    append_ids: set[int] | None = None
+    append_ids: frozenset[int] | None = None
     if incremental:
         to_id = to_snapshot if to_snapshot is not None else md.current_snapshot_id
         if to_id is None:
             raise NotFound("the table has no snapshots")
-        append_ids = _appended_snapshots(md, from_snapshot, to_id)
+        append_ids = frozenset(appended_snapshots(md, from_snapshot, to_id))
         snapshot = md.snapshot_by_id(to_id)
     else:
         as_of_ms = None
@@ -460,9 +274,9 @@ def plan_scan(
         snapshot = select_snapshot(md, snapshot_id, ref, as_of_ms)
     time_travel = snapshot_id is not None or as_of is not None or \
         (ref is not None and ref in md.refs and not md.refs[ref].is_branch)
-    schema = _scan_schema(md, snapshot, time_travel)
-    expr = _bind_filter(filter_text, filter_expr, schema, case_sensitive)
-    cols = _resolve_columns(columns, schema, case_sensitive)
+    schema = scan_schema(md, snapshot, time_travel)
+    expr = bind_filter(filter_text, filter_expr, schema, case_sensitive)
+    cols = resolve_columns(columns, schema, case_sensitive)
     result = PlanResult(
         location=table.location, snapshot_id=snapshot.snapshot_id if snapshot else None,
         schema=schema, filter=expr, columns=cols, files=[], manifests=[],
@@ -470,109 +284,183 @@ def plan_scan(
         lookback=look, specs=dict(md.specs_by_id()),
         incremental=(from_snapshot, snapshot.snapshot_id) if incremental and snapshot else None,
         case_sensitive=case_sensitive)
-    if snapshot is None:
-        return result
+    scan = _Scan(table.io, md, snapshot, schema, expr, case_sensitive, append_ids, explain,
+                 _Specs(md, schema, expr, case_sensitive))
+    return scan, result
+
+
+def _manifests_of(scan: _Scan) -> list[ManifestFile]:
+    snapshot = scan.snapshot
+    assert snapshot is not None
     if snapshot.manifest_list is None:
         raise ValidationError(f"snapshot {snapshot.snapshot_id} lists manifests inline "
                               "(very old v1 writer); icectl cannot plan it")
-    manifests = avro.load_manifest_list(io, snapshot.manifest_list, md.format_version)
-    if append_ids is not None:
+    if scan.append_ids is not None:
         # as the reference: the data manifests each appended snapshot wrote, read from that
         # snapshot's own manifest list (later commits may have rewritten them)
-        manifests = _appended_manifests(io, md, append_ids)
-    infos: dict[int, _SpecInfo] = {}
+        return appended_manifests(scan.io, scan.md, set(scan.append_ids))
+    return avro.load_manifest_list(scan.io, snapshot.manifest_list, scan.md.format_version)
 
-    def info(spec_id: int) -> _SpecInfo:
-        got = infos.get(spec_id)
-        if got is None:
-            try:
-                spec = md.spec_by_id(spec_id)
-            except Exception:  # noqa: BLE001
-                raise ValidationError(f"manifest refers to unknown partition spec {spec_id}") from None
-            got = infos[spec_id] = _SpecInfo(spec, schema, expr, case_sensitive)
-        return got
 
-    def field_type(fid: int) -> IcebergType | None:
-        f = schema.find_field_or_none(fid)
-        return f.type if f is not None else None
+def _live_count(m: ManifestFile) -> int | None:
+    if m.added_files_count is None or m.existing_files_count is None:
+        return None
+    return m.added_files_count + m.existing_files_count
 
-    # 1. delete files (not for incremental append scans, as the reference)
-    deletes: list[DeleteRef] = []
-    data_manifests: list[ManifestFile] = []
+
+def _select_manifests(scan: _Scan, manifests: list[ManifestFile],
+                      ) -> Iterator[tuple[ManifestFile, bool, str]]:
+    """Step 2: each manifest with whether it may hold matching live files, and why."""
     for m in manifests:
-        if m.content != MANIFEST_DELETES:
-            data_manifests.append(m)
-            continue
-        if incremental:
-            continue
-        si = info(m.partition_spec_id)
+        if m.content == MANIFEST_DELETES:
+            scan.specs[m.partition_spec_id]  # an unknown spec is an error even when empty
         if not (m.has_added_files() or m.has_existing_files()):
-            result.manifests.append(ManifestDecision(
-                m.manifest_path, "deletes", m.partition_spec_id, m.added_snapshot_id, False,
-                "no added or existing files"))
+            yield m, False, "no added or existing files"
             continue
-        ok, why = si.manifest_eval.eval(m)
-        if not ok:
-            result.manifests.append(ManifestDecision(
-                m.manifest_path, "deletes", m.partition_spec_id, m.added_snapshot_id, False, why))
+        ok, why = scan.specs[m.partition_spec_id].manifest_eval.eval(m)
+        yield m, ok, why
+
+
+def _decision(m: ManifestFile, kept: bool, why: str, files: int | None = None,
+              matched: int | None = None) -> ManifestDecision:
+    return ManifestDecision(m.manifest_path,
+                            "deletes" if m.content == MANIFEST_DELETES else "data",
+                            m.partition_spec_id, m.added_snapshot_id, kept, why, files, matched)
+
+
+def _index_deletes(scan: _Scan, selected: Iterable[tuple[ManifestFile, bool, str]],
+                   decisions: list[ManifestDecision]) -> DeleteIndex:
+    """Step 3: live delete files of the selected delete manifests, indexed."""
+    deletes: list[DeleteRef] = []
+    for m, kept, why in selected:
+        if not kept:
+            decisions.append(_decision(m, False, why))
             continue
-        mc = _load(io, m, {DELETE_FILE_PATH_ID})
+        si = scan.specs[m.partition_spec_id]
+        mc = _load(scan.io, m, {DELETE_FILE_PATH_ID})
         eq_ids = {fid for ids in mc.equality_ids if ids for fid in ids}
         if eq_ids:
-            mc = _load(io, m, {DELETE_FILE_PATH_ID} | eq_ids)
+            mc = _load(scan.io, m, {DELETE_FILE_PATH_ID} | eq_ids)
         live = 0
         for i in range(mc.count):
             if mc.status[i] == DELETED or mc.content[i] == DATA:
                 continue
-            part = mc.partition_tuple(i)
-            if not si.partition_matches(part):
+            if not si.partition_matches(mc.partition_tuple(i)):
                 continue
             live += 1
             deletes.append(_delete_ref(mc, i, m))
-        result.manifests.append(ManifestDecision(
-            m.manifest_path, "deletes", m.partition_spec_id, m.added_snapshot_id, True, why,
-            files=mc.count, matched=live))
-    index = DeleteIndex(deletes, {sid for sid, s in md.specs_by_id().items()
-                                  if info(sid).unpartitioned}, field_type)
-    result.delete_files_total = len(index)
-    eq_field_ids = index.equality_field_ids
+        decisions.append(_decision(m, True, why, files=mc.count, matched=live))
+    return DeleteIndex(deletes, scan.specs.unpartitioned_ids(), scan.field_type)
 
-    # 2. data files
-    wanted = _manifest_stat_ids(expr) | eq_field_ids
-    types = {fid: t for fid in wanted if (t := field_type(fid)) is not None}
+
+def _metrics_inputs(scan: _Scan, index: DeleteIndex) -> _Metrics:
+    eq_ids = frozenset(index.equality_field_ids)
+    wanted = frozenset(manifest_stat_ids(scan.expr)) | eq_ids
+    types = {fid: t for fid in wanted if (t := scan.field_type(fid)) is not None}
     # NaN counts matter only for float and double columns
-    nan_ids = {fid for fid in wanted if types.get(fid) in (FLOAT, DOUBLE)}
-    metrics_expr = expr
-    scalar_metrics = MetricsEvaluator(expr) if explain and not isinstance(expr, AlwaysTrue) else None
-    for m in data_manifests:
-        if append_ids is not None and m.added_snapshot_id not in append_ids:
-            continue
-        live_count = None if m.added_files_count is None or m.existing_files_count is None \
-            else m.added_files_count + m.existing_files_count
-        if live_count is not None:
-            result.data_files_total += live_count
-        if not (m.has_added_files() or m.has_existing_files()):
-            result.manifests.append(ManifestDecision(
-                m.manifest_path, "data", m.partition_spec_id, m.added_snapshot_id, False,
-                "no added or existing files"))
-            continue
-        si = info(m.partition_spec_id)
-        ok, why = si.manifest_eval.eval(m)
-        if not ok:
-            result.manifests.append(ManifestDecision(
-                m.manifest_path, "data", m.partition_spec_id, m.added_snapshot_id, False, why))
-            continue
-        mc = _load(io, m, wanted, nan_ids)
-        if live_count is None:
-            result.data_files_total += sum(1 for s in mc.status if s != DELETED)
-        before = len(result.files)
-        _plan_manifest(mc, m, si, metrics_expr, types, index, eq_field_ids, result,
-                       append_ids, explain, scalar_metrics)
-        result.manifests.append(ManifestDecision(
-            m.manifest_path, "data", m.partition_spec_id, m.added_snapshot_id, True, why,
-            files=sum(1 for s in mc.status if s != DELETED),
-            matched=len(result.files) - before))
-    return result
+    nan_ids = frozenset(fid for fid in wanted if types.get(fid) in (FLOAT, DOUBLE))
+    scalar = MetricsEvaluator(scan.expr) \
+        if scan.explain and not isinstance(scan.expr, AlwaysTrue) else None
+    return _Metrics(wanted, nan_ids, types, eq_ids, scalar)
+
+
+def _filter_entries(scan: _Scan, mc: ManifestColumns, m: ManifestFile, metrics: _Metrics,
+                    decisions: list[FileDecision]) -> list[int]:
+    """Step 4: positions of the live entries whose partition and column metrics may match
+    (for incremental scans: entries added by the appended snapshots)."""
+    status = mc.status
+    n = mc.count
+    if scan.append_ids is None:
+        idx = [i for i in range(n) if status[i] != DELETED]
+    else:
+        sids = mc.snapshot_id
+        idx = [i for i in range(n) if status[i] == ADDED and sids[i] in scan.append_ids]
+    si = scan.specs[m.partition_spec_id]
+    if not isinstance(si.part_expr, AlwaysTrue) and mc.partitions:
+        idx = _by_partition(scan, si, mc, m, idx, decisions)
+    elif isinstance(si.part_expr, AlwaysFalse):
+        idx = []
+    expr = scan.expr
+    if not isinstance(expr, AlwaysTrue) and idx:
+        if metrics.scalar is not None:  # --explain: decisions and reasons from the scalar form
+            verdicts = [metrics.scalar.eval(_data_file_for_explain(mc, i, m.partition_spec_id))
+                        for i in idx]
+            might = [ok for ok, _ in verdicts]
+            decisions.extend(FileDecision(mc.file_path[i], m.manifest_path, False, why)
+                             for i, (ok, why) in zip(idx, verdicts) if not ok)
+        else:
+            might = metrics_might_match(expr, mc, idx, metrics.types)
+        idx = [i for i, ok in zip(idx, might) if ok]
+    elif isinstance(expr, AlwaysFalse):
+        idx = []
+    return idx
+
+
+def _by_partition(scan: _Scan, si: _SpecInfo, mc: ManifestColumns, m: ManifestFile,
+                  idx: list[int], decisions: list[FileDecision]) -> list[int]:
+    pm = si.partition_matches
+    parts = mc.partitions
+    if len(parts) == 1:
+        col = parts[0]
+        keep = [i for i in idx if pm((col[i],))]
+    else:
+        keep = [i for i in idx if pm(tuple(c[i] for c in parts))]
+    if scan.explain:
+        kept = set(keep)
+        for i in idx:
+            if i not in kept:
+                decisions.append(FileDecision(
+                    mc.file_path[i], m.manifest_path, False,
+                    f"partition {_partition_text(mc, i)} does not satisfy {si.part_expr}"))
+    return keep
+
+
+def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list[int],
+                    index: DeleteIndex, metrics: _Metrics,
+                    decisions: list[FileDecision]) -> list[PlannedFile]:
+    """Step 5: the planned files, each with its residual and delete files."""
+    si = scan.specs[m.partition_spec_id]
+    spec_id = m.partition_spec_id
+    mpath = m.manifest_path
+    if index.is_empty and si.residuals is None and not scan.explain:
+        residual = si.full_expr
+        return [PlannedFile(mc, i, spec_id, residual, (), mpath) for i in idx]
+    paths = mc.file_path
+    seqs = mc.data_sequence_number
+    parts = mc.partitions
+    single = len(parts) == 1
+    no_residual = si.residuals is None
+    residual = si.full_expr if no_residual else TRUE
+    eq_ids = metrics.eq_ids
+    out = []
+    for i in idx:
+        part = (parts[0][i],) if single else tuple(c[i] for c in parts)
+        if not no_residual:
+            residual = si.residual(part)
+        dels: tuple = ()
+        if not index.is_empty:
+            seq = seqs[i]
+            stats = _data_stats(mc, i, eq_ids) if eq_ids else None
+            dels = index.for_data_file(paths[i], spec_id, part, seq if seq is not None else 0, stats)
+        out.append(PlannedFile(mc, i, spec_id, residual, dels, mpath))
+        if scan.explain:
+            decisions.append(FileDecision(
+                paths[i], mpath, True,
+                "no filter" if isinstance(scan.expr, AlwaysTrue) else
+                f"partition and column metrics may match; residual: {residual}"))
+    return out
+
+
+def _data_stats(mc: ManifestColumns, i: int, eq_ids: frozenset[int]) -> DataStats:
+    st = mc.stats
+    return DataStats(
+        lower={f: st[f].lower[i] for f in eq_ids if f in st},
+        upper={f: st[f].upper[i] for f in eq_ids if f in st},
+        null_counts={f: st[f].null_counts[i] for f in eq_ids if f in st},
+        value_counts={f: st[f].value_counts[i] for f in eq_ids if f in st})
+
+
+# -- decoding and views of one row ----------------------------------------------------------------
 
 
 def _load(io: Any, m: ManifestFile, wanted: set[int],
@@ -624,92 +512,6 @@ def _data_file_for_explain(mc: ManifestColumns, i: int, spec_id: int) -> DataFil
         lower_bounds={f: s.lower[i] for f, s in st.items() if s.lower[i] is not None},
         upper_bounds={f: s.upper[i] for f, s in st.items() if s.upper[i] is not None},
         spec_id=spec_id)
-
-
-def _plan_manifest(mc: ManifestColumns, m: ManifestFile, si: _SpecInfo, expr: Expression,
-                   types: dict[int, IcebergType], index: DeleteIndex, eq_ids: set[int],
-                   result: PlanResult, append_ids: set[int] | None, explain: bool,
-                   scalar_metrics: MetricsEvaluator | None) -> None:
-    status = mc.status
-    n = mc.count
-    decisions = result.file_decisions
-    # live entries (and, for incremental scans, only those appended in range)
-    if append_ids is None:
-        idx = [i for i in range(n) if status[i] != DELETED]
-    else:
-        sids = mc.snapshot_id
-        idx = [i for i in range(n) if status[i] == ADDED and sids[i] in append_ids]
-    # partition tuples
-    if not isinstance(si.part_expr, AlwaysTrue) and mc.partitions:
-        pm = si.partition_matches
-        parts = mc.partitions
-        if len(parts) == 1:
-            col = parts[0]
-            keep = [i for i in idx if pm((col[i],))]
-        else:
-            keep = [i for i in idx if pm(tuple(c[i] for c in parts))]
-        if explain:
-            kept = set(keep)
-            for i in idx:
-                if i not in kept:
-                    decisions.append(FileDecision(
-                        mc.file_path[i], m.manifest_path, False,
-                        f"partition {_partition_text(mc, i)} does not satisfy "
-                        f"{si.part_expr}"))
-        idx = keep
-    elif isinstance(si.part_expr, AlwaysFalse):
-        idx = []
-    # column metrics
-    if not isinstance(expr, AlwaysTrue) and idx:
-        if scalar_metrics is not None:  # --explain: decisions and reasons from the scalar form
-            verdicts = [scalar_metrics.eval(_data_file_for_explain(mc, i, m.partition_spec_id))
-                        for i in idx]
-            might = [ok for ok, _ in verdicts]
-            decisions.extend(FileDecision(mc.file_path[i], m.manifest_path, False, why)
-                             for i, (ok, why) in zip(idx, verdicts) if not ok)
-        else:
-            might = metrics_might_match(expr, mc, idx, types)
-        idx = [i for i, ok in zip(idx, might) if ok]
-    elif isinstance(expr, AlwaysFalse):
-        idx = []
-    # planned files
-    files = result.files
-    spec_id = m.partition_spec_id
-    mpath = m.manifest_path
-    if index.is_empty and si.residuals is None and not explain:
-        residual = si.full_expr
-        files.extend(PlannedFile(mc, i, spec_id, residual, (), mpath) for i in idx)
-        return
-    paths = mc.file_path
-    seqs = mc.data_sequence_number
-    parts = mc.partitions
-    single = len(parts) == 1
-    no_deletes = index.is_empty
-    no_residual = si.residuals is None
-    residual = si.full_expr if no_residual else TRUE
-    append = files.append
-    for i in idx:
-        part = (parts[0][i],) if single else tuple(c[i] for c in parts)
-        if not no_residual:
-            residual = si.residual(part)
-        if no_deletes:
-            dels: tuple = ()
-        else:
-            seq = seqs[i]
-            stats = None
-            if eq_ids:
-                stats = DataStats(
-                    lower={f: mc.stats[f].lower[i] for f in eq_ids if f in mc.stats},
-                    upper={f: mc.stats[f].upper[i] for f in eq_ids if f in mc.stats},
-                    null_counts={f: mc.stats[f].null_counts[i] for f in eq_ids if f in mc.stats},
-                    value_counts={f: mc.stats[f].value_counts[i] for f in eq_ids if f in mc.stats})
-            dels = index.for_data_file(paths[i], spec_id, part, seq if seq is not None else 0, stats)
-        append(PlannedFile(mc, i, spec_id, residual, dels, mpath))
-        if explain:
-            decisions.append(FileDecision(
-                paths[i], mpath, True,
-                "no filter" if isinstance(expr, AlwaysTrue) else
-                f"partition and column metrics may match; residual: {residual}"))
 
 
 def _partition_text(mc: ManifestColumns, i: int) -> str:

@@ -347,16 +347,23 @@ def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, ve
     if not newer and hinted <= version and base_ok:
         return
     name = final.rsplit("/", 1)[-1]
+    # Snapshots only this commit adds: ids are random, so a newer version holding one of them
+    # was built on ours even when its metadata log no longer names our file (a short log).
+    ours = {s.snapshot_id for s in new.snapshots}
+    if base is not None:
+        ours -= {s.snapshot_id for s in base.metadata.snapshots}
     for v in newer:  # another writer may already have built on this version: then it counts
         path = find_metadata_file(io, location, v)
         if path is None:
             continue
         try:
-            log = read_metadata(io, path).metadata_log
+            later = read_metadata(io, path)
         except (NotFound, CorruptMetadata):
             continue
         if any(e.metadata_file.rsplit("/", 1)[-1] == name and e.timestamp_ms == new.last_updated_ms
-               for e in log):
+               for e in later.metadata_log):
+            return
+        if ours & {s.snapshot_id for s in later.snapshots}:
             return
     why = (f"version {max(newer + [hinted])} exists" if newer or hinted > version
            else f"the base {base.metadata_location if base else ''} was removed")

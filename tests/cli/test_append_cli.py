@@ -82,3 +82,81 @@ def test_exit_codes_and_one_line_errors(tmp_path) -> None:
         assert r.exit_code == code, (args, r.output)
         assert text in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert sorted(os.listdir(os.path.join(loc, "metadata"))) == before
+
+
+# -- idempotent ingestion, run as a script runs it -------------------------------------------------
+
+
+def icectl(*args: str, stdin: str = "") -> "subprocess.CompletedProcess[str]":
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "ICECTL_DEBUG"}
+    return subprocess.run([sys.executable, "-m", "icectl", *args], input=stdin, capture_output=True,
+                          text=True, env=env, timeout=120)
+
+
+def test_skip_existing_names_every_skipped_file_and_a_rerun_is_a_no_op(tmp_path) -> None:
+    loc = make(tmp_path, "cat")
+    a, b, c = (parquet(tmp_path, f"{n}.parquet", [i], n) for i, n in enumerate("abc"))
+    assert icectl("append", loc, a, b).returncode == 0
+    # without the flag, a file already in the table is refused
+    r = icectl("append", loc, a, c)
+    assert r.returncode == 5 and "already in the table" in r.stderr
+    # with it, a and b are named as skipped (no "and 1 more"), c is appended
+    r = icectl("append", loc, a, b, c, "--skip-existing", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["committed"] is True and out["added-files"] == 1
+    assert out["skipped-files"] == [a, b] and [f["file-path"] for f in out["files"]] == [c]
+    assert out["summary"]["total-data-files"] == "3"
+    # the same nightly run again: nothing to do, exit 0, every file named, nothing committed
+    before = sorted(os.listdir(os.path.join(loc, "metadata")))
+    r = icectl("append", loc, "-", "--skip-existing", "--json", stdin=f"{a}\n{b}\n{c}\n")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["committed"] is False and out["snapshot-id"] is None and out["added-files"] == 0
+    assert out["skipped-files"] == [a, b, c]
+    assert sorted(os.listdir(os.path.join(loc, "metadata"))) == before
+    # text output names each skipped file on stdout
+    r = icectl("append", loc, a, c, "--skip-existing")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("skipped ")] == [a, c]
+    assert "committed" in r.stdout and "nothing appended" in r.stderr
+
+
+def test_allow_empty_makes_no_files_a_no_op(tmp_path) -> None:
+    loc = make(tmp_path)
+    r = icectl("append", loc, "-")
+    assert r.returncode == 2 and "no data files given" in r.stderr and r.stderr.count("\n") == 1
+    before = sorted(os.listdir(os.path.join(loc, "metadata")))
+    r = icectl("append", loc, "-", "--allow-empty", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["committed"] is False and out["files"] == [] and out["skipped-files"] == []
+    assert sorted(os.listdir(os.path.join(loc, "metadata"))) == before
+    # a table that does not exist is still an error
+    r = icectl("append", str(tmp_path / "nope"), "-", "--allow-empty")
+    assert r.returncode == 3
+
+
+def test_optional_file_column_for_a_required_table_column(tmp_path) -> None:
+    loc = make(tmp_path)
+    def optional_id(name: str, ids, **kw) -> str:
+        p = tmp_path / "in" / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        schema = pa.schema([pa.field("id", pa.int64()), pa.field("cat", pa.string())])
+        pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array(["x"] * len(ids))], schema=schema),
+                       str(p), row_group_size=2, **kw)
+        return str(p)
+    proven = optional_id("proven.parquet", [1, 2, 3])  # two row groups, no null in either
+    nulls = optional_id("nulls.parquet", [1, None, 3])
+    no_stats = optional_id("nostats.parquet", [1, 2, 3], write_statistics=False)
+    r = icectl("append", loc, proven, "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["added-records"] == 3
+    for path, why in ((nulls, "has 1 null(s)"), (no_stats, "has no statistics")):
+        r = icectl("append", loc, path)
+        assert r.returncode == 5, r.stderr
+        assert f"column 'id' is optional in the file and {why}" in r.stderr and path in r.stderr
+        assert r.stderr.count("\n") == 1

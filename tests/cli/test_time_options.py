@@ -158,6 +158,7 @@ def test_retention_options_take_durations(history) -> None:
 
 POINT_OPTIONS = [
     ("plan", "{loc}", "--as-of"),
+    ("scan", "{loc}", "--as-of"),
     ("snapshot", "rollback", "{loc}", "--to-timestamp"),
     ("expire", "{loc}", "--older-than"),
     ("orphans", "{loc}", "--older-than"),

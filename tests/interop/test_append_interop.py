@@ -25,7 +25,7 @@ from cli_support import (  # noqa: E402
 )
 from spark_support import java_table, sql_rows  # noqa: E402
 
-from icectl.ops.append import partition_path  # noqa: E402
+from icectl.spec.partition_path import partition_path  # noqa: E402
 from icectl.table.table import Table  # noqa: E402
 
 pytestmark = pytest.mark.interop

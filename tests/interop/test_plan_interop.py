@@ -139,8 +139,34 @@ def _build_v3(sql: Callable[[str], Any], t: IceTable) -> None:
     sql(f"UPDATE {t.ident} SET v = -1 WHERE id = 7")
 
 
+def _build_types(sql: Callable[[str], Any], t: IceTable) -> None:
+    """Identity / truncate partitions of the types whose manifest values need a logical-type
+    conversion or are easy to get wrong: two partition fields share decimal(9,2), so the
+    partition record refers to that Avro type by name the second time (as Java writes it),
+    here for the truncated one."""
+    sql(f"CREATE TABLE {t.ident} (id bigint, c decimal(9,2), c2 decimal(9,2), "
+        "big decimal(38,2), s string, b binary, flag boolean, d date, ts timestamp_ntz, "
+        "v double, f float) USING iceberg "
+        "PARTITIONED BY (c2, truncate(10, c), big, s, b, flag, d, ts, v, f) "
+        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
+    sql(f"INSERT INTO {t.ident} VALUES "
+        "(1, -1.25, 3.50, 123456789012345678901234567890123456.78, 'a\U0001f600', X'01FF', "
+        "true, DATE '2024-01-01', TIMESTAMP_NTZ '2024-01-01 10:00:00', 1.5, float(2.5)),"
+        "(2, 3.50, -0.01, -99999999999999999999999999999999999.99, '\u4e2d', X'', false, "
+        "DATE '1969-12-31', TIMESTAMP_NTZ '1969-12-31 23:59:59.999999', double('NaN'), "
+        "float('NaN')),"
+        "(3, 0.00, 0.00, 0.00, '', NULL, NULL, NULL, NULL, -0.0, float(-1)),"
+        "(4, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)")
+    sql(f"INSERT INTO {t.ident} VALUES "
+        "(5, -0.01, -5.00, 1.00, '\U0001d11e', X'00', true, DATE '2000-02-29', "
+        "TIMESTAMP_NTZ '2000-02-29 12:00:00', double('-Infinity'), float(0)),"
+        "(6, 99.99, -5.00, 123456789012345678901234567890123456.77, 'a', X'01', false, "
+        "DATE '2000-03-01', TIMESTAMP_NTZ '2000-03-01 00:00:00', 7.25, float(3))")
+    sql(f"DELETE FROM {t.ident} WHERE id = 5")
+
+
 BUILDERS = {"all": _build_all, "time": _build_time, "mor": _build_mor, "v1": _build_v1,
-            "v3": _build_v3}
+            "v3": _build_v3, "types": _build_types}
 
 # columns and literal pools for random filters, per table (Python values as icectl binds them)
 D = dt.date
@@ -178,6 +204,21 @@ POOLS: dict[str, dict[str, list]] = {
         "cat": ["a", "b", "c"],
         "amount": [10, 40, 50],
         "extra": ["x"],
+    },
+    "types": {
+        "id": [1, 3, 5, 6],
+        "c": [Decimal("-1.25"), Decimal("0.00"), Decimal("-0.01"), Decimal("3.50"),
+              Decimal("90.00")],
+        "c2": [Decimal("-0.01"), Decimal("0.00"), Decimal("-5.00"), Decimal("3.50")],
+        "big": [Decimal("123456789012345678901234567890123456.78"),
+                Decimal("123456789012345678901234567890123456.77"),
+                Decimal("-99999999999999999999999999999999999.99"), Decimal("0.00")],
+        "s": ["a\U0001f600", "\u4e2d", "", "a", "\U0001d11e", "b"],
+        "flag": [True, False],
+        "d": [D(2024, 1, 1), D(1969, 12, 31), D(2000, 2, 29), D(1970, 1, 1)],
+        "ts": ["2024-01-01T10:00:00", "1969-12-31T23:59:59.999999", "2000-03-01T00:00:00"],
+        "v": [1.5, -0.0, 0.0, 7.25, -1e300],
+        "f": [2.5, -1.0, 0.0, 3.0],
     },
     "v3": {
         "id": [0, 2, 4, 7, 19, 50, 51],
@@ -397,6 +438,12 @@ FIXED = {
     "mor": [None, "id = 30", "id < 10", "cat = 'zz'", "note is null", "ts >= '2024-05-02T00:00:00'"],
     "v1": [None, "cat = 'a'", "id = 4", "amount > 20", "extra is not null"],
     "v3": [None, "cat = 'odd'", "id in (2, 3, 4)", "v is nan", "v > 1.0", "cat is null"],
+    "types": [None, "c < 0.00", "c >= 0.00", "c = -1.25", "c2 = -0.01", "c2 < 0",
+              "big = 123456789012345678901234567890123456.78",
+              "big > 123456789012345678901234567890123456.77", "big < 0",
+              "s = 'a\U0001f600'", "s > '\u4e2d'", "s like 'a%'", "flag = true",
+              "flag is null", "d < date '1970-01-01'", "ts >= '2000-01-01T00:00:00'",
+              "ts < '1970-01-01T00:00:00'", "v is nan", "v < 0", "f is nan", "f > 0"],
 }
 
 

@@ -12,7 +12,7 @@ from icectl.errors import CorruptMetadata, UnsupportedFeature
 from icectl.io import avro_container as avro_codecs
 from icectl.io.avro import read_avro_records
 from icectl.io.avro_container import split_header as _split_header
-from icectl.io.manifest_columns import _blocks
+from icectl.io.avro_container import decoded_blocks as _blocks
 
 SCHEMA = {"type": "record", "name": "r", "fields": [
     {"name": "id", "type": "long"}, {"name": "s", "type": ["null", "string"]}]}

@@ -21,8 +21,8 @@ from pyiceberg.schema import Schema as PyIcebergSchema
 
 from icectl.errors import ValidationError
 from icectl.io.files import FileIO
+from icectl.io.parquet_schema import check_file_schema
 from icectl.io.parquet import (
-    check_file_schema,
     footer_metrics,
     parquet_schema_fields,
     read_footer,

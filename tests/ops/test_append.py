@@ -16,7 +16,8 @@ import pytest
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io import avro
-from icectl.ops.append import NAME_MAPPING_PROPERTY, append_files, parse_partition_value, partition_path
+from icectl.ops.append import NAME_MAPPING_PROPERTY, append_files
+from icectl.spec.partition_path import parse_partition_value, partition_path
 from icectl.ops.create import create_table
 from icectl.spec.partitioning import PartitionField
 from icectl.spec.transforms import parse_transform
@@ -232,7 +233,8 @@ REQUIRED_ID = pa.field("id", pa.int64(), nullable=False)
      "column 'extra' has field id None|'extra' has no field id"),
     ([pa.field("ts", pa.timestamp("us", tz="UTC"))], [[None]], "required table column 'id' is missing"),
     ([pa.field("id", pa.string(), nullable=False)], [["1"]], "cannot be read as long"),
-    ([pa.field("id", pa.int64())], [[1]], "optional in the file but table column 'id' is required"),
+    ([pa.field("id", pa.int64())], [[1, None]],
+     "column 'id' is optional in the file and has 1 null\\(s\\), but table column 'id' is required"),
 ])
 def test_files_that_do_not_fit_the_schema_are_refused(tmp_path, fields, arrays, message) -> None:
     table = make_table(tmp_path)
@@ -319,3 +321,30 @@ def test_many_files_in_parallel_go_into_one_manifest(tmp_path) -> None:
     assert len(r.manifests_written) == 1
     assert r.summary["changed-partition-count"] == "7"
     assert [f["file-path"] for f in r.files] == paths
+
+
+# -- skip_existing against a concurrent writer ---------------------------------------------------------
+
+
+def test_skip_existing_leaves_out_files_a_concurrent_commit_added(tmp_path) -> None:
+    table = make_table(tmp_path)
+    c, d = write(tmp_path / "in" / "c.parquet", [1]), write(tmp_path / "in" / "d.parquet", [2])
+    other = Table.load(table.location)
+
+    def concurrent(done: int, total: int) -> None:  # footers read, commit not yet made
+        if done == total:
+            append_files(other, [c])
+
+    res = append_files(table, [c, d], skip_existing=True, progress=concurrent, max_workers=1)
+    assert res.committed and res.skipped_files == (c,) and [f["file-path"] for f in res.files] == [d]
+    assert sorted(files_of(Table.load(table.location))) == sorted([c, d])
+    # all of them added concurrently: nothing is committed, the result says so
+    e = write(tmp_path / "in" / "e.parquet", [3])
+    res = append_files(Table.load(table.location), [e], skip_existing=True, max_workers=1,
+                       progress=lambda done, total: append_files(Table.load(table.location), [e]))
+    assert not res.committed and res.skipped_files == (e,) and res.snapshot_id is None
+    # without skip_existing the same race is refused
+    f = write(tmp_path / "in" / "f.parquet", [4])
+    with pytest.raises(ValidationError, match="already in the table"):
+        append_files(Table.load(table.location), [f], max_workers=1,
+                     progress=lambda done, total: append_files(Table.load(table.location), [f]))

@@ -13,95 +13,17 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from icectl.errors import InvalidInput, ValidationError
 from icectl.io import avro
 from icectl.io.parquet_write import COMPRESSION, TARGET_FILE_SIZE, ParquetWriteOptions
-from icectl.ops.write import (
-    conform_to_schema,
-    partition_groups,
-    sort_indices,
-    transform_array,
-    write_rows,
-)
+from icectl.ops.compute import conform_to_schema, partition_groups, sort_indices
+from icectl.ops.write import write_rows
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import parse_transform
-from icectl.spec.types import (
-    BINARY, DATE, DOUBLE, INT, LONG, STRING, TIME, TIMESTAMP, TIMESTAMP_NS, TIMESTAMPTZ,
-    TIMESTAMPTZ_NS, UUID, DecimalType, FixedType, NestedField,
-)
+from icectl.spec.types import DATE, DOUBLE, LONG, STRING, NestedField
 from icectl.spec.values import from_bytes
 from icectl.table.table import Table
-
-INT32 = st.integers(-(2**31), 2**31 - 1)
-INT64 = st.integers(-(2**63), 2**63 - 1)
-# dates and timestamps Arrow can hold as date32 / microseconds (years -9999..9999)
-DAYS = st.integers(-4_371_587, 2_932_896)
-MICROS = st.integers(-377_705_116_800_000_000, 253_402_300_799_999_999)
-# nanoseconds fit int64: years 1677..2262
-NANO_MICROS = st.integers(-9_223_372_036_854_775, 9_223_372_036_854_775 - 1)
-
-
-def arrow_of(values, t):
-    from icectl.ops.write import _internal_to_arrow
-
-    return _internal_to_arrow(values, t)
-
-
-def spec_values(transform, values, t):
-    return [transform.apply(v, t) for v in values]
-
-
-def vector_values(transform, values, t):
-    from icectl.ops.write import _internal_values
-
-    res = transform_array(transform, arrow_of(values, t), t)
-    return _internal_values(res, transform.result_type(t))
-
-
-CASES = [
-    (INT, INT32, ["identity", "bucket[16]", "bucket[7]", "truncate[10]", "truncate[3]", "truncate[1000000]"]),
-    (LONG, INT64, ["bucket[16]", "bucket[1]", "truncate[10]", "truncate[7]"]),
-    (DATE, DAYS, ["identity", "bucket[8]", "year", "month", "day"]),
-    (TIME, st.integers(0, 86_399_999_999), ["bucket[8]"]),
-    (TIMESTAMP, MICROS, ["bucket[8]", "year", "month", "day", "hour"]),
-    (TIMESTAMPTZ, MICROS, ["identity", "bucket[5]", "year", "month", "day", "hour"]),
-    (TIMESTAMP_NS, NANO_MICROS.map(lambda m: m * 1000 + 999), ["bucket[8]", "year", "month", "day", "hour"]),
-    (TIMESTAMPTZ_NS, NANO_MICROS.map(lambda m: m * 1000 + 1), ["day", "hour", "bucket[3]"]),
-    (STRING, st.text(max_size=12), ["identity", "bucket[16]", "truncate[1]", "truncate[3]"]),
-    (BINARY, st.binary(max_size=12), ["bucket[16]", "truncate[2]"]),
-    (FixedType(3), st.binary(min_size=3, max_size=3), ["bucket[16]", "identity"]),
-    (UUID, st.uuids(), ["bucket[16]", "identity"]),
-    (DecimalType(9, 2), st.decimals(min_value=-9999999, max_value=9999999, places=2), ["bucket[16]", "truncate[10]", "identity"]),
-    (DOUBLE, st.floats(allow_nan=False), ["identity", "void"]),
-]
-
-
-@pytest.mark.parametrize("t, strategy, transforms", CASES, ids=[str(c[0]) for c in CASES])
-@settings(max_examples=40, deadline=None)
-@given(data=st.data())
-def test_vectorized_transforms_equal_the_spec_value_by_value(t, strategy, transforms, data) -> None:
-    values = data.draw(st.lists(st.one_of(st.none(), strategy), min_size=1, max_size=30))
-    for text in transforms:
-        tr = parse_transform(text)
-        assert vector_values(tr, values, t) == spec_values(tr, values, t), text
-
-
-def test_bucket_spec_vectors() -> None:
-    b = parse_transform("bucket[2147483647]")  # no modulo: the positive hash itself
-    from icectl.spec.values import parse_literal
-
-    vectors = [(INT, 34, 2017239379), (LONG, 34, 2017239379),
-               (DATE, parse_literal(DATE, "2017-11-16"), -653330422 & 0x7FFFFFFF),
-               (TIMESTAMP, parse_literal(TIMESTAMP, "2017-11-16T22:31:08"), -2047944441 & 0x7FFFFFFF),
-               (STRING, "iceberg", 1210000089),
-               (UUID, uuid.UUID("f79c3e09-677c-4bbd-a479-3f349cb785e7"), 1488055340),
-               (BINARY, b"\x00\x01\x02\x03", -188683207 & 0x7FFFFFFF)]
-    for t, v, h in vectors:
-        assert vector_values(b, [v], t) == [h % 2147483647], t
-
 
 # -- tables ------------------------------------------------------------------------------------
 

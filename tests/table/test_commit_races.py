@@ -12,7 +12,8 @@ import pytest
 from icectl.io import avro
 from icectl.io.files import FileIO
 from icectl.spec.manifests import DATA, DataFile
-from icectl.spec.metadata import with_properties
+from icectl.spec.metadata import add_snapshot, with_properties
+from icectl.spec.snapshots import Snapshot
 from icectl.table import store
 from icectl.table.producer import FastAppendProducer
 from icectl.table.table import Table
@@ -150,6 +151,33 @@ def test_commit_built_on_between_rename_and_check_is_not_repeated(location, monk
     final = Table.load(location)
     assert final.version == 3
     assert final.metadata.properties["count"] == "1" and final.metadata.properties["other"] == "x"
+
+
+def test_snapshot_built_on_twice_before_the_check_is_not_repeated(location, monkeypatch):
+    """With a one-entry metadata log and cleanup, three commits land on ours between our rename
+    and our check: no remaining log names our file and our version is deleted, but the newest
+    version holds our snapshot, so the commit succeeded and must not be applied again."""
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    writer = Table.load(location)
+    real_rename = FileIO.rename_no_replace
+    done = []
+
+    def rename_then_two_commits(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if dst.endswith("/v2.metadata.json") and not done:
+            done.append(dst)
+            for i in range(3):
+                Table.load(location).commit(_set(**{f"other-{i}": "x"}))
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_two_commits)
+    snap = Snapshot(snapshot_id=4242, timestamp_ms=1_700_000_000_000, sequence_number=1,
+                    manifest_list=os.path.join(location, "metadata", "snap-4242.avro"),
+                    summary={"operation": "append"})
+    writer.commit(lambda md: add_snapshot(md, snap))
+    final = Table.load(location)
+    assert not os.path.exists(os.path.join(location, "metadata", "v2.metadata.json"))
+    assert final.version == 5
+    assert [s.snapshot_id for s in final.metadata.snapshots] == [4242]
 
 
 def test_late_hint_write_never_lowers_the_hint(location):

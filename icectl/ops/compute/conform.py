@@ -1,0 +1,281 @@
+"""Arrow data conformed to a table schema: ``conform_to_schema(data, schema)``.
+
+Input columns are matched to the schema's columns by name: an exact match first, otherwise a
+case-insensitive one (as Spark does by default); an ambiguous case-insensitive match is refused.
+Nested struct fields are matched the same way. A missing optional column becomes nulls; a
+missing required column, a null in a required column, an input column the schema does not have
+(unless ``ignore_extra_columns``) and a value that does not fit its column's type are refused
+with ValidationError. Text values are parsed as icectl parses literals (ISO dates, times and
+timestamps, decimals, canonical UUIDs); ``binary`` text is taken as its UTF-8 bytes; structs
+given for map columns (JSON objects) become maps, null values left out. The result has exactly
+``arrow_schema(schema)``: field ids on every field, required fields non-nullable (values under
+null parents hold placeholders).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icectl.errors import InvalidInput, ValidationError
+from icectl.io.parquet_write import arrow_schema, arrow_type
+from icectl.ops.compute.arrow_values import internal_to_arrow
+from icectl.spec.schema import Schema
+from icectl.spec.types import (
+    BINARY,
+    BOOLEAN,
+    DATE,
+    DOUBLE,
+    FLOAT,
+    INT,
+    LONG,
+    STRING,
+    TIME,
+    TIMESTAMP,
+    TIMESTAMP_NS,
+    TIMESTAMPTZ,
+    TIMESTAMPTZ_NS,
+    UUID,
+    DecimalType,
+    FixedType,
+    IcebergType,
+    ListType,
+    MapType,
+    NestedField,
+    PrimitiveType,
+    StructType,
+)
+from icectl.spec.values import parse_literal
+
+__all__ = ["conform_to_schema", "match_column"]
+
+
+def match_column(struct: StructType, name: str) -> NestedField | None:
+    exact = struct.field_by_name(name)
+    if exact is not None:
+        return exact
+    hits = [f for f in struct.fields() if f.name.lower() == name.lower()]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _parse_text(arr: pa.Array, t: IcebergType, path: str) -> pa.Array:
+    """Text parsed as icectl literals, value by distinct value."""
+    uniques = pc.unique(arr)
+    parsed = []
+    for v in uniques.to_pylist():
+        if v is None:
+            parsed.append(None)
+            continue
+        try:
+            parsed.append(parse_literal(t, v))
+        except InvalidInput as e:
+            raise ValidationError(f"column {path}: cannot convert {v!r} to {t}: {e}") from None
+    return pc.take(internal_to_arrow(parsed, t), pc.index_in(arr, value_set=uniques))
+
+
+def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str) -> pa.Array:
+    target = arrow_type(t)
+    src = arr.type
+    if src == target:
+        return arr
+    if isinstance(src, pa.BaseExtensionType):
+        arr = arr.storage
+        src = arr.type
+    is_text = pa.types.is_string(src) or pa.types.is_large_string(src)
+    if t == UUID:
+        if is_text:
+            return _parse_text(arr.cast(pa.string()), t, path)
+        if pa.types.is_fixed_size_binary(src) and src.byte_width == 16:
+            return pa.ExtensionArray.from_storage(pa.uuid(), arr)
+        if pa.types.is_binary(src) or pa.types.is_large_binary(src):
+            try:
+                return pa.ExtensionArray.from_storage(pa.uuid(), arr.cast(pa.binary(16)))
+            except pa.ArrowInvalid:
+                raise ValidationError(f"column {path}: uuid values must be 16 bytes") from None
+        raise ValidationError(f"column {path}: cannot write {src} values into a uuid column")
+    if is_text and t in (TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS, DATE) \
+            or is_text and isinstance(t, (DecimalType, FixedType)):
+        if isinstance(t, FixedType):
+            arr = arr.cast(pa.binary())
+        else:
+            try:
+                return pc.cast(arr, target)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                return _parse_text(arr.cast(pa.string()), t, path)
+    if (pa.types.is_timestamp(src) and src.tz is not None and pa.types.is_timestamp(target)
+            and target.tz is None):
+        arr = arr.cast(pa.timestamp(src.unit))  # the UTC wall clock, as the value is stored
+    try:
+        return pc.cast(arr, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
+        raise ValidationError(f"column {path}: cannot write {src} values into a {t} column: {e}") from None
+
+
+def _check_required(child: pa.Array, parent_valid: pa.Array | None, path: str) -> None:
+    if child.null_count == 0:
+        return
+    bad = pc.is_null(child)
+    if parent_valid is not None:
+        bad = pc.and_(bad, parent_valid)
+    n = pc.sum(bad.cast(pa.int64())).as_py() or 0
+    if n:
+        first = pc.index(bad, True).as_py()
+        raise ValidationError(f"column {path} is required but {n} row(s) are null (first at row {first})")
+
+
+def _conform_struct(children: dict[str, pa.Array], length: int, struct: StructType, prefix: str,
+                    ignore_extra: bool, parent_valid: pa.Array | None) -> list[pa.Array]:
+    used: dict[int, list[str]] = {}
+    for name in children:
+        f = match_column(struct, name)
+        if f is None:
+            if ignore_extra:
+                continue
+            raise ValidationError(f"input column {prefix}{name} is not in the table "
+                                  "(use --ignore-extra-columns to drop it)")
+        used.setdefault(f.field_id, []).append(name)
+    out = []
+    for f in struct.fields():
+        path = f"{prefix}{f.name}"
+        if f.field_id not in used:
+            if f.required:
+                raise ValidationError(f"required column {path} is missing from the input")
+            out.append(_null_array(f.type, length))
+            continue
+        names = used[f.field_id]
+        arr = _conform(children[names[0]], f.type, path, ignore_extra)
+        for other in names[1:]:  # the same column spelt differently (JSON lines): coalesce
+            more = _conform(children[other], f.type, path, ignore_extra)
+            if pc.any(pc.and_(pc.is_valid(arr), pc.is_valid(more))).as_py():
+                raise ValidationError(f"input columns {prefix}{names[0]} and {prefix}{other} both "
+                                      f"match column {path} and both have values in one row")
+            arr = _where_null(arr, more)
+        if f.required:
+            _check_required(arr, parent_valid, path)
+            if arr.null_count:  # nulls under null parents only: store placeholders there
+                arr = _where_null(arr, _placeholder(f.type, length))
+        out.append(arr)
+    return out
+
+
+def _where_null(arr: pa.Array, other: pa.Array) -> pa.Array:
+    """``arr`` with its nulls taken from ``other``."""
+    if isinstance(arr.type, pa.BaseExtensionType):
+        return pa.ExtensionArray.from_storage(arr.type, _where_null(arr.storage, other.storage))
+    return pc.if_else(pc.is_null(arr), other, arr)
+
+
+_PLACEHOLDERS: dict[Any, Any] = {BOOLEAN: False, INT: 0, LONG: 0, FLOAT: 0.0, DOUBLE: 0.0, DATE: 0,
+                                 TIME: 0, TIMESTAMP: 0, TIMESTAMPTZ: 0, TIMESTAMP_NS: 0,
+                                 TIMESTAMPTZ_NS: 0, STRING: "", BINARY: b""}
+
+
+def _placeholder(t: IcebergType, n: int) -> pa.Array:
+    """A non-null array of ``n`` arbitrary values of ``t`` (stored under null parents)."""
+    if isinstance(t, StructType):
+        return pa.StructArray.from_arrays([_placeholder(f.type, n) for f in t.fields()],
+                                          fields=list(arrow_type(t)))
+    if isinstance(t, (ListType, MapType)):
+        empty = pa.array([[]] * n, pa.list_(pa.int8()))
+        if isinstance(t, ListType):
+            return pa.ListArray.from_arrays(empty.offsets, pa.nulls(0, arrow_type(t.element_type)),
+                                            type=arrow_type(t))
+        return pa.MapArray.from_arrays(empty.offsets, pa.nulls(0, arrow_type(t.key_type)),
+                                       pa.nulls(0, arrow_type(t.value_type)), type=arrow_type(t))
+    if t == UUID:
+        return pa.ExtensionArray.from_storage(pa.uuid(), pa.array([b"\0" * 16] * n, pa.binary(16)))
+    if isinstance(t, FixedType):
+        return pa.array([b"\0" * t.length] * n, pa.binary(t.length))
+    if isinstance(t, DecimalType):
+        return pa.array([Decimal(0)] * n, arrow_type(t))
+    return internal_to_arrow([_PLACEHOLDERS[t]] * n, t)
+
+
+def _null_array(t: IcebergType, n: int) -> pa.Array:
+    """``n`` nulls of ``t``; a struct's required fields hold placeholders under the nulls."""
+    if isinstance(t, StructType) and n:
+        kids = [_placeholder(f.type, n) if f.required else _null_array(f.type, n) for f in t.fields()]
+        return pa.StructArray.from_arrays(kids, fields=list(arrow_type(t)),
+                                          mask=pa.array([True] * n, pa.bool_()))
+    return pa.nulls(n, arrow_type(t))
+
+
+def _conform(arr: Any, t: IcebergType, path: str, ignore_extra: bool) -> pa.Array:
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
+    src = arr.type
+    if isinstance(t, StructType):
+        if not pa.types.is_struct(src):
+            raise ValidationError(f"column {path}: cannot write {src} values into a struct column")
+        valid = pc.is_valid(arr) if arr.null_count else None
+        children = {src.field(i).name: arr.field(i) for i in range(src.num_fields)}
+        if len(children) != src.num_fields:
+            raise ValidationError(f"column {path}: input struct has duplicate field names")
+        kids = _conform_struct(children, len(arr), t, path + ".", ignore_extra, valid)
+        target = arrow_type(t)
+        mask = pc.is_null(arr) if arr.null_count else None
+        return pa.StructArray.from_arrays(kids, fields=list(target), mask=mask)
+    if isinstance(t, ListType):
+        if not (pa.types.is_list(src) or pa.types.is_large_list(src) or pa.types.is_fixed_size_list(src)):
+            raise ValidationError(f"column {path}: cannot write {src} values into a list column")
+        if not pa.types.is_list(src):
+            arr = arr.cast(pa.list_(src.value_type))
+        values = _conform(arr.values, t.element_type, path + ".element", ignore_extra)
+        if t.element_required:
+            _check_required(values, None, path + ".element")
+        mask = pc.is_null(arr) if arr.null_count else None
+        return pa.ListArray.from_arrays(arr.offsets, values, type=arrow_type(t), mask=mask)
+    if isinstance(t, MapType):
+        if pa.types.is_struct(src):
+            return _struct_to_map(arr, t, path, ignore_extra)
+        if not pa.types.is_map(src):
+            raise ValidationError(f"column {path}: cannot write {src} values into a map column")
+        keys = _conform(arr.keys, t.key_type, path + ".key", ignore_extra)
+        _check_required(keys, None, path + ".key")
+        items = _conform(arr.items, t.value_type, path + ".value", ignore_extra)
+        if t.value_required:
+            _check_required(items, None, path + ".value")
+        out = pa.MapArray.from_arrays(arr.offsets, keys, items, type=arrow_type(t))
+        if arr.null_count:
+            out = pc.if_else(pc.is_null(arr), pa.scalar(None, out.type), out)
+        return out
+    if pa.types.is_nested(src):
+        raise ValidationError(f"column {path}: cannot write {src} values into a {t} column")
+    return _cast_primitive(arr, t, path)
+
+
+def _struct_to_map(arr: pa.Array, t: MapType, path: str, ignore_extra: bool) -> pa.Array:
+    rows = arr.to_pylist()
+    offsets = [0]
+    keys: list[Any] = []
+    values: list[Any] = []
+    for r in rows:
+        if r is not None:
+            for k, v in r.items():
+                if v is not None:
+                    keys.append(k)
+                    values.append(v)
+        offsets.append(len(keys))
+    key_arr = _conform(pa.array(keys, pa.string()), t.key_type, path + ".key", ignore_extra)
+    val_arr = _conform(pa.array(values) if values else pa.nulls(0), t.value_type, path + ".value",
+                       ignore_extra)
+    out = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), key_arr, val_arr, type=arrow_type(t))
+    if arr.null_count:
+        out = pc.if_else(pc.is_null(arr), pa.scalar(None, out.type), out)
+    return out
+
+
+def conform_to_schema(data: pa.Table | pa.RecordBatch, schema: Schema, *,
+                      ignore_extra_columns: bool = False) -> pa.Table:
+    """``data`` cast to ``schema`` (see the module docs); ValidationError when it does not fit."""
+    if isinstance(data, pa.RecordBatch):
+        data = pa.Table.from_batches([data])
+    names = data.column_names
+    if len(set(names)) != len(names):
+        raise ValidationError("the input has duplicate column names")
+    children = {n: data.column(n) for n in names}
+    cols = _conform_struct(children, data.num_rows, schema.struct, "", ignore_extra_columns, None)
+    return pa.Table.from_arrays(cols, schema=arrow_schema(schema))

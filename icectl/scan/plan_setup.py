@@ -1,0 +1,151 @@
+"""Choosing what a scan reads: the snapshot (current, by id, ref, time, or the appends between
+two snapshots), the schema it reads with, the bound filter, projected columns and the split
+options."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Any, Sequence
+
+from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.expr.expressions import (
+    TRUE,
+    AlwaysFalse,
+    AlwaysTrue,
+    Expression,
+    bind,
+    referenced_field_ids,
+    rewrite_not,
+)
+from icectl.expr.parser import parse_filter
+from icectl.io import avro
+from icectl.scan.tasks import DEFAULT_LOOKBACK, DEFAULT_OPEN_FILE_COST, DEFAULT_SPLIT_SIZE
+from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.schema import Schema
+from icectl.spec.snapshots import Snapshot, ancestors_of
+from icectl.spec.values import parse_timestamp
+
+SPLIT_SIZE = "read.split.target-size"
+OPEN_FILE_COST = "read.split.open-file-cost"
+LOOKBACK = "read.split.planning-lookback"
+
+
+
+def parse_as_of(text: str) -> int:
+    """A point in time as epoch milliseconds: digits are milliseconds; otherwise an ISO date or
+    timestamp (without a zone: UTC)."""
+    s = text.strip()
+    if s.lstrip("-").isdigit():
+        return int(s)
+    try:
+        if len(s) == 10:
+            d = _dt.date.fromisoformat(s)
+            return int(_dt.datetime(d.year, d.month, d.day, tzinfo=_dt.timezone.utc).timestamp() * 1000)
+        micros = parse_timestamp(s, tz=True) if _has_zone(s) else parse_timestamp(s)
+        return micros // 1000
+    except Exception:  # noqa: BLE001 - many shapes of bad input
+        raise InvalidInput(f"--as-of expects epoch milliseconds or an ISO timestamp, not {text!r}") from None
+
+
+def _has_zone(s: str) -> bool:
+    tail = s[10:]
+    return tail.endswith("Z") or "+" in tail or "-" in tail
+
+
+def scan_schema(md: TableMetadata, snapshot: Snapshot | None, time_travel: bool) -> Schema:
+    """Time travel by id or tag reads with the snapshot's schema, as the reference does."""
+    if time_travel and snapshot is not None and snapshot.schema_id is not None:
+        try:
+            return md.schema_by_id(snapshot.schema_id)
+        except Exception:  # noqa: BLE001 - unknown schema id: fall back to the current one
+            return md.schema
+    return md.schema
+
+
+# -- planning -----------------------------------------------------------------------------------
+
+
+def bind_filter(filter_text: str | None, filter_expr: Expression | None, schema: Schema,
+                 case_sensitive: bool) -> Expression:
+    if filter_text is not None and filter_expr is not None:
+        raise InvalidInput("give a filter as text or as an expression, not both")
+    expr: Expression = TRUE
+    if filter_text is not None:
+        expr = parse_filter(filter_text)  # empty text is an error, not a full scan
+    elif filter_expr is not None:
+        expr = filter_expr
+    if not isinstance(expr, (AlwaysTrue, AlwaysFalse)):
+        expr = bind(expr, schema, case_sensitive)
+    return rewrite_not(expr)
+
+
+def resolve_columns(columns: Sequence[str] | None, schema: Schema,
+                     case_sensitive: bool) -> tuple[str, ...] | None:
+    if columns is None:
+        return None
+    out = []
+    for c in columns:
+        c = c.strip()
+        if not c:
+            continue
+        f = schema.find_field_or_none(c, case_sensitive)
+        if f is None:
+            raise InvalidInput(f"--columns: no column {c!r} in the schema")
+        out.append(schema.column_name(f.field_id))
+    return tuple(out)
+
+
+def split_options(md: TableMetadata, split_size: int | None, open_file_cost: int | None,
+                   lookback: int | None) -> tuple[int, int, int]:
+    size = split_size if split_size is not None else md.property_as_int(SPLIT_SIZE, DEFAULT_SPLIT_SIZE)
+    cost = open_file_cost if open_file_cost is not None else \
+        md.property_as_int(OPEN_FILE_COST, DEFAULT_OPEN_FILE_COST)
+    look = lookback if lookback is not None else md.property_as_int(LOOKBACK, DEFAULT_LOOKBACK)
+    if size <= 0:
+        raise InvalidInput(f"split size must be positive, not {size}")
+    if cost < 0:
+        raise InvalidInput(f"open file cost must not be negative, not {cost}")
+    if look < 1:
+        raise InvalidInput(f"planning lookback must be at least 1, not {look}")
+    return size, cost, look
+
+
+def appended_snapshots(md: TableMetadata, from_id: int | None, to_id: int) -> set[int]:
+    """Snapshots after ``from_id`` (exclusive) up to ``to_id`` whose operation is append."""
+    if md.snapshot_by_id(to_id) is None:
+        raise NotFound(f"snapshot {to_id} does not exist in table {md.location}")
+    if from_id is not None and md.snapshot_by_id(from_id) is None:
+        raise NotFound(f"snapshot {from_id} does not exist in table {md.location}")
+    out: set[int] = set()
+    reached = from_id is None
+    for s in ancestors_of(to_id, md.snapshot_by_id):
+        if s.snapshot_id == from_id:
+            reached = True
+            break
+        if s.operation == "append":
+            out.add(s.snapshot_id)
+    if not reached:
+        raise ValidationError(f"snapshot {from_id} is not an ancestor of snapshot {to_id}")
+    return out
+
+
+def appended_manifests(io: Any, md: TableMetadata, append_ids: set[int]) -> list[ManifestFile]:
+    out: list[ManifestFile] = []
+    seen: set[str] = set()
+    for sid in sorted(append_ids, key=lambda i: -md.snapshot_by_id(i).sequence_number):
+        snap = md.snapshot_by_id(sid)
+        if snap.manifest_list is None:
+            continue
+        for m in avro.load_manifest_list(io, snap.manifest_list, md.format_version):
+            if m.content != MANIFEST_DELETES and m.added_snapshot_id in append_ids \
+                    and m.manifest_path not in seen:
+                seen.add(m.manifest_path)
+                out.append(m)
+    return out
+
+
+def manifest_stat_ids(expr: Expression) -> set[int]:
+    if isinstance(expr, (AlwaysTrue, AlwaysFalse)):
+        return set()
+    return referenced_field_ids(expr)

@@ -1,0 +1,467 @@
+"""Reading rows: the planned data files through their deletes and the residual filter.
+
+:func:`open_scan` plans the scan (the only use of the planner, in :func:`_plan`) and returns a
+:class:`Scan`, whose :meth:`Scan.batches` streams Arrow record batches:
+
+1. each data file (Parquet) is read batch by batch, only the columns needed: the projected ones,
+   the residual filter's, the equality deletes' key columns (read by field id even when later
+   dropped from the schema) and, on v3 with metadata columns, the row-lineage columns;
+2. columns are found by Parquet field id (else through the table's name mapping); renamed
+   columns follow their id, columns the file lacks read as their v3 initial default or null,
+   promoted types are widened (:func:`icectl.scan.arrow_values.conform`);
+3. rows deleted by position delete files, deletion vectors and equality deletes are dropped (the
+   planner has already attached to each file the deletes whose sequence numbers apply);
+4. the residual filter is evaluated row by row with the expression module's row evaluator.
+
+Memory stays bounded by a batch (and a row group inside pyarrow), plus the delete sets.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from icectl.errors import (
+    IcectlError,
+    InvalidInput,
+    StorageError,
+    UnsupportedFeature,
+    ValidationError,
+)
+from icectl.expr.evaluators import evaluate_row
+from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
+from icectl.io.files import is_local, local_path
+from icectl.io.parquet import parquet_schema_fields
+from icectl.io.parquet_write import arrow_field, arrow_type
+from icectl.io.puffin import read_deletion_vector
+from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
+from icectl.spec.name_mapping import table_name_mapping
+from icectl.spec.schema import Schema
+from icectl.spec.types import INT, LONG, STRING, NestedField, StructType
+
+__all__ = ["open_scan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
+           "LAST_UPDATED_SEQ_FIELD_ID"]
+
+ROW_ID_FIELD_ID = 2147483540
+LAST_UPDATED_SEQ_FIELD_ID = 2147483539
+POS_DELETE_PATH_ID = 2147483546
+POS_DELETE_POS_ID = 2147483545
+METADATA_COLUMNS = ("_file", "_pos", "_spec_id", "_partition", "_row_id",
+                    "_last_updated_sequence_number")
+DEFAULT_BATCH_ROWS = 65_536
+
+
+@dataclass(frozen=True)
+class ScanFile:
+    """What the reader needs to know of a planned data file."""
+
+    path: str
+    file_format: str
+    spec_id: int
+    partition: tuple
+    record_count: int
+    data_sequence_number: int | None
+    first_row_id: int | None
+    residual: Expression
+    deletes: tuple
+
+
+@dataclass
+class Scan:
+    """A planned scan, ready to read."""
+
+    table: Any
+    schema: Schema
+    projected: list[NestedField]
+    snapshot_id: int | None
+    files: list[ScanFile]
+    with_metadata: bool = False
+    batch_rows: int = DEFAULT_BATCH_ROWS
+    partition_type: StructType = field(default_factory=StructType)
+    _pos_cache: dict = field(default_factory=dict, repr=False)
+    _eq_cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def format_version(self) -> int:
+        return self.table.metadata.format_version
+
+    def arrow_schema(self) -> pa.Schema:
+        fields = [arrow_field(f) for f in self.projected]
+        if self.with_metadata:
+            fields += [pa.field("_file", pa.string()), pa.field("_pos", pa.int64()),
+                       pa.field("_spec_id", pa.int32())]
+            if len(self.partition_type):
+                fields.append(pa.field("_partition", arrow_type(self.partition_type)))
+            if self.format_version >= 3:
+                fields += [pa.field("_row_id", pa.int64()),
+                           pa.field("_last_updated_sequence_number", pa.int64())]
+        return pa.schema(fields)
+
+    def write_parquet(self, path: str, batches: Iterator[pa.RecordBatch]) -> int:
+        """Write ``batches`` (of this scan) to a local Parquet file; the number of rows."""
+        n = 0
+        with pq.ParquetWriter(path, self.arrow_schema()) as w:
+            for b in batches:
+                w.write_batch(b)
+                n += b.num_rows
+        return n
+
+    def iceberg_types(self) -> list[Any]:
+        """The Iceberg type of every output column (metadata columns included)."""
+        types = [f.type for f in self.projected]
+        if self.with_metadata:
+            types += [STRING, LONG, INT]
+            if len(self.partition_type):
+                types.append(self.partition_type)
+            if self.format_version >= 3:
+                types += [LONG, LONG]
+        return types
+
+    @property
+    def needs_reading_to_count(self) -> bool:
+        return any(f.deletes or not isinstance(f.residual, AlwaysTrue) for f in self.files)
+
+    def count(self) -> int:
+        """Rows the scan returns: from the files' record counts when no delete file or
+        residual filter needs reading, else by reading them."""
+        if not self.needs_reading_to_count:
+            return sum(f.record_count for f in self.files)
+        return sum(b.num_rows for b in self.batches(count_only=True))
+
+    def batches(self, limit: int | None = None, count_only: bool = False
+                ) -> Iterator[pa.RecordBatch]:
+        """The rows, as record batches of :meth:`arrow_schema` (no columns if ``count_only``)."""
+        left = limit
+        for f in self.files:
+            if left is not None and left <= 0:
+                return
+            gen = _FileReader(self, f, count_only).batches()
+            try:
+                for b in gen:
+                    if left is not None:
+                        if b.num_rows > left:
+                            b = b.slice(0, left)
+                        left -= b.num_rows
+                    if b.num_rows:
+                        yield b
+                    if left is not None and left <= 0:
+                        return
+            finally:
+                gen.close()
+
+
+def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[str] | None = None,
+              snapshot_id: int | None = None, ref: str | None = None, as_of: str | None = None,
+              case_sensitive: bool = False, with_metadata: bool = False,
+              batch_rows: int = DEFAULT_BATCH_ROWS) -> Scan:
+    """Plan a scan of ``table`` and return it ready to read."""
+    schema, column_names, snapshot_id_, files = _plan(
+        table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive)
+    if column_names is None:
+        projected = list(schema.fields)
+    else:
+        projected = []
+        for name in column_names:
+            f = schema.find_field(name, True)
+            if schema.parent_id(f.field_id) is not None:
+                raise InvalidInput(f"--columns: {name!r} is a nested field; scan reads "
+                                   "top-level columns")
+            if f not in projected:
+                projected.append(f)
+    scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
+                files=files, with_metadata=with_metadata, batch_rows=batch_rows)
+    if with_metadata:
+        scan.partition_type = _partition_type(table.metadata, schema)
+    return scan
+
+
+def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
+          snapshot_id: int | None, ref: str | None, as_of: str | None,
+          case_sensitive: bool) -> tuple[Schema, tuple[str, ...] | None, int | None,
+                                         list[ScanFile]]:
+    """The planner's answer, reduced to what the reader needs (the one place it is used)."""
+    from icectl.scan.planner import plan_scan
+
+    r = plan_scan(table, filter_text, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
+                  columns=columns, case_sensitive=case_sensitive)
+    files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
+                      partition=tuple(f.partition), record_count=f.record_count,
+                      data_sequence_number=f.data_sequence_number,
+                      first_row_id=f.first_row_id, residual=f.residual,
+                      deletes=tuple(f.deletes)) for f in r.files]
+    return r.schema, r.columns, r.snapshot_id, files
+
+
+def _partition_type(md: Any, schema: Schema) -> StructType:
+    """All partition fields of all specs, by field id (the reference's unified partition type);
+    a field whose source column is gone is typed from the spec that still resolves it, else
+    skipped."""
+    seen: dict[int, NestedField] = {}
+    for spec in md.specs_by_id().values():
+        try:
+            ptype = spec.partition_type(schema)
+        except IcectlError:
+            continue
+        for f in ptype.fields():
+            if f.field_id not in seen:
+                seen[f.field_id] = NestedField(f.field_id, f.name, f.type, required=False)
+    return StructType(tuple(seen[k] for k in sorted(seen)))
+
+
+# -- one data file --------------------------------------------------------------------------------
+
+
+class _FileReader:
+    def __init__(self, scan: Scan, f: ScanFile, count_only: bool):
+        self.scan = scan
+        self.f = f
+        self.count_only = count_only
+        self.io = scan.table.io
+        md = scan.table.metadata
+        self.mapping = table_name_mapping(md.properties, scan.schema)
+        self.residual = f.residual
+        self.residual_ids = (set() if isinstance(f.residual, AlwaysTrue)
+                             else referenced_field_ids(f.residual))
+        self.deleted = self._deleted_positions()
+        self.eq_deletes = [d for d in f.deletes if d.content == 2]
+        self.lineage = scan.with_metadata and scan.format_version >= 3 and not count_only
+        self._types: dict[tuple, dict[int, Any]] = {}
+
+    # deletes ---------------------------------------------------------------------------------
+
+    def _deleted_positions(self) -> list[int]:
+        out: set[int] = set()
+        for d in self.f.deletes:
+            if d.content != 1:
+                continue
+            if d.is_dv:
+                out.update(read_deletion_vector(self.io, d.path, d.content_offset,
+                                                d.content_size_in_bytes))
+            else:
+                out.update(self._position_file(d).get(self.f.path, ()))
+        return sorted(out)
+
+    def _position_file(self, d: Any) -> dict[str, list[int]]:
+        cache = self.scan._pos_cache
+        got = cache.get(d.path)
+        if got is None:
+            table = self._read_by_ids(d.path, [POS_DELETE_PATH_ID, POS_DELETE_POS_ID],
+                                      ["file_path", "pos"])
+            got = {}
+            for p, pos in zip(table.column(0).to_pylist(), table.column(1).to_pylist()):
+                got.setdefault(p, []).append(pos)
+            cache[d.path] = got
+        return got
+
+    def _equality_set(self, d: Any) -> tuple[tuple[int, ...], set[tuple]]:
+        cache = self.scan._eq_cache
+        got = cache.get(d.path)
+        if got is None:
+            ids = tuple(d.equality_ids or ())
+            if not ids:
+                raise UnsupportedFeature(f"equality delete file {d.path} has no equality ids")
+            table = self._read_by_ids(d.path, list(ids), None)
+            types = self._file_types(d.path, ids)
+            cols = [to_internal(table.column(i), types[fid]) for i, fid in enumerate(ids)]
+            got = (ids, set(zip(*cols)))
+            cache[d.path] = got
+        return got
+
+    def _file_types(self, path: str, ids: Sequence[int]) -> dict[int, Any]:
+        key = (path, tuple(ids))
+        if key not in self._types:
+            self._types[key] = self._lookup_types(path, ids)
+        return self._types[key]
+
+    def _lookup_types(self, path: str, ids: Sequence[int]) -> dict[int, Any]:
+        fields = parquet_schema_fields(self.io, path, self.mapping)
+        by_id = {pf.field_id: pf for pf in fields}
+        out = {}
+        for fid in ids:
+            pf = by_id.get(fid)
+            sf = self.scan.schema.find_field_or_none(fid)
+            out[fid] = sf.type if sf is not None else (pf.iceberg_type if pf else None)
+        return out
+
+    def _read_by_ids(self, path: str, ids: list[int], names: list[str] | None) -> pa.Table:
+        """Whole (small) delete file, the columns with these field ids (or names)."""
+        try:
+            with _open_parquet(self.io, path) as pf:
+                fields = parquet_schema_fields(self.io, path, self.mapping, footer=pf.metadata)
+                by_id = {x.field_id: x.name for x in fields}
+                cols = []
+                for i, fid in enumerate(ids):
+                    name = by_id.get(fid) or (names[i] if names else None)
+                    if name is None:
+                        raise InvalidInput(f"delete file {path} has no column with field id {fid}")
+                    cols.append(name)
+                t = pf.read(columns=cols, use_threads=False)
+                return t.rename_columns([str(i) for i in ids])
+        except IcectlError:
+            raise
+        except OSError as e:
+            raise StorageError(f"cannot read delete file {path}: {e}") from e
+
+    # rows ----------------------------------------------------------------------------------
+
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        f = self.f
+        if f.file_format.upper() != "PARQUET":
+            raise UnsupportedFeature(f"{f.path}: icectl scan reads Parquet data files only, "
+                                     f"not {f.file_format}")
+        try:
+            with _open_parquet(self.io, f.path) as pf:
+                yield from self._read(pf)
+        except IcectlError:
+            raise
+        except (FileNotFoundError, PermissionError) as e:
+            raise StorageError(f"cannot read data file {f.path}: {e}") from e
+        except pa.ArrowException as e:
+            raise ValidationError(f"{f.path} is not a readable Parquet file: {e}") from e
+        except OSError as e:
+            raise StorageError(f"cannot read data file {f.path}: {e}") from e
+
+    def _read(self, pf: Any) -> Iterator[pa.RecordBatch]:
+        fields = parquet_schema_fields(self.io, self.f.path, self.mapping, footer=pf.metadata)
+        file_ids = {x.field_id: x.name for x in fields if x.field_id is not None}
+        wanted: set[int] = set(self.residual_ids)
+        for d in self.eq_deletes:
+            wanted.update(d.equality_ids or ())
+        if not self.count_only:
+            wanted.update(x.field_id for x in self.scan.projected)
+        if self.lineage:
+            wanted.update((ROW_ID_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID))
+        names = [file_ids[i] for i in sorted(wanted) if i in file_ids]
+        arrow_fields = {n: pf.schema_arrow.field(n) for n in names}
+        offset = 0
+        if names:
+            source = pf.iter_batches(batch_size=self.scan.batch_rows, columns=names,
+                                     use_threads=False)
+        else:
+            source = _empty_batches(pf, self.scan.batch_rows)
+        try:
+            for raw in source:
+                n = raw.num_rows
+                cols = {fid: raw.column(file_ids[fid]) for fid in wanted if fid in file_ids}
+                keep = self._keep_mask(offset, n, cols, arrow_fields, file_ids)
+                out = self._output(offset, n, cols, arrow_fields, file_ids)
+                offset += n
+                if keep is not None:
+                    out = out.filter(keep)
+                yield out
+        finally:
+            close = getattr(source, "close", None)
+            if close is not None:
+                close()
+
+    def _column(self, fid: int, f: NestedField, n: int, cols: dict, arrow_fields: dict,
+                file_ids: dict) -> Any:
+        if fid in cols:
+            return conform(cols[fid], f.type, arrow_fields[file_ids[fid]])
+        return internal_to_arrow([_default(f)] * n, f.type)
+
+    def _output(self, offset: int, n: int, cols: dict, arrow_fields: dict,
+                file_ids: dict) -> pa.RecordBatch:
+        if self.count_only:
+            return pa.RecordBatch.from_arrays([pa.nulls(n)], names=["_"]).select([])
+        arrays = [self._column(f.field_id, f, n, cols, arrow_fields, file_ids)
+                  for f in self.scan.projected]
+        if self.scan.with_metadata:
+            arrays += self._metadata_columns(offset, n, cols)
+        return pa.RecordBatch.from_arrays(arrays, schema=self.scan.arrow_schema())
+
+    def _metadata_columns(self, offset: int, n: int, cols: dict) -> list[Any]:
+        f = self.f
+        pos = pa.array(range(offset, offset + n), pa.int64())
+        ptype = self.scan.partition_type
+        spec = self.scan.table.metadata.specs_by_id().get(f.spec_id)
+        value = {}
+        if spec is not None:
+            for pf, v in zip(spec.fields, f.partition):
+                if ptype.field_by_id(pf.field_id) is not None:
+                    value[pf.field_id] = v
+        out = [pa.array([f.path] * n, pa.string()), pos, pa.array([f.spec_id] * n, pa.int32())]
+        if len(ptype):
+            part = internal_to_arrow([value], ptype)
+            out.append(pc.take(part, pa.array([0] * n, pa.int32())))
+        if self.lineage:
+            row_id = cols.get(ROW_ID_FIELD_ID)
+            inherited = (pa.nulls(n, pa.int64()) if f.first_row_id is None
+                         else pc.add(pos, pa.scalar(f.first_row_id, pa.int64())))
+            out.append(inherited if row_id is None
+                       else pc.coalesce(row_id.cast(pa.int64()), inherited))
+            seq = pa.scalar(f.data_sequence_number, pa.int64())
+            lusn = cols.get(LAST_UPDATED_SEQ_FIELD_ID)
+            out.append(pa.array([f.data_sequence_number] * n, pa.int64()) if lusn is None
+                       else pc.coalesce(lusn.cast(pa.int64()), seq))
+        return out
+
+    def _keep_mask(self, offset: int, n: int, cols: dict, arrow_fields: dict,
+                   file_ids: dict) -> Any:
+        keep: bytearray | None = None
+        lo, hi = bisect_left(self.deleted, offset), bisect_left(self.deleted, offset + n)
+        if hi > lo:
+            keep = bytearray(b"\x01") * n
+            for p in self.deleted[lo:hi]:
+                keep[p - offset] = 0
+        for d in self.eq_deletes:
+            ids, keys = self._equality_set(d)
+            types = self._file_types(self.f.path, ids)
+            key_cols = [to_internal(cols[i], types[i]) if i in cols else [None] * n for i in ids]
+            if keep is None:
+                keep = bytearray(b"\x01") * n
+            for i, k in enumerate(zip(*key_cols)):
+                if k in keys:
+                    keep[i] = 0
+        if self.residual_ids:
+            values = {}
+            for fid in self.residual_ids:
+                f = self.scan.schema.find_field(fid)
+                values[fid] = to_internal(self._column(fid, f, n, cols, arrow_fields, file_ids),
+                                          f.type)
+            if keep is None:
+                keep = bytearray(b"\x01") * n
+            for i in range(n):
+                if keep[i] and not evaluate_row(self.residual,
+                                                {fid: v[i] for fid, v in values.items()}):
+                    keep[i] = 0
+        if keep is None:
+            return None
+        return pa.array(keep, pa.uint8()).cast(pa.bool_())
+
+
+@contextmanager
+def _open_parquet(file_io: Any, path: str) -> Iterator[Any]:
+    """A ``ParquetFile``; local files are opened by pyarrow itself (no Python file object
+    called back from pyarrow's threads)."""
+    if is_local(path):
+        pf = pq.ParquetFile(local_path(path))
+        try:
+            yield pf
+        finally:
+            pf.close()
+        return
+    with file_io.open(path, "rb") as fh:
+        yield pq.ParquetFile(fh)
+
+
+def _default(f: NestedField) -> Any:
+    if not f.has_initial_default:
+        return None
+    from icectl.spec.values import from_json_value
+
+    return from_json_value(f.type, f.initial_default)
+
+
+def _empty_batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """Batches without columns, one per row group (a count needs only the row counts)."""
+    for i in range(pf.metadata.num_row_groups):
+        n = pf.metadata.row_group(i).num_rows
+        yield pa.RecordBatch.from_arrays([pa.nulls(n)], names=["_"]).select([])
+

@@ -1,0 +1,178 @@
+"""`icectl scan` against Spark: the same rows on Spark-written merge-on-read tables.
+
+Spark (Iceberg 1.10.2) writes position deletes (v2) and deletion vectors (v3) with DELETE,
+UPDATE and MERGE in merge-on-read mode, evolves schemas (rename, drop, add, promote) and
+partition specs; `icectl scan --format jsonl`, run as a child process, must return exactly the
+rows Spark's SELECT returns, for several filters. Values are compared in the JSON single-value
+form. (Equality deletes, which Spark SQL never writes, are covered by tests/scan/test_reader.py
+with delete files committed through icectl's producer.)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from cli_support import json_value, run_icectl
+from spark_support import IceTable, java_table
+
+MOR = ("'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
+       "'write.merge.mode'='merge-on-read'")
+
+FILTERS = [
+    None,
+    "id > 120",
+    "cat = 'b' or amt < 20.5",
+    "d >= date '2024-01-05' and score is not null",
+    "flag = true and id between 10 and 150",
+    "amt is null or score > 0.5",
+]
+
+
+def icectl_rows(location: Any, filter_text: str | None, *extra: str) -> list[tuple]:
+    args = ["scan", str(location), "--format", "jsonl", *extra]
+    if filter_text is not None:
+        args += ["--filter", filter_text]
+    r = run_icectl(*args)
+    assert r.returncode == 0, r.stderr
+    return sorted((tuple(sorted(json.loads(line).items())) for line in r.stdout.splitlines()),
+                  key=repr)
+
+
+def spark_rows(spark: Any, ident: str, filter_text: str | None, cols: str = "*") -> list[tuple]:
+    where = f" WHERE {filter_text}" if filter_text else ""
+    out = []
+    for row in spark.sql(f"SELECT {cols} FROM {ident}{where}").collect():
+        out.append(tuple(sorted((k, json_value(v)) for k, v in row.asDict().items())))
+    return sorted(out, key=repr)
+
+
+def make_mor_table(spark: Any, t: IceTable, fv: int) -> None:
+    spark.sql(f"""CREATE TABLE {t.ident} (id bigint, cat string, amt decimal(10,2), d date,
+                  score double, flag boolean) USING iceberg PARTITIONED BY (cat)
+                  TBLPROPERTIES ('format-version'='{fv}', {MOR})""")
+    spark.sql(f"""INSERT INTO {t.ident}
+        SELECT id, CASE WHEN id % 3 = 0 THEN 'a' WHEN id % 3 = 1 THEN 'b' ELSE 'c' END,
+               CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id / 4 AS decimal(10,2)) END,
+               date_add(DATE '2024-01-01', CAST(id % 10 AS int)),
+               CASE WHEN id % 13 = 0 THEN NULL ELSE (id % 17) / 10.0 END, id % 2 = 0
+        FROM range(0, 200)""")
+    spark.sql(f"DELETE FROM {t.ident} WHERE id % 7 = 0")
+    spark.sql(f"UPDATE {t.ident} SET amt = amt + 1, flag = NOT flag WHERE id % 5 = 0")
+    spark.sql(f"""MERGE INTO {t.ident} t USING (SELECT id, id * 2 AS v FROM range(190, 210)) s
+        ON t.id = s.id
+        WHEN MATCHED AND s.id % 2 = 0 THEN DELETE
+        WHEN MATCHED THEN UPDATE SET t.score = s.v
+        WHEN NOT MATCHED THEN INSERT (id, cat, amt, d, score, flag)
+             VALUES (s.id, 'b', 1.25, DATE '2024-02-01', s.v, true)""")
+
+
+def deletes_present(location: Any, content: str) -> bool:
+    r = run_icectl("plan", str(location), "--json")
+    assert r.returncode == 0, r.stderr
+    return any(d["content"] == content for f in json.loads(r.stdout)["files"]
+               for d in f["delete-files"])
+
+
+@pytest.mark.parametrize("fv, kind", [(2, "position_deletes"), (3, "deletion_vector")])
+def test_merge_on_read_rows_equal_spark(spark, ice_table, fv, kind):
+    make_mor_table(spark, ice_table, fv)
+    assert deletes_present(ice_table.location, kind)
+    for f in FILTERS:
+        assert icectl_rows(ice_table.location, f) == spark_rows(spark, ice_table.ident, f), f
+    count = run_icectl("scan", str(ice_table.location), "--count", "--filter", "id > 120")
+    assert count.stdout.strip() == str(len(spark_rows(spark, ice_table.ident, "id > 120")))
+
+
+def test_metadata_columns_equal_spark(spark, ice_table):
+    make_mor_table(spark, ice_table, 3)
+    got = icectl_rows(ice_table.location, "id < 60", "--columns", "id", "--with-metadata")
+    mine = sorted(((dict(r)["id"], dict(r)["_file"], dict(r)["_pos"], dict(r)["_spec_id"])
+                   for r in got))
+    theirs = sorted((r[0], r[1], r[2], r[3]) for r in spark.sql(
+        f"SELECT id, _file, _pos, _spec_id FROM {ice_table.ident} WHERE id < 60").collect())
+    assert mine == theirs
+
+
+def test_schema_and_partition_evolution_rows_equal_spark(spark, ice_table):
+    t = ice_table.ident
+    spark.sql(f"""CREATE TABLE {t} (id int, name string, score float, old string,
+                  amt decimal(8,2)) USING iceberg PARTITIONED BY (bucket(4, id))
+                  TBLPROPERTIES ('format-version'='2', {MOR})""")
+    spark.sql(f"""INSERT INTO {t} SELECT CAST(id AS int), concat('n', id), CAST(id / 3 AS float),
+                  concat('o', id), CAST(id / 7 AS decimal(8,2)) FROM range(0, 60)""")
+    spark.sql(f"DELETE FROM {t} WHERE id % 9 = 0")
+    spark.sql(f"ALTER TABLE {t} RENAME COLUMN name TO label")
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN old")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN id TYPE bigint")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN score TYPE double")
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN amt TYPE decimal(12,2)")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMN extra string")
+    spark.sql(f"ALTER TABLE {t} ADD PARTITION FIELD truncate(2, label)")
+    spark.sql(f"""INSERT INTO {t} SELECT id, concat('m', id), id / 2.0, CAST(id AS decimal(12,2)),
+                  concat('x', id) FROM range(60, 90)""")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION FIELD bucket(4, id)")
+    spark.sql(f"UPDATE {t} SET extra = 'u' WHERE id % 4 = 0")
+    spark.sql(f"DELETE FROM {t} WHERE id % 10 = 3")
+    for f in [None, "label like 'n1%'", "extra is null and score > 5", "id >= 55 and amt < 80",
+              "score is not null"]:
+        assert icectl_rows(ice_table.location, f) == spark_rows(spark, t, f), f
+
+
+def write_equality_delete(spark: Any, location: Any, columns: list[str], keys: list[tuple],
+                          name: str) -> None:
+    """Commit an equality delete file written by Iceberg Java (GenericAppenderFactory) with
+    these key columns and key rows (a RowDelta, as Flink and the Java API write them)."""
+    jvm = spark._jvm
+    table = java_table(spark, location)
+    table.refresh()
+    schema = table.schema()
+    names = jvm.java.util.ArrayList()
+    for c in columns:
+        names.add(c)
+    delete_schema = schema.select(names)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, len(columns))
+    for i, c in enumerate(columns):
+        ids[i] = schema.findField(c).fieldId()
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(
+        schema, table.spec(), ids, delete_schema, None)
+    out = table.io().newOutputFile(f"{table.location()}/data/{name}.parquet")
+    enc = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(out)
+    writer = factory.newEqDeleteWriter(enc, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    for key in keys:
+        rec = jvm.org.apache.iceberg.data.GenericRecord.create(delete_schema)
+        for c, v in zip(columns, key):
+            rec.setField(c, v)
+        writer.write(rec)
+    writer.close()
+    table.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+
+
+def test_equality_deletes_written_by_java_rows_equal_spark(spark, ice_table):
+    t = ice_table.ident
+    # int keys: py4j hands Python ints to Java as Integer
+    spark.sql(f"""CREATE TABLE {t} (id int, region string, v int) USING iceberg
+                  TBLPROPERTIES ('format-version'='2')""")
+    spark.sql(f"""INSERT INTO {t} SELECT CAST(id AS int), CASE WHEN id % 4 = 0 THEN NULL
+                  WHEN id % 4 = 1 THEN 'eu' ELSE 'us' END, CAST(id * 3 AS int)
+                  FROM range(0, 40)""")
+    # multi-column keys; a null key matches null values
+    write_equality_delete(spark, ice_table.location, ["id", "region"],
+                          [(1, "eu"), (2, "us"), (4, None), (5, "us")], "eq-1")
+    # rows re-inserted after the delete survive it (later data sequence number)
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'eu', 1000), (2, 'us', 2000)")
+    # a delete keyed on a column that is dropped afterwards still applies
+    write_equality_delete(spark, ice_table.location, ["region"], [("us",)], "eq-2")
+    spark.sql(f"INSERT INTO {t} VALUES (50, 'us', 5)")
+    assert deletes_present(ice_table.location, "equality_deletes")
+    filters = [None, "id > 3", "v >= 1000 or id < 10", "region is null"]
+    for f in filters:
+        assert icectl_rows(ice_table.location, f) == spark_rows(spark, t, f), f
+    before = spark_rows(spark, t, None, "id, v")
+    assert (("id", 50), ("v", 5)) in before and (("id", 1), ("v", 1000)) in before
+    # after the key column is dropped the same rows remain (Spark 3.5 + Iceberg 1.10.2 fails
+    # to plan this read with an internal error, so the rows from before the drop are the oracle)
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN region")
+    assert icectl_rows(ice_table.location, None) == before
