@@ -1,3 +1,29 @@
-"""icectl: a command-line tool and metadata engine for Apache Iceberg tables on a filesystem."""
+"""icectl: a command-line tool and metadata engine for Apache Iceberg tables on a filesystem.
+
+Architecture (README.md, "Architecture", says the same at more length). Layers, imports
+pointing down only (tests/test_layering.py checks it)::
+
+    cli  ->  ops (ops/compute)  ->  scan  ->  table  ->  io  ->  expr, spec
+              \\-> engines (plain task functions; the only place pyspark may be imported, lazily)
+
+* ``cli`` parses options, calls one operation and renders its result; it alone prints and knows
+  exit codes. ``cli/app.py`` keeps the table of commands (name, module, one-line help) and
+  imports a command's module only when the command is used; ``cli/common.py`` has the shared
+  options, time options, progress display, result rendering and error handling.
+* ``ops`` holds the operations. Each returns a result object whose ``to_json()`` is its stable
+  ``--json`` view and raises :mod:`icectl.errors` kinds whose messages name no command-line flag.
+  ``ops/timeargs.py`` is the one parser of times; ``ops/compute`` the Arrow compute layer.
+* ``scan`` plans scans; ``table`` loads tables and commits (rename that never overwrites, then
+  the version hint, retried with re-validation); ``io`` reads and writes files, Avro and
+  Parquet; ``expr`` is the filter language; ``spec`` the pure Iceberg model.
+* ``engines`` runs work: an operation plans tasks as plain data, an engine maps a pure task
+  function over them and returns plain results in order, and the driver (the operation)
+  commits. ``local`` is a process pool; a Spark engine would be another module there.
+
+Where things go: a new command is ``cli/<name>_cmd.py`` with ``register(app)`` plus one line in
+``cli/app.py``'s ``COMMANDS``, its operation ``ops/<name>.py``; a new engine is a module in
+``engines`` registered in ``ENGINES``. One path per job: reuse or move the code that already does
+a job rather than writing a second one.
+"""
 
 __version__ = "0.1.0"

@@ -21,6 +21,8 @@ MAN = (ROOT / "man" / "icectl.1").read_text(encoding="utf-8").replace("\\-", "-"
 
 
 def command_tree():
+    """Every command and group, loaded (the root group imports command modules only on demand;
+    walking ``commands.items()`` imports them all)."""
     root = typer.main.get_command(app)
 
     def walk(cmd, path):
@@ -29,6 +31,14 @@ def command_tree():
             yield from walk(sub, path + [name])
 
     return list(walk(root, []))
+
+
+def test_the_tree_holds_every_registered_command() -> None:
+    from icectl.cli.app import COMMANDS
+
+    top = {p[0] for p, _ in command_tree() if len(p) == 1}
+    assert top == set(COMMANDS)
+    assert len(command_tree()) > len(COMMANDS)  # the groups' subcommands are there too
 
 
 def long_options(cmd) -> set[str]:

@@ -8,7 +8,7 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values
+from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import InvalidInput, StorageError
 
@@ -54,25 +54,6 @@ def _read_list(source: str) -> list[str]:
     except OSError as e:
         raise StorageError(f"cannot read file list {source}: {e.strerror or e}") from None
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-
-
-class _Progress:
-    """``done/total`` on stderr, on a terminal only."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self.last = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total < 50:
-            return
-        pct = done * 100 // total
-        if pct != self.last or done == total:
-            self.last = pct
-            sys.stderr.write(f"\rreading footers: {done}/{total}")
-            if done == total:
-                sys.stderr.write("\n")
-            sys.stderr.flush()
 
 
 @handle_errors
@@ -122,19 +103,20 @@ def append(
     if reserved:
         raise InvalidInput("--summary cannot set 'operation'")
     tbl = load_table(table, warehouse)
-    result = append_files(
-        tbl,
-        paths,
-        partition_values=parse_key_values(partition, "--partition"),
-        file_format=file_format,
-        summary_properties=parse_key_values(summary, "--summary"),
-        branch=branch,
-        max_workers=workers,
-        merge=merge,
-        progress=_Progress(),
-        skip_existing=skip_existing,
-        allow_empty=allow_empty,
-    )
+    with Progress() as progress:
+        result = append_files(
+            tbl,
+            paths,
+            partition_values=parse_key_values(partition, "--partition"),
+            file_format=file_format,
+            summary_properties=parse_key_values(summary, "--summary"),
+            branch=branch,
+            max_workers=workers,
+            merge=merge,
+            progress=progress.phase("reading footers"),
+            skip_existing=skip_existing,
+            allow_empty=allow_empty,
+        )
     if json_out:
         emit_json(result.to_json())
         return
@@ -152,24 +134,11 @@ def _render(result: Any) -> None:
                     ("skipped-files", len(result.skipped_files)), *skipped])
         return
     err(f"appended {result.added_files} file(s) to {result.location} ({result.branch})")
-    s = result.summary
-    pairs = [
-        ("snapshot-id", result.snapshot_id),
-        ("parent-snapshot-id", result.parent_snapshot_id),
-        ("sequence-number", result.sequence_number),
-        ("branch", result.branch),
-        ("added-files", result.added_files),
-        ("added-records", result.added_records),
-        ("added-files-size", result.added_files_size),
-        ("total-data-files", s.get("total-data-files")),
-        ("total-records", s.get("total-records")),
-        ("manifest-list", result.manifest_list),
-        ("metadata-file", result.metadata_location),
-    ]
-    if result.first_row_id is not None:
-        pairs[3:3] = [("first-row-id", result.first_row_id), ("added-rows", result.added_rows)]
-    if result.name_mapping_created:
-        pairs.append(("name-mapping", "created (schema.name-mapping.default)"))
+    tail = [("name-mapping", "created (schema.name-mapping.default)")] if result.name_mapping_created else []
     if skipped:
-        pairs += [("skipped-files", len(skipped)), *skipped]
-    emit_pairs(pairs)
+        tail += [("skipped-files", len(skipped)), *skipped]
+    emit_snapshot_result(
+        result,
+        [("added-files", result.added_files), ("added-records", result.added_records),
+         ("added-files-size", result.added_files_size)],
+        tail)

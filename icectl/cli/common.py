@@ -1,4 +1,10 @@
-"""Shared pieces of the CLI: options, table lookup, and the one place errors become exit codes."""
+"""Shared pieces of the CLI: options, table lookup, progress, result rendering, and the one place
+errors become exit codes.
+
+Every command module defines its commands with these options (TABLE, --warehouse, --json,
+--dry-run, the snapshot selectors), renders results through the helpers here and exposes a
+``register(app)`` function that icectl/cli/app.py calls when the command is used.
+"""
 
 from __future__ import annotations
 
@@ -76,6 +82,10 @@ WarehouseOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the result as JSON (stable keys, see README).")]
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the result without committing it.")]
+# snapshot selectors of the read-only views
+SnapshotIdOpt = Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: the current snapshot).")]
+RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Branch or tag name (instead of --snapshot).")]
 
 
 def table_location(table: str, warehouse: Optional[str]) -> str:
@@ -104,3 +114,96 @@ def parse_key_values(items: list[str] | None, what: str = "--property") -> dict[
             raise InvalidInput(f"{what} has an empty key in {item!r}")
         out[k] = v
     return out
+
+
+def parse_time_option(text: str, option: str) -> int:
+    """Epoch milliseconds of a time option's value (every time option accepts the same forms)."""
+    from icectl.ops.timeargs import parse_time_ms
+
+    return parse_time_ms(text, option)
+
+
+# -- progress (stderr, on a terminal only) -------------------------------------------------------
+
+
+class Progress:
+    """A rich progress bar per phase on stderr, only when stderr is a terminal.
+
+    Operations report ``progress(phase, done, total)``; ``phase(name)`` adapts it to the
+    ``progress(done, total)`` callbacks of single-phase operations.
+    """
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> "Progress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
+            self._progress = RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                          TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self._progress is None:
+            return
+        task = self._tasks.get(phase)
+        if task is None:
+            task = self._progress.add_task(phase, total=total)
+            self._tasks[phase] = task
+        self._progress.update(task, completed=done, total=total)
+
+    def phase(self, name: str) -> Callable[[int, int], None]:
+        return lambda done, total: self(name, done, total)
+
+
+# -- rendering results shared by several commands --------------------------------------------------
+
+
+def emit_snapshot_result(result: Any, extra: list[tuple[str, Any]] | None = None,
+                         tail: list[tuple[str, Any]] | None = None) -> None:
+    """The text view of a commit that made a snapshot (append, write): one aligned pair a line.
+
+    ``result`` is an AppendResult; ``extra`` pairs follow the branch, ``tail`` pairs come last.
+    """
+    from icectl.cli.output import emit_pairs
+
+    s = result.summary
+    pairs: list[tuple[str, Any]] = [
+        ("snapshot-id", result.snapshot_id),
+        ("parent-snapshot-id", result.parent_snapshot_id),
+        ("sequence-number", result.sequence_number),
+    ]
+    if result.first_row_id is not None:
+        pairs += [("first-row-id", result.first_row_id), ("added-rows", result.added_rows)]
+    pairs.append(("branch", result.branch))
+    pairs += list(extra or [])
+    pairs += [
+        ("total-data-files", s.get("total-data-files")),
+        ("total-records", s.get("total-records")),
+        ("manifest-list", result.manifest_list),
+        ("metadata-file", result.metadata_location),
+    ]
+    emit_pairs(pairs + list(tail or []))
+
+
+def report_status(result: Any, what: str) -> None:
+    """The stderr line of a metadata change (schema, spec, sort order, properties): committed,
+    dry run, or no change, after any warnings the change carries."""
+    for w in getattr(result, "warnings", ()):
+        err(f"warning: {w}")
+    if result.dry_run:
+        err(f"dry run: {what} not committed")
+    elif result.committed:
+        err(f"committed {what} ({result.metadata_location})")
+    else:
+        err(f"no change: the table already has this {what}")

@@ -9,7 +9,6 @@ import typer
 
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, parse_key_values, table_location
 from icectl.cli.output import emit_json, emit_pairs, err
-from icectl.ops.inspect import metadata_summary
 from icectl.errors import InvalidInput, StorageError
 
 CREATE_HELP = """Create a new table at TABLE (refused if a table already exists there).
@@ -58,6 +57,8 @@ def create(
             raise StorageError(f"cannot read schema file {schema_file}: {e.strerror or e}") from None
     elif schema is None:
         raise InvalidInput("a schema is required: --schema \"id long, ...\" or --schema-file FILE")
+    if "format-version" in parse_key_values(prop):
+        raise InvalidInput("set the format version with --format-version, not as a property")
     location = table_location(table, warehouse)
     result = create_table(
         location,
@@ -68,7 +69,7 @@ def create(
         properties=parse_key_values(prop),
         format_version=format_version,
     )
-    summary = metadata_summary(result.metadata, result.metadata_location)
+    summary = result.to_json()
     if json_out:
         emit_json(summary)
     else:

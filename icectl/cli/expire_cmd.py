@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from contextlib import contextmanager
 from typing import Annotated, Iterator, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_json, emit_pairs, err
 
 EXPIRE_HELP = """Expire old snapshots of TABLE and delete the files only they needed.
@@ -63,38 +62,6 @@ def register(app: typer.Typer) -> None:
     app.command("expire", help=EXPIRE_HELP, no_args_is_help=True)(expire)
 
 
-class _Progress:
-    """A rich progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._progress = None
-        self._tasks: dict[str, int] = {}
-
-    def __enter__(self) -> "_Progress":
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                      TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True)
-            self._progress.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def __call__(self, phase: str, done: int, total: int) -> None:
-        if self._progress is None:
-            return
-        task = self._tasks.get(phase)
-        if task is None:
-            task = self._progress.add_task(phase, total=total)
-            self._tasks[phase] = task
-        self._progress.update(task, completed=done, total=total)
-
-
 @handle_errors
 def expire(
     table: TableArg,
@@ -121,11 +88,10 @@ def expire(
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.expire import KINDS, expire_snapshots
-    from icectl.ops.timeargs import parse_cutoff
 
-    cutoff = parse_cutoff(older_than, "--older-than") if older_than is not None else None
+    cutoff = parse_time_option(older_than, "--older-than") if older_than is not None else None
     tbl = load_table(table, warehouse)
-    with _Progress() as progress, naming_overrides():
+    with Progress() as progress, naming_overrides():
         result = expire_snapshots(
             tbl, older_than_ms=cutoff, retain_last=retain_last, snapshot_ids=snapshot_id or (),
             clean_expired_metadata=clean_expired_metadata, dry_run=dry_run,

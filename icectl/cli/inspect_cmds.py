@@ -6,7 +6,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import JsonOpt, RefOpt, SnapshotIdOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
 from icectl.ops import inspect as views
 
@@ -24,8 +24,6 @@ Examples:
     rich_markup_mode=None,
 )
 
-SnapshotIdOpt = Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: the current snapshot).")]
-RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Branch or tag name (instead of --snapshot).")]
 
 
 def _short(v: Any) -> Any:
@@ -242,3 +240,7 @@ def inspect_metadata_log(table: TableArg, warehouse: WarehouseOpt = None, json_o
         emit_json(v)
         return
     emit_table(["timestamp", "current", "metadata-file"], [[e["timestamp"], e["current"], e["metadata-file"]] for e in v])
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="inspect")

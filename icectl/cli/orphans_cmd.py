@@ -6,8 +6,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
-from icectl.cli.expire_cmd import _Progress, naming_overrides, warn_refused
+from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
+from icectl.cli.expire_cmd import naming_overrides, warn_refused
 from icectl.cli.output import emit_json, emit_text, err
 
 ORPHANS_HELP = """List files under TABLE's location that the table's metadata does not reference; delete
@@ -58,12 +58,11 @@ def orphans(
 ) -> None:
     from icectl.ops.expire import default_workers
     from icectl.ops.orphans import delete_orphan_files, find_orphan_files
-    from icectl.ops.timeargs import parse_cutoff
 
-    cutoff = parse_cutoff(older_than, "--older-than")
+    cutoff = parse_time_option(older_than, "--older-than")
     tbl = load_table(table, warehouse)
     n_workers = workers or default_workers()
-    with _Progress() as progress, naming_overrides():
+    with Progress() as progress, naming_overrides():
         if delete:
             result = delete_orphan_files(tbl, older_than_ms=cutoff, workers=n_workers, progress=progress,
                                          allow_recent=allow_recent)

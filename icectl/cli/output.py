@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
-from rich.console import Console
-from rich.table import Table as RichTable
+if TYPE_CHECKING:  # rich is imported only when a terminal is written to (start-up time)
+    from rich.console import Console
 
 
 def _stdout_is_tty() -> bool:
@@ -27,7 +27,9 @@ def _color_enabled() -> bool:
     return "NO_COLOR" not in os.environ and _stdout_is_tty()
 
 
-def out_console() -> Console:
+def out_console() -> "Console":
+    from rich.console import Console
+
     tty = _stdout_is_tty()
     return Console(
         file=sys.stdout,
@@ -77,6 +79,8 @@ def emit_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str
     """A table of results: rich on a terminal, plain aligned columns in a pipe."""
     rows = [[_cell(v) for v in r] for r in rows]
     if _stdout_is_tty():
+        from rich.table import Table as RichTable
+
         t = RichTable(title=title, title_justify="left", show_lines=False)
         for c in columns:
             t.add_column(c, overflow="fold")

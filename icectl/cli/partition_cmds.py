@@ -6,9 +6,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, report_status
 from icectl.cli.output import emit_json, emit_table
-from icectl.cli.schema_cmds import DryRunOpt, evolve_view, report_status
 
 app = typer.Typer(
     help="""Evolve a table's partition spec. Old files keep their spec; new writes use the new one.
@@ -33,21 +32,8 @@ TermArg = Annotated[str, typer.Argument(metavar="TRANSFORM", help='Partition ter
 NameOpt = Annotated[Optional[str], typer.Option("--name", help="Name of the new partition field (default as Spark: id_bucket_8, ts_day ...).")]
 
 
-def spec_result_view(result: Any) -> dict[str, Any]:
-    from icectl.ops.inspect import spec_string, spec_view
-
-    md = result.after
-    out = evolve_view(result)
-    out["previous-spec-id"] = result.before.default_spec_id
-    out["last-partition-id"] = md.last_partition_id
-    spec = spec_view(md.spec, md.schema)
-    spec["string"] = spec_string(md.spec, md.schema)
-    out["spec"] = spec
-    return out
-
-
 def emit_spec_result(result: Any, json_out: bool) -> None:
-    view = spec_result_view(result)
+    view = result.to_json()
     if json_out:
         emit_json(view)
         return
@@ -121,3 +107,7 @@ def partition_replace(
     from icectl.ops.evolve_spec import replace_partition_field
 
     _run(table, warehouse, lambda t, d: replace_partition_field(t, field, term, name, dry_run=d), dry_run, json_out)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="partition")

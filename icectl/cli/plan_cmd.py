@@ -6,7 +6,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
@@ -43,7 +43,7 @@ def plan(
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Row filter, e.g. \"id > 5 and day = '2024-01-02'\" (grammar below).")] = None,
     snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Plan the snapshot with this id (time travel).")] = None,
     ref: Annotated[Optional[str], typer.Option("--ref", help="Plan the snapshot a branch or tag points at.")] = None,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Plan the snapshot current at this time: epoch milliseconds or an ISO timestamp (UTC unless it has a zone).")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Plan the snapshot current at this time: an ISO timestamp (UTC unless it has a zone), epoch milliseconds or a duration ago (36h).")] = None,
     columns: Annotated[Optional[str], typer.Option("--columns", help="Columns the scan reads, comma-separated (checked against the schema; shown in the output).")] = None,
     tasks: Annotated[bool, typer.Option("--tasks", help="Print the combined read tasks instead of the files.")] = False,
     explain: Annotated[bool, typer.Option("--explain", help="Say for every manifest and file why it was kept or skipped.")] = False,
@@ -56,125 +56,27 @@ def plan(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.scan import plan_scan
+    from icectl.ops.plan import plan_table
 
+    if filter_text is not None and not filter_text.strip():
+        raise InvalidInput("--filter is empty: give a row filter, or leave --filter out to plan every file")
+    incremental = from_snapshot is not None or to_snapshot is not None
     if to_snapshot is not None and from_snapshot is None:
         raise InvalidInput("--to-snapshot needs --from-snapshot")
+    if incremental and any(x is not None for x in (snapshot, ref, as_of)):
+        raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, --ref or --as-of")
+    as_of_ms = parse_time_option(as_of, "--as-of") if as_of is not None else None
     t = load_table(table, warehouse)
     cols = None if columns is None else [c for c in columns.split(",")]
-    result = plan_scan(
-        t, filter_text, snapshot_id=snapshot, ref=ref, as_of=as_of, columns=cols,
-        case_sensitive=case_sensitive, from_snapshot=from_snapshot, to_snapshot=to_snapshot,
-        split_size=split_size, open_file_cost=open_file_cost, lookback=lookback,
-        explain=explain)
-    view = plan_view(t.metadata, result, with_tasks=tasks, with_explain=explain)
+    report = plan_table(
+        t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=cols,
+        snapshot_id=snapshot, ref=ref, case_sensitive=case_sensitive, from_snapshot=from_snapshot,
+        to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost, lookback=lookback)
+    view = report.to_json()
     if json_out:
         emit_json(view)
         return
     _print_text(view, tasks, explain)
-
-
-# -- the view (plain data; the JSON shape documented in README) ----------------------------------
-
-
-def _delete_view(d: Any) -> dict[str, Any]:
-    return {
-        "path": d.path,
-        "content": d.content_name,
-        "file-format": d.file_format,
-        "record-count": d.record_count,
-        "file-size-in-bytes": d.file_size_in_bytes,
-        "data-sequence-number": d.data_sequence_number,
-        "referenced-data-file": d.referenced_data_file,
-        "content-offset": d.content_offset,
-        "content-size-in-bytes": d.content_size_in_bytes,
-        "equality-ids": list(d.equality_ids) if d.equality_ids is not None else None,
-    }
-
-
-def plan_view(md: Any, result: Any, *, with_tasks: bool = False,
-              with_explain: bool = False) -> dict[str, Any]:
-    from icectl.expr.evaluators import partition_key
-    from icectl.ops.inspect import partition_json
-
-    part_cache: dict[tuple, tuple] = {}
-
-    def partition(spec_id: int, values: tuple) -> tuple:
-        key = (spec_id, partition_key(values))  # -0.0 and 0.0 are different partitions
-        got = part_cache.get(key)
-        if got is None:
-            try:
-                got = partition_json(md, spec_id, values)
-            except Exception:  # noqa: BLE001 - a spec whose source column was dropped
-                got = ({str(i): repr(v) for i, v in enumerate(values)}, "")
-            part_cache[key] = got
-        return got
-
-    def file_view(f: Any) -> dict[str, Any]:
-        pj, ppath = partition(f.spec_id, f.partition)
-        return {
-            "path": f.path,
-            "file-format": f.file_format,
-            "spec-id": f.spec_id,
-            "partition": pj,
-            "partition-path": ppath,
-            "record-count": f.record_count,
-            "file-size-in-bytes": f.file_size_in_bytes,
-            "data-sequence-number": f.data_sequence_number,
-            "residual": str(f.residual),
-            "delete-files": [_delete_view(d) for d in f.deletes],
-        }
-
-    deletes = result.delete_files
-    summary = {
-        "manifests-total": len(result.manifests),
-        "manifests-scanned": result.manifests_scanned,
-        "manifests-skipped": result.manifests_skipped,
-        "data-files-total": result.data_files_total,
-        "data-files-matched": len(result.files),
-        "records": result.total_records,
-        "bytes": result.total_bytes,
-        "delete-files-total": result.delete_files_total,
-        "delete-files-matched": len(deletes),
-        "delete-bytes": sum(d.scan_size for d in deletes),
-    }
-    view: dict[str, Any] = {
-        "table": result.location,
-        "snapshot-id": result.snapshot_id,
-        "schema-id": result.schema.schema_id,
-        "filter": str(result.filter),
-        "case-sensitive": result.case_sensitive,
-        "columns": list(result.columns) if result.columns is not None else None,
-        "incremental": None if result.incremental is None else {
-            "from-snapshot-id": result.incremental[0], "to-snapshot-id": result.incremental[1]},
-        "split-size": result.split_size,
-        "open-file-cost": result.open_file_cost,
-        "lookback": result.lookback,
-        "summary": summary,
-    }
-    if with_tasks:
-        task_list = result.tasks()
-        summary["tasks"] = len(task_list)
-        view["tasks"] = [{
-            "length": t.length,
-            "files": len(t.files),
-            "delete-files": len({d.path for f in t.files for d in f.deletes}),
-            "splits": [{"path": f.path, "start": start, "length": length,
-                        "residual": str(f.residual), "delete-files": [d.path for d in f.deletes]}
-                       for f, start, length in t.splits],
-        } for t in task_list]
-    else:
-        view["files"] = [file_view(f) for f in result.files]
-    if with_explain:
-        view["explain"] = {
-            "manifests": [{"path": m.path, "content": m.content, "spec-id": m.spec_id,
-                           "added-snapshot-id": m.added_snapshot_id, "kept": m.kept,
-                           "reason": m.reason, "live-files": m.files, "matched-files": m.matched}
-                          for m in result.manifests],
-            "files": [{"path": d.path, "manifest": d.manifest_path, "kept": d.kept,
-                       "reason": d.reason} for d in result.file_decisions],
-        }
-    return view
 
 
 def _human_bytes(n: int) -> str:

@@ -6,9 +6,8 @@ from typing import Annotated, Any, List
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values
+from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values, report_status
 from icectl.cli.output import emit_json, emit_pairs, emit_text, err
-from icectl.cli.schema_cmds import DryRunOpt, evolve_view, report_status
 
 app = typer.Typer(
     help="""Show and change table properties. Setting format-version upgrades the table (as
@@ -26,7 +25,7 @@ Examples:
 
 
 def _emit_props(result: Any, json_out: bool) -> None:
-    view = evolve_view(result)
+    view = result.to_json()
     view["format-version"] = result.after.format_version
     view["properties"] = dict(result.after.properties)
     if json_out:
@@ -110,7 +109,7 @@ def upgrade(
     from icectl.ops.properties import upgrade_table
 
     result = upgrade_table(load_table(table, warehouse), format_version, dry_run=dry_run)
-    view = evolve_view(result)
+    view = result.to_json()
     view["previous-format-version"] = result.before.format_version
     view["format-version"] = result.after.format_version
     if json_out:

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import InvalidInput
 
@@ -71,8 +71,8 @@ def _retention(max_ref_age: str | None, max_snapshot_age: str | None = None, min
 
     return Retention(
         min_snapshots_to_keep=min_keep,
-        max_snapshot_age_ms=parse_duration_ms(max_snapshot_age, "--max-snapshot-age") if max_snapshot_age else None,
-        max_ref_age_ms=parse_duration_ms(max_ref_age, "--max-ref-age") if max_ref_age else None,
+        max_snapshot_age_ms=None if max_snapshot_age is None else parse_duration_ms(max_snapshot_age, "--max-snapshot-age"),
+        max_ref_age_ms=None if max_ref_age is None else parse_duration_ms(max_ref_age, "--max-ref-age"),
     )
 
 
@@ -98,7 +98,8 @@ def _show(result, json_out: bool) -> None:
 # -- snapshot ------------------------------------------------------------------------------------
 
 @snapshot_app.command("rollback", help="Move main back to one of its ancestors: a snapshot id, or the newest "
-                      "ancestor older than --to-timestamp (ISO-8601, UTC when no zone, or epoch millis).\n\n"
+                      "ancestor older than --to-timestamp (ISO-8601, UTC when no zone, epoch millis, or a duration ago "
+                      "such as 36h).\n\n"
                       "Example: icectl snapshot rollback ./wh/db/events --to-timestamp 2024-06-01T12:00:00Z")
 @handle_errors
 def rollback(
@@ -112,7 +113,6 @@ def rollback(
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.refs import rollback_to_snapshot, rollback_to_time
-    from icectl.ops.timeargs import parse_timestamp_ms
 
     if (snapshot_id is None) == (to_timestamp is None):
         raise InvalidInput("give a snapshot ID or --to-timestamp (one of them)")
@@ -120,7 +120,7 @@ def rollback(
     if snapshot_id is not None:
         result = rollback_to_snapshot(tbl, snapshot_id)
     else:
-        result = rollback_to_time(tbl, parse_timestamp_ms(to_timestamp, "--to-timestamp"))
+        result = rollback_to_time(tbl, parse_time_option(to_timestamp, "--to-timestamp"))
     _show(result, json_out)
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Iterator, Optional
 
 import typer
 
-from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_table, emit_text
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
@@ -55,7 +55,7 @@ def scan(
     columns: Annotated[Optional[str], typer.Option("--columns", help="Top-level columns to read, comma-separated (default: all).")] = None,
     snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Read the snapshot with this id (time travel).")] = None,
     ref: Annotated[Optional[str], typer.Option("--ref", help="Read the snapshot a branch or tag points at.")] = None,
-    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Read the snapshot current at this time: epoch milliseconds or an ISO timestamp (UTC unless it has a zone).")] = None,
+    as_of: Annotated[Optional[str], typer.Option("--as-of", help="Read the snapshot current at this time: an ISO timestamp (UTC unless it has a zone), epoch milliseconds or a duration ago (36h).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", help="Stop after this many rows.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv, jsonl or parquet.")] = "table",
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the rows to this file instead of stdout (required for parquet).")] = None,
@@ -76,7 +76,7 @@ def scan(
         raise InvalidInput(f"--output {output} is a directory")
     t = load_table(table, warehouse)
     cols = None if columns is None else columns.split(",")
-    s = open_scan(t, filter_text, columns=cols, snapshot_id=snapshot, ref=ref, as_of=as_of,
+    s = open_scan(t, filter_text, columns=cols, snapshot_id=snapshot, ref=ref, as_of=None if as_of is None else parse_time_option(as_of, "--as-of"),
                   case_sensitive=case_sensitive, with_metadata=with_metadata)
     if count:
         n = s.count()

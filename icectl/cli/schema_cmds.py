@@ -8,8 +8,8 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
-from icectl.cli.output import emit_json, emit_table, err
+from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, report_status
+from icectl.cli.output import emit_json, emit_table
 from icectl.errors import InvalidInput, StorageError
 
 app = typer.Typer(
@@ -43,7 +43,6 @@ Examples:
 )
 app.add_typer(ident_app, name="identifier-fields")
 
-DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the result without committing it.")]
 CaseSensitiveOpt = Annotated[bool, typer.Option(
     "--case-sensitive",
     help="Allow column names that differ only in case (id and ID); Spark resolves names "
@@ -52,33 +51,11 @@ ColumnArg = Annotated[str, typer.Argument(metavar="COLUMN", help="Column path, e
 TypeArg = Annotated[str, typer.Argument(metavar="TYPE", help='Iceberg type, e.g. long, "decimal(12,2)", "struct<a: int>".', show_default=False)]
 
 
-def evolve_view(result: Any) -> dict[str, Any]:
-    """The fields every evolution command reports."""
-    return {
-        "location": result.location,
-        "committed": result.committed,
-        "dry-run": result.dry_run,
-        "metadata-file": result.metadata_location if result.committed else None,
-        "warnings": list(getattr(result, "warnings", ())),
-    }
-
-
-def report_status(result: Any, what: str) -> None:
-    for w in getattr(result, "warnings", ()):
-        err(f"warning: {w}")
-    if result.dry_run:
-        err(f"dry run: {what} not committed")
-    elif result.committed:
-        err(f"committed {what} ({result.metadata_location})")
-    else:
-        err(f"no change: the table already has this {what}")
-
-
 def schema_result_view(result: Any) -> dict[str, Any]:
     from icectl.ops.inspect import schema_view
 
     md = result.after
-    out = evolve_view(result)
+    out = result.to_json()
     out["previous-schema-id"] = result.before.current_schema_id
     out["last-column-id"] = md.last_column_id
     out["schema"] = schema_view(md)
@@ -355,3 +332,7 @@ def schema_union(
 
     t = load_table(table, warehouse)
     emit_schema_result(union_with_parquet(t, file, dry_run=dry_run, case_sensitive_names=case_sensitive), json_out)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="schema")

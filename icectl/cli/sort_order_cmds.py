@@ -6,9 +6,8 @@ from typing import Annotated, Any
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, report_status
 from icectl.cli.output import emit_json, emit_text
-from icectl.cli.schema_cmds import DryRunOpt, evolve_view, report_status
 
 app = typer.Typer(
     help="""Set or clear the table's default sort order (how writers should order rows in files).
@@ -24,14 +23,8 @@ Examples:
 
 
 def emit_order_result(result: Any, json_out: bool) -> None:
-    from icectl.ops.inspect import sort_order_string, sort_order_view
-
-    md = result.after
-    view = evolve_view(result)
-    view["previous-sort-order-id"] = result.before.default_sort_order_id
-    order = sort_order_view(md.sort_order, md.schema)
-    order["string"] = sort_order_string(md.sort_order, md.schema)
-    view["sort-order"] = order
+    view = result.to_json()
+    order = view["sort-order"]
     if json_out:
         emit_json(view)
         return
@@ -71,3 +64,7 @@ def sort_unset(
     from icectl.ops.sort_order import unset_sort_order
 
     emit_order_result(unset_sort_order(load_table(table, warehouse), dry_run=dry_run), json_out)
+
+
+def register(root: typer.Typer) -> None:
+    root.add_typer(app, name="sort-order")

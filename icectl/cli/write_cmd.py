@@ -7,8 +7,8 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values
-from icectl.cli.output import emit_json, emit_pairs, err
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
+from icectl.cli.output import emit_json, err
 from icectl.errors import InvalidInput
 
 WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed as one new snapshot.
@@ -69,23 +69,8 @@ def write(
         emit_json(result.to_json())
         return
     err(f"wrote {result.rows_read} row(s) in {a.added_files} file(s) to {a.location} ({a.branch})")
-    s = a.summary
-    pairs = [
-        ("snapshot-id", a.snapshot_id),
-        ("parent-snapshot-id", a.parent_snapshot_id),
-        ("sequence-number", a.sequence_number),
-        ("branch", a.branch),
-        ("rows-written", result.rows_read),
-        ("added-files", a.added_files),
-        ("added-files-size", a.added_files_size),
-        ("total-data-files", s.get("total-data-files")),
-        ("total-records", s.get("total-records")),
-        ("manifest-list", a.manifest_list),
-        ("metadata-file", a.metadata_location),
-    ]
-    if a.first_row_id is not None:
-        pairs[3:3] = [("first-row-id", a.first_row_id), ("added-rows", a.added_rows)]
-    emit_pairs(pairs)
+    emit_snapshot_result(a, [("rows-written", result.rows_read), ("added-files", a.added_files),
+                             ("added-files-size", a.added_files_size)])
     if len(a.files) <= 20:
         for f in a.files:
             err(f"  {f['file-path']} ({f['record-count']} row(s))")

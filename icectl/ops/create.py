@@ -26,6 +26,12 @@ class CreateResult:
     metadata_location: str
     metadata: TableMetadata
 
+    def to_json(self) -> dict[str, Any]:
+        """The new table's summary, as `icectl inspect table --json` shows it."""
+        from icectl.ops.inspect import metadata_summary
+
+        return metadata_summary(self.metadata, self.metadata_location)
+
 
 def schema_from_json_text(text: str, source: str = "schema file") -> Schema:
     """An Iceberg schema from its JSON form (ids are reassigned fresh on create)."""
@@ -66,16 +72,16 @@ def build_create_metadata(
 ) -> TableMetadata:
     """Metadata for a new table, validated; nothing is written."""
     if format_version not in SUPPORTED_FORMAT_VERSIONS:
-        raise InvalidInput(f"--format-version must be one of 1, 2, 3 (got {format_version})")
+        raise InvalidInput(f"the format version must be 1, 2 or 3 (got {format_version})")
     if (schema_text is None) == (schema_json is None):
-        raise InvalidInput("give exactly one of --schema or --schema-file")
+        raise InvalidInput("give exactly one schema: as text or as Iceberg schema JSON")
     schema = parse_schema(schema_text) if schema_text is not None else schema_from_json_text(schema_json or "")
     if not schema.fields:
         raise InvalidInput("the schema has no columns")
     _check_types_for_version(schema, format_version)
     props = dict(properties or {})
     if "format-version" in props:
-        raise InvalidInput("set the format version with --format-version, not as a property")
+        raise InvalidInput("format-version is not a property: it is set as the table's format version")
     spec = UNPARTITIONED_SPEC
     if partition_text and partition_text.strip():
         spec = build_spec(schema, parse_partition_terms(partition_text))

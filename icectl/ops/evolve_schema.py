@@ -45,6 +45,16 @@ class EvolveResult:
     def changed(self) -> bool:
         return self.after is not self.before and self.after != self.before
 
+    def to_json(self) -> dict[str, Any]:
+        """The fields every metadata change reports (kinds of change add theirs)."""
+        return {
+            "location": self.location,
+            "committed": self.committed,
+            "dry-run": self.dry_run,
+            "metadata-file": self.metadata_location if self.committed else None,
+            "warnings": list(self.warnings),
+        }
+
 
 def run_change(
     table: Table,
@@ -168,7 +178,7 @@ def add_column(update: SchemaUpdate, column: str, type_: IcebergType, *, doc: st
                required: bool = False, default: str | None = None, after: str | None = None,
                before: str | None = None, first: bool = False) -> SchemaUpdate:
     if sum(bool(x) for x in (after, before, first)) > 1:
-        raise InvalidInput("give at most one of --after, --before and --first")
+        raise InvalidInput("give at most one position: after, before or first")
     parent, name = split_column_path(column)
     update.add_column(parent, name, type_, doc, required, default_json(type_, default))
     if first:

@@ -7,6 +7,7 @@ default spec and last-partition-id it was based on are unchanged (the spec's
 
 from __future__ import annotations
 
+from dataclasses import dataclass, fields
 from typing import Any, Callable
 
 from icectl.ops.evolve_schema import EvolveResult, run_change
@@ -14,35 +15,57 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.spec_update import SpecUpdate, update_table_spec
 from icectl.table.table import Table
 
-__all__ = ["evolve_spec", "add_partition_field", "drop_partition_field",
+__all__ = ["SpecChange", "evolve_spec", "add_partition_field", "drop_partition_field",
            "rename_partition_field", "replace_partition_field"]
+
+
+@dataclass(frozen=True)
+class SpecChange(EvolveResult):
+    """A partition spec change; its JSON view adds the new default spec."""
+
+    def to_json(self) -> dict[str, Any]:
+        from icectl.ops.inspect import spec_string, spec_view
+
+        md = self.after
+        out = super().to_json()
+        out["previous-spec-id"] = self.before.default_spec_id
+        out["last-partition-id"] = md.last_partition_id
+        spec = spec_view(md.spec, md.schema)
+        spec["string"] = spec_string(md.spec, md.schema)
+        out["spec"] = spec
+        return out
+
+
+def as_result(cls: type, result: EvolveResult) -> Any:
+    """``result`` as the EvolveResult subclass ``cls`` (same fields), for its JSON view."""
+    return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
 
 
 def spec_requirements(md: TableMetadata) -> tuple:
     return (md.default_spec_id, md.last_partition_id)
 
 
-def evolve_spec(table: Table, build: Callable[[SpecUpdate], Any], *, dry_run: bool = False) -> EvolveResult:
+def evolve_spec(table: Table, build: Callable[[SpecUpdate], Any], *, dry_run: bool = False) -> SpecChange:
     def change(base: TableMetadata) -> TableMetadata:
         update = SpecUpdate(base)
         build(update)
         return update_table_spec(base, update)
 
-    return run_change(table, change, spec_requirements, "partition spec", dry_run)
+    return as_result(SpecChange, run_change(table, change, spec_requirements, "partition spec", dry_run))
 
 
-def add_partition_field(table: Table, term: str, name: str | None = None, *, dry_run: bool = False) -> EvolveResult:
+def add_partition_field(table: Table, term: str, name: str | None = None, *, dry_run: bool = False) -> SpecChange:
     return evolve_spec(table, lambda u: u.add_field(term, name), dry_run=dry_run)
 
 
-def drop_partition_field(table: Table, field: str, *, dry_run: bool = False) -> EvolveResult:
+def drop_partition_field(table: Table, field: str, *, dry_run: bool = False) -> SpecChange:
     return evolve_spec(table, lambda u: u.remove_field(field), dry_run=dry_run)
 
 
-def rename_partition_field(table: Table, field: str, new_name: str, *, dry_run: bool = False) -> EvolveResult:
+def rename_partition_field(table: Table, field: str, new_name: str, *, dry_run: bool = False) -> SpecChange:
     return evolve_spec(table, lambda u: u.rename_field(field, new_name), dry_run=dry_run)
 
 
 def replace_partition_field(table: Table, field: str, term: str, name: str | None = None, *,
-                            dry_run: bool = False) -> EvolveResult:
+                            dry_run: bool = False) -> SpecChange:
     return evolve_spec(table, lambda u: u.replace_field(field, term, name), dry_run=dry_run)

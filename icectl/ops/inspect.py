@@ -7,10 +7,8 @@ Every function returns dicts and lists of JSON scalars with kebab-case keys (the
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
-from icectl.io.avro import load_manifest, load_manifest_list
-from icectl.spec.manifests import DELETED, ManifestEntry, ManifestFile
 from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema, walk_fields
@@ -18,6 +16,9 @@ from icectl.spec.snapshots import Snapshot, ancestor_ids
 from icectl.spec.sorting import SortOrder
 from icectl.spec.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 from icectl.spec.values import from_bytes, to_human, to_json_value
+
+if TYPE_CHECKING:  # manifests are read only by the views that need them (start-up time)
+    from icectl.spec.manifests import ManifestEntry, ManifestFile
 
 FILE_CONTENT_NAMES = {0: "data", 1: "position-deletes", 2: "equality-deletes"}
 
@@ -221,6 +222,9 @@ def snapshots_view(md: TableMetadata) -> list[dict[str, Any]]:
 
 
 def read_manifests(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[ManifestFile]:
+    from icectl.io.avro import load_manifest_list  # not on the path of metadata-only views
+    from icectl.spec.manifests import ManifestFile
+
     if snapshot is None:
         return []
     if snapshot.manifest_list:
@@ -340,6 +344,9 @@ def metadata_log_view(md: TableMetadata, metadata_location: str | None) -> list[
 
 
 def live_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
+    from icectl.io.avro import load_manifest
+    from icectl.spec.manifests import DELETED
+
     for m in read_manifests(io, md, snapshot):
         for e in load_manifest(io, m, include_stats=False):
             if e.status != DELETED:

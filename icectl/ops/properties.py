@@ -54,7 +54,7 @@ def list_properties(md: TableMetadata) -> dict[str, str]:
 def upgrade_table(table: Table, format_version: int, *, dry_run: bool = False) -> EvolveResult:
     """Raise the table's format version (1 -> 2 -> 3; skipping a version is fine)."""
     if format_version not in SUPPORTED_FORMAT_VERSIONS:
-        raise InvalidInput(f"--format-version must be one of 1, 2, 3 (got {format_version})")
+        raise InvalidInput(f"the format version must be 1, 2 or 3 (got {format_version})")
 
     def change(base: TableMetadata) -> TableMetadata:
         if format_version < base.format_version:

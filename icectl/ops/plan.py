@@ -1,0 +1,150 @@
+"""Plan a scan and give the plan its JSON view (`icectl plan`).
+
+The planning itself is :func:`icectl.scan.plan_scan`; this module wraps its result with the
+table metadata needed to render partitions, and builds the stable ``--json`` view documented
+in the README (files or combined tasks, and with ``explain`` the reason for every manifest and
+file).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+from icectl.spec.metadata import TableMetadata
+
+__all__ = ["PlanReport", "plan_table"]
+
+
+@dataclass
+class PlanReport:
+    """A scan plan (``result``, a :class:`icectl.scan.planner.PlanResult`) and how to show it."""
+
+    metadata: TableMetadata
+    result: Any
+    with_tasks: bool = False
+    with_explain: bool = False
+    _partitions: dict[tuple, tuple] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        r = self.result
+        view = _header(r)
+        if self.with_tasks:
+            tasks = r.tasks()
+            view["summary"]["tasks"] = len(tasks)
+            view["tasks"] = [_task_view(t) for t in tasks]
+        else:
+            view["files"] = [_file_view(f, self._partition) for f in r.files]
+        if self.with_explain:
+            view["explain"] = _explain_view(r)
+        return view
+
+    def _partition(self, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:
+        from icectl.expr.evaluators import partition_key
+        from icectl.ops.inspect import partition_json
+
+        key = (spec_id, partition_key(values))  # -0.0 and 0.0 are different partitions
+        got = self._partitions.get(key)
+        if got is None:
+            try:
+                got = partition_json(self.metadata, spec_id, values)
+            except Exception:  # noqa: BLE001 - a spec whose source column was dropped
+                got = ({str(i): repr(v) for i, v in enumerate(values)}, "")
+            self._partitions[key] = got
+        return got
+
+
+def plan_table(table: Any, filter_text: str | None = None, *, tasks: bool = False,
+               explain: bool = False, as_of_ms: int | None = None,
+               columns: Sequence[str] | None = None, **options: Any) -> PlanReport:
+    """Plan a scan of ``table``; ``options`` are those of :func:`icectl.scan.plan_scan`."""
+    from icectl.scan import plan_scan
+
+    result = plan_scan(table, filter_text, as_of=as_of_ms, columns=columns, explain=explain, **options)
+    return PlanReport(table.metadata, result, with_tasks=tasks, with_explain=explain)
+
+
+def _summary(r: Any) -> dict[str, Any]:
+    deletes = r.delete_files
+    return {
+        "manifests-total": len(r.manifests),
+        "manifests-scanned": r.manifests_scanned,
+        "manifests-skipped": r.manifests_skipped,
+        "data-files-total": r.data_files_total,
+        "data-files-matched": len(r.files),
+        "records": r.total_records,
+        "bytes": r.total_bytes,
+        "delete-files-total": r.delete_files_total,
+        "delete-files-matched": len(deletes),
+        "delete-bytes": sum(d.scan_size for d in deletes),
+    }
+
+
+def _header(r: Any) -> dict[str, Any]:
+    return {
+        "table": r.location,
+        "snapshot-id": r.snapshot_id,
+        "schema-id": r.schema.schema_id,
+        "filter": str(r.filter),
+        "case-sensitive": r.case_sensitive,
+        "columns": list(r.columns) if r.columns is not None else None,
+        "incremental": None if r.incremental is None else {
+            "from-snapshot-id": r.incremental[0], "to-snapshot-id": r.incremental[1]},
+        "split-size": r.split_size,
+        "open-file-cost": r.open_file_cost,
+        "lookback": r.lookback,
+        "summary": _summary(r),
+    }
+
+
+def _delete_view(d: Any) -> dict[str, Any]:
+    return {
+        "path": d.path,
+        "content": d.content_name,
+        "file-format": d.file_format,
+        "record-count": d.record_count,
+        "file-size-in-bytes": d.file_size_in_bytes,
+        "data-sequence-number": d.data_sequence_number,
+        "referenced-data-file": d.referenced_data_file,
+        "content-offset": d.content_offset,
+        "content-size-in-bytes": d.content_size_in_bytes,
+        "equality-ids": list(d.equality_ids) if d.equality_ids is not None else None,
+    }
+
+
+def _file_view(f: Any, partition: Callable[[int, tuple], tuple[dict[str, Any], str]]) -> dict[str, Any]:
+    pj, ppath = partition(f.spec_id, f.partition)
+    return {
+        "path": f.path,
+        "file-format": f.file_format,
+        "spec-id": f.spec_id,
+        "partition": pj,
+        "partition-path": ppath,
+        "record-count": f.record_count,
+        "file-size-in-bytes": f.file_size_in_bytes,
+        "data-sequence-number": f.data_sequence_number,
+        "residual": str(f.residual),
+        "delete-files": [_delete_view(d) for d in f.deletes],
+    }
+
+
+def _task_view(t: Any) -> dict[str, Any]:
+    return {
+        "length": t.length,
+        "files": len(t.files),
+        "delete-files": len({d.path for f in t.files for d in f.deletes}),
+        "splits": [{"path": f.path, "start": start, "length": length,
+                    "residual": str(f.residual), "delete-files": [d.path for d in f.deletes]}
+                   for f, start, length in t.splits],
+    }
+
+
+def _explain_view(r: Any) -> dict[str, Any]:
+    return {
+        "manifests": [{"path": m.path, "content": m.content, "spec-id": m.spec_id,
+                       "added-snapshot-id": m.added_snapshot_id, "kept": m.kept,
+                       "reason": m.reason, "live-files": m.files, "matched-files": m.matched}
+                      for m in r.manifests],
+        "files": [{"path": d.path, "manifest": d.manifest_path, "kept": d.kept,
+                   "reason": d.reason} for d in r.file_decisions],
+    }

@@ -1,0 +1,66 @@
+"""ops/timeargs: the one parser of times given on the command line."""
+
+from __future__ import annotations
+
+import pytest
+
+from icectl.errors import InvalidInput
+from icectl.ops.timeargs import DURATION_FORMS, TIME_FORMS, parse_duration_ms, parse_time_ms
+
+NOW = 1_700_000_000_000
+
+
+@pytest.mark.parametrize("text, ms", [
+    ("2023-11-14T22:13:20Z", NOW),
+    ("2023-11-14T22:13:20z", NOW),
+    ("2023-11-14T22:13:20", NOW),  # no zone: UTC
+    ("2023-11-14 22:13:20", NOW),
+    ("2023-11-14T23:13:20+01:00", NOW),
+    ("2023-11-14T17:13:20-05:00", NOW),
+    ("2023-11-14T22:13:20.250Z", NOW + 250),
+    ("2023-11-14T22:13", NOW - 20_000),
+    ("2023-11-14", 1_699_920_000_000),  # a date: midnight UTC
+    (" 2023-11-14 ", 1_699_920_000_000),
+    ("1700000000000", NOW),  # epoch milliseconds
+    ("0", 0),
+    ("7d", NOW - 7 * 86_400_000),  # durations count back from now
+    ("36h", NOW - 36 * 3_600_000),
+    ("90m", NOW - 90 * 60_000),
+    ("30s", NOW - 30_000),
+    ("2w", NOW - 14 * 86_400_000),
+    ("1d12h", NOW - 36 * 3_600_000),
+    ("1.5h", NOW - 90 * 60_000),
+    ("250ms", NOW - 250),
+    ("7D", NOW - 7 * 86_400_000),
+])
+def test_every_form_of_a_point_in_time(text: str, ms: int) -> None:
+    assert parse_time_ms(text, "--x", now=NOW) == ms
+
+
+@pytest.mark.parametrize("bad", ["", " ", "yesterday", "-7d", "7 days", "7x", "d7", "2023-13-01",
+                                 "2023-11-14T25:00", "1.5.2024", "now", "7d ago", "2023-11-14Tfoo",
+                                 "line\nbreak", "1e3"])
+def test_bad_points_in_time_echo_the_input_and_name_the_forms(bad: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        parse_time_ms(bad, "--as-of", now=NOW)
+    msg = str(e.value)
+    assert "\n" not in msg
+    shown = repr(bad) if not bad.isprintable() else f"'{bad}'"
+    assert msg == f"invalid --as-of {shown}: expected {TIME_FORMS}"
+
+
+def test_epoch_digits_are_milliseconds_not_a_compact_date() -> None:
+    assert parse_time_ms("20240601", now=NOW) == 20_240_601
+
+
+@pytest.mark.parametrize("text, ms", [("7d", 7 * 86_400_000), ("36h", 129_600_000), ("90m", 5_400_000),
+                                      ("30s", 30_000), ("2w", 1_209_600_000), ("1d 12h", 129_600_000)])
+def test_durations(text: str, ms: int) -> None:
+    assert parse_duration_ms(text, "--max-ref-age") == ms
+
+
+@pytest.mark.parametrize("bad", ["", "7", "2024-01-01", "1700000000000", "-1d", "7 days"])
+def test_bad_durations(bad: str) -> None:
+    with pytest.raises(InvalidInput) as e:
+        parse_duration_ms(bad, "--max-ref-age")
+    assert str(e.value) == f"invalid --max-ref-age '{bad}': expected {DURATION_FORMS}"
