@@ -21,11 +21,8 @@ from icectl.expr.expressions import (
     AlwaysTrue,
     BoundPredicate,
     Expression,
-    and_,
-    or_,
 )
-from icectl.expr.projection import project, project_strict
-from icectl.expr.visitor import Visitor, visit
+from icectl.expr.projection import map_predicates, project, project_strict
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.types import IcebergType
@@ -43,33 +40,15 @@ def holds(projected: Expression | None, value: Any) -> bool:
     return value_matches(projected, value, nulls_first=True)
 
 
-class _Residual(Visitor[Expression]):
-    def __init__(self, ev: "ResidualEvaluator", partition: Any):
-        self.ev = ev
-        self.partition = partition
-
-    def always_true(self) -> Expression:
-        return TRUE
-
-    def always_false(self) -> Expression:
-        return FALSE
-
-    def and_(self, left: Expression, right: Expression) -> Expression:
-        return and_(left, right)
-
-    def or_(self, left: Expression, right: Expression) -> Expression:
-        return or_(left, right)
-
-    def predicate(self, p: Any) -> Expression:
-        assert isinstance(p, BoundPredicate)
-        for pf, ptype, pos in self.ev.fields.get(p.field_id, ()):
-            value = self.ev.value(self.partition, pf, pos)
-            strict, inclusive = self.ev.projections(p, pf, ptype)
-            if strict is not None and holds(strict, value):
-                return TRUE
-            if inclusive is not None and not holds(inclusive, value):
-                return FALSE
-        return p
+def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredicate) -> Expression:
+    for pf, ptype, pos in ev.fields.get(p.field_id, ()):
+        value = ev.value(partition, pf, pos)
+        strict, inclusive = ev.projections(p, pf, ptype)
+        if strict is not None and holds(strict, value):
+            return TRUE
+        if inclusive is not None and not holds(inclusive, value):
+            return FALSE
+    return p
 
 
 class ResidualEvaluator:
@@ -106,7 +85,7 @@ class ResidualEvaluator:
         -> value)."""
         if not self.spec.fields:
             return self.expr
-        return visit(self.expr, _Residual(self, partition))
+        return map_predicates(self.expr, lambda p: _residual_predicate(self, partition, p))
 
     def residuals_for(self, partitions: Sequence[tuple]) -> list:
         """Columnar: :meth:`residual_for` of every partition tuple of a list."""

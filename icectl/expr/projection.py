@@ -19,7 +19,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Callable
 
-from icectl.expr.binding import bind
+from icectl.expr.eval_base import prepare
 from icectl.expr.expressions import (
     FALSE,
     TRUE,
@@ -27,10 +27,8 @@ from icectl.expr.expressions import (
     Expression,
     Operation,
     and_,
-    is_bound,
     make_bound,
     or_,
-    rewrite_not,
 )
 from icectl.expr.visitor import Visitor, visit
 from icectl.spec.partitioning import PartitionField, PartitionSpec
@@ -335,12 +333,6 @@ def _fix_strict_time(e: Expression | None) -> Expression | None:
 # Whole expressions through a spec
 
 
-def _prepare(expr: Expression, schema: Schema, case_sensitive: bool) -> Expression:
-    if not is_bound(expr):  # trees are bound or unbound as a whole: one leaf tells
-        expr = bind(expr, schema, case_sensitive)
-    return rewrite_not(expr)
-
-
 class _Project(Visitor[Expression]):
     """Rebuild a NOT-free bound expression with each predicate replaced by ``on_pred(p)``."""
 
@@ -360,7 +352,8 @@ class _Project(Visitor[Expression]):
         return or_(left, right)
 
 
-def _visit(expr: Expression, on_pred: Callable[[BoundPredicate], Expression]) -> Expression:
+def map_predicates(expr: Expression, on_pred: Callable[[BoundPredicate], Expression]) -> Expression:
+    """``expr`` (bound, NOT-free) rebuilt with each predicate replaced by ``on_pred(p)``."""
     return visit(expr, _Project(on_pred))
 
 
@@ -381,7 +374,7 @@ def inclusive_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
     the spec's partition struct. Predicates projected through several partition fields of one
     column are combined with AND.
     """
-    bound = _prepare(expr, schema, case_sensitive)
+    bound = prepare(expr, schema, case_sensitive)
     fields = _fields_by_source(spec, schema)
 
     def on_pred(p: BoundPredicate) -> Expression:
@@ -392,7 +385,7 @@ def inclusive_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
                 result = and_(result, q)
         return result
 
-    return _visit(bound, on_pred)
+    return map_predicates(bound, on_pred)
 
 
 def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
@@ -402,7 +395,7 @@ def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
     Predicates projected through several partition fields of one column are combined with OR;
     a predicate with no strict projection becomes false.
     """
-    bound = _prepare(expr, schema, case_sensitive)
+    bound = prepare(expr, schema, case_sensitive)
     fields = _fields_by_source(spec, schema)
 
     def on_pred(p: BoundPredicate) -> Expression:
@@ -413,4 +406,4 @@ def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
                 result = or_(result, q)
         return result
 
-    return _visit(bound, on_pred)
+    return map_predicates(bound, on_pred)
