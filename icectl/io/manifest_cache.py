@@ -14,7 +14,8 @@ Writes go to a temporary file in the cache directory renamed into place (last wr
 entries for one key are equal by construction). The directory is bounded by
 ``ICECTL_CACHE_MAX`` bytes (default 1 GiB; suffixes K, M, G, T): a hit touches the entry's
 mtime, and when a write pushes the running size estimate over the bound the least recently
-used entries are removed. ``ICECTL_NO_CACHE=1`` (or :func:`set_enabled`) bypasses the cache.
+used entries are removed. Entries are only read from a directory the user owns and nobody else
+can write to. ``ICECTL_NO_CACHE=1`` (or :func:`set_enabled`) bypasses the cache.
 A cache directory that cannot be written never fails a command: the cache is then skipped.
 """
 
@@ -26,6 +27,7 @@ import pickle
 import struct
 import tempfile
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +50,8 @@ _lock = threading.Lock()
 _enabled = True
 _unwritable: set[str] = set()  # directories found unwritable in this process
 _estimates: dict[str, int] = {}  # directory -> running size estimate
+_trusted: dict[str, bool] = {}  # directory -> owned by this user and writable by nobody else
+_STALE_TMP_SECONDS = 3600
 
 
 def set_enabled(enabled: bool) -> None:
@@ -126,7 +130,10 @@ def get(key: bytes) -> Any:
     """The value stored under ``key``, or None (miss, corrupt, truncated or disabled)."""
     if not enabled():
         return None
-    p = _entry_path(cache_dir(), key)
+    directory = cache_dir()
+    if not _is_trusted(directory):
+        return None
+    p = _entry_path(directory, key)
     try:
         with open(p, "rb") as f:
             data = f.read()
@@ -162,6 +169,8 @@ def put(key: bytes, value: Any) -> bool:
     tmp = None
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not _is_trusted(directory):
+            raise PermissionError(directory)
         fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=_SUFFIX, dir=directory)
         with os.fdopen(fd, "wb") as f:
             f.write(header)
@@ -180,6 +189,24 @@ def put(key: bytes, value: Any) -> bool:
                 pass
     _account(directory, _HEADER.size + len(payload))
     return True
+
+
+def _is_trusted(directory: str) -> bool:
+    """Entries are only read from (and written to) a directory this user owns and nobody else
+    may write to, so nothing another user planted is ever unpickled. Checked once per process;
+    a directory that does not exist yet is checked again when it is created."""
+    got = _trusted.get(directory)
+    if got is not None:
+        return got
+    try:
+        st = os.stat(directory)
+    except OSError:
+        return False
+    getuid = getattr(os, "getuid", None)
+    ok = (getuid is None or st.st_uid == getuid()) and not st.st_mode & 0o022
+    with _lock:
+        _trusted[directory] = ok
+    return ok
 
 
 def _scan(directory: str) -> list[tuple[float, int, str]]:
@@ -266,12 +293,16 @@ def clear() -> CacheCleared:
         names = os.listdir(directory)
     except OSError:
         names = []
+    now = time.time()
     for name in names:
         if not name.endswith(_SUFFIX):
             continue
         p = os.path.join(directory, name)
         try:
-            size = os.lstat(p).st_size
+            st = os.lstat(p)
+            if name.startswith(_TMP_PREFIX) and now - st.st_mtime < _STALE_TMP_SECONDS:
+                continue  # another process is writing it
+            size = st.st_size
             os.unlink(p)
         except OSError:
             continue

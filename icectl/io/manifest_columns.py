@@ -239,8 +239,9 @@ def load_manifest_columns(
     ``nan_stats`` limits NaN counts to those field ids (float and double columns; default: all
     of ``wanted_stats``).
 
-    The cache key is ``(path, length)`` plus the inheritance inputs; an entry decoded with
-    fewer statistics than wanted is decoded again with the union of both sets.
+    The cache key is ``(path, length)`` plus the inheritance inputs (on disk also the
+    manifest's mtime, see :mod:`icectl.io.manifest_cache`); an entry decoded with fewer
+    statistics than wanted is decoded again with the union of both sets and stored again.
     """
     key = (path, length)
     wanted = frozenset(wanted_stats)

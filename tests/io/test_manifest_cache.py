@@ -28,12 +28,14 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.delenv("ICECTL_CACHE_MAX", raising=False)
     manifest_cache._estimates.clear()
     manifest_cache._unwritable.clear()
+    manifest_cache._trusted.clear()
     manifest_cache.set_enabled(True)
     clear_cache()
     yield d / "manifests"
     manifest_cache.set_enabled(True)
     manifest_cache._estimates.clear()
     manifest_cache._unwritable.clear()
+    manifest_cache._trusted.clear()
     clear_cache()
 
 
@@ -64,7 +66,7 @@ def load(path: str, length: int, wanted=frozenset({1}), seq=1):
 
 
 def entries(d: Path) -> list[Path]:
-    return sorted(d.glob("*.mc")) if d.exists() else []
+    return sorted(p for p in d.glob("*.mc") if not p.name.startswith(".tmp-")) if d.exists() else []
 
 
 def test_miss_then_hit_in_a_fresh_in_process_cache(cache, manifest, monkeypatch) -> None:
@@ -265,3 +267,30 @@ def test_parse_size_rejects_nonsense() -> None:
     for bad in ("lots", "-1", "1X"):
         with pytest.raises(InvalidInput):
             manifest_cache.parse_size(bad)
+
+
+def test_a_directory_others_can_write_is_never_read(cache, manifest, monkeypatch) -> None:
+    c = Counting(monkeypatch)
+    load(*manifest)
+    os.chmod(cache, 0o777)  # anyone could have planted the entry
+    manifest_cache._trusted.clear()
+    manifest_cache._unwritable.clear()
+    clear_cache()
+    load(*manifest)
+    assert len(c.calls) == 2
+    os.chmod(cache, 0o700)
+    manifest_cache._trusted.clear()
+    clear_cache()
+    load(*manifest)
+    assert len(c.calls) == 2
+
+
+def test_clear_leaves_a_fresh_temporary_file_of_a_writer(cache, manifest) -> None:
+    load(*manifest)
+    tmp = cache / ".tmp-writer.mc"
+    tmp.write_bytes(b"partial")
+    assert manifest_cache.clear().removed == 1
+    assert tmp.exists() and entries(cache) == []
+    os.utime(tmp, (1000, 1000))  # abandoned long ago
+    manifest_cache.clear()
+    assert not tmp.exists()
