@@ -10,11 +10,19 @@ the data files themselves do not exist) and times, in the same run:
 
 for three filters: one day (one manifest can match), a narrow id range (one file matches, every
 manifest must be read), and no filter. Reports medians over the repetitions and the ratios, and
-the peak memory of a no-filter plan measured in a fresh subprocess.
+the peak memory of a no-filter plan measured in a fresh subprocess. The in-process figures
+bypass the persistent manifest cache (they time decoding).
+
+With --process it also times whole processes, as a script or cron job pays them: a fresh
+``python -m icectl plan T --filter F --json > file`` with the persistent manifest cache warm
+(filled by a previous process), cold (emptied before each run) and bypassed (ICECTL_NO_CACHE=1),
+against a fresh Python process running pyiceberg's plan and writing the planned paths as JSON.
+The cache lives in a temporary directory of the run.
 
     python bench/plan_bench.py            # 200 x 1,000 files, 5 repetitions
     python bench/plan_bench.py --quick    # 20 x 500 files, 3 repetitions
     python bench/plan_bench.py --dir /tmp/planbench --keep   # reuse a built table
+    python bench/plan_bench.py --process --no-inprocess      # whole-process figures only
 """
 
 from __future__ import annotations
@@ -161,6 +169,73 @@ def run_fastavro(location: str) -> int:
     return n
 
 
+PYICEBERG_PROCESS = r"""
+import json, sys
+sys.path.insert(0, sys.argv[4])
+import plan_bench
+from pyiceberg.table import StaticTable
+t = StaticTable.from_metadata(sys.argv[1])
+flt = plan_bench.pyiceberg_filter(sys.argv[2], *map(int, sys.argv[3].split("x")))
+json.dump([{"path": f.file.file_path, "record-count": f.file.record_count,
+            "file-size-in-bytes": f.file.file_size_in_bytes}
+           for f in t.scan(row_filter=flt).plan_files()], sys.stdout)
+"""
+
+
+def timed_process(cmd: list[str], env: dict[str, str], out_path: str, reps: int,
+                  before: Callable[[], None] | None = None) -> float:
+    """Median wall time of a fresh process writing its stdout to a file."""
+    times = []
+    for _ in range(reps):
+        if before is not None:
+            before()
+        with open(out_path, "wb") as out:
+            t0 = time.perf_counter()
+            subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, env=env, check=True)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def whole_process(location: str, metadata_location: str, texts: dict[str, str | None],
+                  manifests: int, files: int, reps: int, pyiceberg: bool) -> dict[str, Any]:
+    """Whole-process ``icectl plan --json > file``: warm, cold and bypassed persistent cache, and
+    a whole-process pyiceberg plan."""
+    work = tempfile.mkdtemp(prefix="plan-bench-proc-")
+    cache = os.path.join(work, "cache")
+    out_path = os.path.join(work, "out.json")
+    env = dict(os.environ, ICECTL_CACHE_DIR=cache)
+    env.pop("ICECTL_NO_CACHE", None)
+    results: dict[str, Any] = {}
+    try:
+        for name, text in texts.items():
+            cmd = [sys.executable, "-m", "icectl", "plan", location, "--json"]
+            if text is not None:
+                cmd += ["--filter", text]
+            empty = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
+            cold = timed_process(cmd, env, out_path, reps, before=empty)
+            uncached = timed_process(cmd, dict(env, ICECTL_NO_CACHE="1"), out_path, reps)
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)  # fill
+            warm = timed_process(cmd, env, out_path, reps)
+            planned = len(json.load(open(out_path))["files"])
+            case: dict[str, Any] = {"icectl_warm_s": warm, "icectl_cold_s": cold,
+                                    "icectl_no_cache_s": uncached, "files": planned}
+            if pyiceberg:
+                py_cmd = [sys.executable, "-c", PYICEBERG_PROCESS, metadata_location, name,
+                          f"{manifests}x{files}", os.path.dirname(os.path.abspath(__file__))]
+                py = timed_process(py_cmd, env, out_path, reps)
+                case.update(pyiceberg_s=py, pyiceberg_files=len(json.load(open(out_path))),
+                            speedup_warm=py / warm, speedup_cold=py / cold)
+            results[name] = case
+            print(f"{name:10s} whole process: icectl warm {warm:.3f} s, cold {cold:.3f} s, "
+                  f"no cache {uncached:.3f} s, {planned} files"
+                  + (f"; pyiceberg {case['pyiceberg_s']:.3f} s ({case['pyiceberg_files']} files); "
+                     f"speed-up warm {case['speedup_warm']:.1f}x, cold {case['speedup_cold']:.1f}x"
+                     if pyiceberg else ""), file=sys.stderr)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return results
+
+
 def timed(fn: Callable[[], int], reps: int) -> tuple[float, int]:
     times = []
     result = 0
@@ -226,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-pyiceberg", action="store_true", help="skip pyiceberg")
     p.add_argument("--no-memory", action="store_true", help="skip the memory measurement")
     p.add_argument("--json", action="store_true", help="print the results as JSON")
+    p.add_argument("--process", action="store_true",
+                   help="also time whole processes (icectl plan --json > file, cache warm/cold/off; pyiceberg)")
+    p.add_argument("--no-inprocess", action="store_true", help="skip the in-process timings")
     args = p.parse_args(argv)
     manifests = args.manifests or (20 if args.quick else 200)
     files = args.files or (500 if args.quick else 1000)
@@ -254,10 +332,12 @@ def main(argv: list[str] | None = None) -> int:
 
         results: dict[str, Any] = {"manifests": manifests, "files_per_manifest": files,
                                    "repetitions": reps, "cases": {}}
+        from icectl.io import manifest_cache
+        manifest_cache.set_enabled(False)  # in-process figures time decoding
         fa_s, fa_n = timed(lambda: run_fastavro(location), reps)
         results["fastavro_decode_all_s"] = fa_s
         print(f"fastavro decode of all manifests: {fa_s:.3f} s ({fa_n} records)", file=sys.stderr)
-        for name, text in texts.items():
+        for name, text in ({} if args.no_inprocess else texts).items():
             cold_s, n_cold = timed(lambda: run_icectl(location, text, True), reps)
             warm_s, n_warm = timed(lambda: run_icectl(location, text, False), reps)
             case: dict[str, Any] = {"filter": text, "icectl_cold_s": cold_s, "icectl_warm_s": warm_s,
@@ -273,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
                      f"speed-up cold {case['speedup_cold']:.1f}x, warm {case['speedup_warm']:.0f}x"
                      if not args.no_pyiceberg else "")
                   + f"; cold / fastavro {case['cold_vs_fastavro']:.2f}", file=sys.stderr)
+        if args.process:
+            results["whole_process"] = whole_process(
+                location, metadata_location, texts, manifests, files, reps,
+                not args.no_pyiceberg)
         if not args.no_memory:
             mem = memory_of_plan(location)
             results["memory_no_filter"] = mem
@@ -301,6 +385,19 @@ def format_table(r: dict[str, Any]) -> str:
             + (f"{py:9.3f}s {c['speedup_cold']:6.1f}x {c['speedup_warm']:6.0f}x " if py is not None
                else f"{'-':>10s} {'-':>7s} {'-':>7s} ")
             + f"{c['cold_vs_fastavro']:14.2f} {c['icectl_files']:7d}")
+    proc = r.get("whole_process")
+    if proc:
+        lines.append("whole process (icectl plan --json > file):")
+        lines.append(f"{'case':10s} {'warm':>9s} {'cold':>9s} {'no cache':>9s} {'pyiceberg':>10s} "
+                     f"{'x warm':>7s} {'x cold':>7s} {'files':>7s}")
+        for name, c in proc.items():
+            py = c.get("pyiceberg_s")
+            lines.append(
+                f"{name:10s} {c['icectl_warm_s']:8.3f}s {c['icectl_cold_s']:8.3f}s "
+                f"{c['icectl_no_cache_s']:8.3f}s "
+                + (f"{py:9.3f}s {c['speedup_warm']:6.1f}x {c['speedup_cold']:6.1f}x " if py is not None
+                   else f"{'-':>10s} {'-':>7s} {'-':>7s} ")
+                + f"{c['files']:7d}")
     mem = r.get("memory_no_filter")
     if mem:
         lines.append(f"no-filter plan: tracemalloc peak {mem['tracemalloc_peak_bytes'] / 2**20:.0f} MiB, "

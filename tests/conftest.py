@@ -3,10 +3,15 @@
 - ``slow`` tests run only with ``--runslow``.
 - Everything under tests/interop is marked ``interop``: it needs the Spark + Iceberg reference
   stack and fails (never skips) when that stack is missing.
+- The persistent manifest cache of every icectl run (in-process and subprocess) lives in a
+  temporary directory of the test run, never in the user's cache directory.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,12 +26,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    cache = tempfile.mkdtemp(prefix="icectl-test-cache-")
+    config._icectl_cache_dir = cache  # type: ignore[attr-defined]
+    os.environ["ICECTL_CACHE_DIR"] = cache
+    os.environ.pop("ICECTL_NO_CACHE", None)
     # Also declared in pyproject.toml; repeated so the markers exist whatever the ini file.
     config.addinivalue_line(
         "markers",
         "interop: needs the Spark + Iceberg reference stack (fails, not skips, when missing)",
     )
     config.addinivalue_line("markers", "slow: big cases, run with --runslow")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    cache = getattr(config, "_icectl_cache_dir", None)
+    if cache:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

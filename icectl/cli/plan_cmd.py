@@ -6,6 +6,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
 from icectl.errors import InvalidInput
@@ -54,6 +55,7 @@ def plan(
     open_file_cost: Annotated[Optional[int], typer.Option("--open-file-cost", help="Weight of opening a file in bytes (default: read.split.open-file-cost, 4 MiB).")] = None,
     lookback: Annotated[Optional[int], typer.Option("--lookback", help="Open bins considered when packing (default: read.split.planning-lookback, 10).")] = None,
     warehouse: WarehouseOpt = None,
+    no_cache: NoCacheOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.plan import plan_table
@@ -66,6 +68,7 @@ def plan(
     if incremental and any(x is not None for x in (snapshot, ref, as_of)):
         raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, --ref or --as-of")
     as_of_ms = parse_time_option(as_of, "--as-of") if as_of is not None else None
+    apply_no_cache(no_cache)
     t = load_table(table, warehouse)
     cols = None if columns is None else [c for c in columns.split(",")]
     report = plan_table(

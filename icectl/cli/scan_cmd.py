@@ -10,6 +10,7 @@ from typing import Annotated, Any, Iterator, Optional
 
 import typer
 
+from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
 from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_table, emit_text
 from icectl.errors import InvalidInput
@@ -63,6 +64,7 @@ def scan(
     count: Annotated[bool, typer.Option("--count", help="Print only the number of rows.")] = False,
     case_sensitive: Annotated[bool, typer.Option("--case-sensitive", help="Match column names case-sensitively (default: case-insensitive).")] = False,
     warehouse: WarehouseOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     from icectl.scan.reader import open_scan
 
@@ -74,6 +76,7 @@ def scan(
         raise InvalidInput("--format parquet needs --output FILE")
     if output is not None and os.path.isdir(output):
         raise InvalidInput(f"--output {output} is a directory")
+    apply_no_cache(no_cache)
     t = load_table(table, warehouse)
     cols = None if columns is None else columns.split(",")
     s = open_scan(t, filter_text, columns=cols, snapshot_id=snapshot, ref=ref, as_of=None if as_of is None else parse_time_option(as_of, "--as-of"),

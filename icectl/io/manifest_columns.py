@@ -12,8 +12,9 @@ version and writer decode the same way. It is the fast variant of the record rea
 parallel decoding: it is a pure function of the manifest's bytes and the inheritance inputs,
 and its result is a plain value (lists of ints, strings, bytes, Decimals, UUIDs, plus metadata)
 that pickles as is. Decoded manifests are immutable facts about immutable files, so
-:func:`load_manifest_columns` caches them in memory by ``(path, length)``; a later plan that
-needs statistics of more field ids decodes again.
+:func:`load_manifest_columns` caches them in memory by ``(path, length)`` and on disk across
+processes (:mod:`icectl.io.manifest_cache`, keyed also by the manifest's mtime); a later plan
+that needs statistics of more field ids decodes again and stores the widened entry.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from icectl.errors import CorruptMetadata
+from icectl.io import manifest_cache
 from icectl.io.avro_container import decoded_blocks, split_header
 from icectl.io.manifest_codegen import Decoder, compile_decoder
 from icectl.spec.manifests import inherit_columns
@@ -237,8 +239,9 @@ def load_manifest_columns(
     ``nan_stats`` limits NaN counts to those field ids (float and double columns; default: all
     of ``wanted_stats``).
 
-    The cache key is ``(path, length)`` plus the inheritance inputs; an entry decoded with
-    fewer statistics than wanted is decoded again with the union of both sets.
+    The cache key is ``(path, length)`` plus the inheritance inputs (on disk also the
+    manifest's mtime, see :mod:`icectl.io.manifest_cache`); an entry decoded with fewer
+    statistics than wanted is decoded again with the union of both sets and stored again.
     """
     key = (path, length)
     wanted = frozenset(wanted_stats)
@@ -251,12 +254,29 @@ def load_manifest_columns(
             return hit
         wanted = wanted | hit.stats_decoded
         nan = nan | hit.nan_decoded
+    disk_key = manifest_cache.manifest_key(file_io, path, length, inputs) \
+        if manifest_cache.enabled() else None
+    if disk_key is not None:
+        stored = manifest_cache.get(disk_key)
+        if (isinstance(stored, ManifestColumns) and stored.inherited_from == inputs
+                and stored.path == path and stored.length == length):
+            if wanted <= stored.stats_decoded and nan <= stored.nan_decoded:
+                _remember(key, stored)
+                return stored
+            wanted = wanted | stored.stats_decoded
+            nan = nan | stored.nan_decoded
     cols = decode_manifest(file_io.read(path), path=path, wanted_stats=wanted, nan_stats=nan,
                            added_snapshot_id=added_snapshot_id, sequence_number=sequence_number,
                            first_row_id=first_row_id)
+    _remember(key, cols)
+    if disk_key is not None:
+        manifest_cache.put(disk_key, cols)
+    return cols
+
+
+def _remember(key: tuple[str, int], cols: ManifestColumns) -> None:
     with _CACHE_LOCK:
         total = sum(c.count for c in _CACHE.values())
         if total + cols.count > _CACHE_MAX_ENTRIES:
             _CACHE.clear()
         _CACHE[key] = cols
-    return cols

@@ -608,3 +608,40 @@ def _py_filter(e: Expression) -> Any:
            Op.GT_EQ: pe.GreaterThanOrEqual, Op.EQ: pe.EqualTo, Op.NOT_EQ: pe.NotEqualTo,
            Op.STARTS_WITH: pe.StartsWith, Op.NOT_STARTS_WITH: pe.NotStartsWith}[e.op]
     return cls(e.name, val(e.literal))
+
+
+def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: Any,
+                                           monkeypatch: Any) -> None:
+    """The persistent manifest cache changes no plan: every fixed filter on every table, planned
+    without the cache, with it cold and with it warm (decoding nothing), gives the same files,
+    deletes, residuals, tasks and explanations."""
+    import json
+
+    from icectl.cli.plan_cmd import plan_view
+    from icectl.io import manifest_cache, manifest_columns
+
+    monkeypatch.setenv("ICECTL_CACHE_DIR", str(tmp_path / "cache"))
+    decoded = []
+    real = manifest_columns.decode_manifest
+    monkeypatch.setattr(manifest_columns, "decode_manifest",
+                        lambda data, **kw: decoded.append(1) or real(data, **kw))
+
+    def view(location: str, text: str | None) -> str:
+        t = Table.load(location)
+        r = icectl_plan(location, text, explain=True)
+        return json.dumps(plan_view(t.metadata, r, with_tasks=True, with_explain=True),
+                          sort_keys=True, default=str)
+
+    for label, texts in FIXED.items():
+        loc = tables[label].location
+        for text in texts:
+            manifest_cache.set_enabled(False)
+            try:
+                plain = view(loc, text)
+            finally:
+                manifest_cache.set_enabled(True)
+            cold = view(loc, text)
+            decoded.clear()
+            warm = view(loc, text)
+            assert not decoded, (label, text)
+            assert plain == cold == warm, (label, text)
