@@ -8,86 +8,23 @@ for existence and size.
 
 from __future__ import annotations
 
-import struct
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
-from icectl.errors import IcectlError, NotFound
+from icectl.errors import CorruptMetadata, IcectlError, NotFound
 from icectl.io.files import FileIO
 from icectl.io.parquet import read_footer
+from icectl.io.puffin import parse_deletion_vector
 from icectl.ops.check.model import Problems
 from icectl.spec.manifests import DataFile
 
 __all__ = ["verify_files", "dv_cardinality"]
 
-DV_MAGIC = b"\xd1\xd3\x39\x64"
-_NO_RUNS = 12346  # 32-bit Roaring portable format cookies
-_WITH_RUNS = 12347
-
-
 def dv_cardinality(blob: bytes) -> int:
-    """Positions in a ``deletion-vector-v1`` blob: length, magic, a portable 64-bit Roaring
-    bitmap, CRC-32. Only the bitmaps' container headers are read (they carry each
-    container's cardinality). ValueError when the blob is malformed."""
-    if len(blob) < 12:
-        raise ValueError(f"blob of {len(blob)} bytes is too short")
-    (length,) = struct.unpack_from(">I", blob, 0)
-    if length != len(blob) - 8:
-        raise ValueError(f"blob length field says {length} bytes, the blob holds {len(blob) - 8}")
-    body = blob[4:4 + length]
-    if body[:4] != DV_MAGIC:
-        raise ValueError(f"bad magic {body[:4].hex()}")
-    (crc,) = struct.unpack_from(">I", blob, 4 + length)
-    if zlib.crc32(body) & 0xFFFFFFFF != crc:
-        raise ValueError("CRC-32 does not match")
-    vec = body[4:]
-    try:
-        (count,) = struct.unpack_from("<Q", vec, 0)
-        pos = 8
-        total = 0
-        for _ in range(count):
-            pos += 4  # the high 32 bits of the positions in this bitmap
-            total_one, pos = _roaring32_cardinality(vec, pos)
-            total += total_one
-    except struct.error:
-        raise ValueError("bitmap is cut short") from None
-    return total
-
-
-def _roaring32_cardinality(buf: bytes, pos: int) -> tuple[int, int]:
-    """Cardinality of a 32-bit portable Roaring bitmap at ``pos`` and the offset after it."""
-    (cookie,) = struct.unpack_from("<I", buf, pos)
-    pos += 4
-    if cookie & 0xFFFF == _WITH_RUNS:
-        n = (cookie >> 16) + 1
-        run_flags = buf[pos:pos + (n + 7) // 8]
-        pos += (n + 7) // 8
-    elif cookie == _NO_RUNS:
-        (n,) = struct.unpack_from("<I", buf, pos)
-        pos += 4
-        run_flags = b""
-    else:
-        raise ValueError(f"unknown Roaring cookie {cookie}")
-    cards = []
-    for i in range(n):
-        _key, card_minus_one = struct.unpack_from("<HH", buf, pos + 4 * i)
-        cards.append(card_minus_one + 1)
-    pos += 4 * n
-    if cookie == _NO_RUNS or n >= 4:  # an offset header follows (not read: sizes suffice)
-        pos += 4 * n
-    for i, card in enumerate(cards):
-        is_run = bool(run_flags) and bool(run_flags[i // 8] & (1 << (i % 8)))
-        if is_run:
-            (runs,) = struct.unpack_from("<H", buf, pos)
-            pos += 2 + 4 * runs
-        elif card > 4096:
-            pos += 8192
-        else:
-            pos += 2 * card
-    if pos > len(buf):
-        raise ValueError("bitmap is cut short")
-    return sum(cards), pos
+    """Positions in a ``deletion-vector-v1`` blob, read by the one deletion-vector parser
+    (:mod:`icectl.io.puffin`: length, magic, CRC-32 and the bitmap are all checked).
+    CorruptMetadata when the blob is malformed."""
+    return len(parse_deletion_vector(blob))
 
 
 def verify_files(io: FileIO, files: Iterable[DataFile], problems: Problems, workers: int) -> int:
@@ -148,7 +85,7 @@ def _verify_dv(io: FileIO, path: str, f: DataFile) -> list[tuple[str, str, str]]
     where = f"the deletion vector at offset {f.content_offset} (for {f.referenced_data_file})"
     try:
         n = dv_cardinality(blob)
-    except ValueError as e:
+    except CorruptMetadata as e:
         return [("dv-invalid", path, f"{where}: {e}")]
     if n != f.record_count:
         return [("record-count-mismatch", path, f"{where} holds {n} positions; the manifest records {f.record_count}")]

@@ -13,7 +13,7 @@ import json
 from collections import Counter
 from typing import Any, Callable, Iterable, Mapping
 
-from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature, ValidationError
+from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature
 from icectl.io.files import FileIO
 from icectl.ops.check.model import Problems
 from icectl.spec.metadata import TableMetadata

@@ -1,56 +1,19 @@
-"""icectl's internal values (:mod:`icectl.spec.values`) to and from Arrow arrays in the types
-icectl writes (:func:`icectl.io.parquet_write.arrow_type`), and columns found by field id."""
+"""Columns found by field id, and icectl's internal values (:mod:`icectl.spec.values`) to and
+from Arrow arrays: the conversions are the reader's (:mod:`icectl.scan.arrow_values`), one
+implementation for reading and writing."""
 
 from __future__ import annotations
-
-import uuid as _uuid
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import ValidationError
-from icectl.io.parquet_write import arrow_type
+from icectl.scan.arrow_values import internal_to_arrow
+from icectl.scan.arrow_values import to_internal as internal_values
 from icectl.spec.schema import Schema
-from icectl.spec.types import (
-    DATE,
-    TIME,
-    TIMESTAMP,
-    TIMESTAMP_NS,
-    TIMESTAMPTZ,
-    TIMESTAMPTZ_NS,
-    UUID,
-    IcebergType,
-    NestedField,
-    StructType,
-)
+from icectl.spec.types import IcebergType, NestedField, StructType
 
 __all__ = ["internal_to_arrow", "internal_values", "column_by_id"]
-
-
-def internal_to_arrow(values: list[Any], t: IcebergType) -> pa.Array:
-    """An Arrow array (in icectl's write types) of icectl internal values."""
-    if t == DATE:
-        return pa.array(values, pa.int32()).cast(pa.date32())
-    if t in (TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS):
-        return pa.array(values, pa.int64()).cast(arrow_type(t))
-    if t == UUID:
-        return pa.ExtensionArray.from_storage(
-            pa.uuid(), pa.array([None if v is None else v.bytes for v in values], pa.binary(16)))
-    return pa.array(values, arrow_type(t))
-
-
-def internal_values(arr: pa.Array, t: IcebergType) -> list[Any]:
-    """icectl's internal values (values.py) of an array of a transform's results."""
-    if isinstance(arr.type, pa.BaseExtensionType):
-        arr = arr.storage
-    if t == UUID:
-        return [None if b is None else _uuid.UUID(bytes=b) for b in arr.to_pylist()]
-    if pa.types.is_date32(arr.type):
-        return arr.cast(pa.int32()).to_pylist()
-    if pa.types.is_timestamp(arr.type) or pa.types.is_time(arr.type):
-        return arr.cast(pa.int64()).to_pylist()
-    return arr.to_pylist()
 
 
 def _path_to(struct: StructType, field_id: int) -> list[NestedField] | None:
