@@ -203,8 +203,8 @@ def test_schemas_match_java(built: Built, spark: Any, jvm: Any) -> None:
 
 def test_specs_match_java(built: Built, spark: Any, jvm: Any) -> None:
     jtable = java_table(spark, built.location)
-    view = icectl_json("inspect", "partitions", built.location)
-    assert view == icectl_json("inspect", "spec", built.location)
+    view = icectl_json("inspect", "spec", built.location)
+    assert view == icectl_json("inspect", "partitions", built.location, "--spec")
     java_specs = {int(k): java_json(jvm, "PartitionSpecParser", v)
                   for k, v in dict(jtable.specs()).items()}
     assert view["default-spec-id"] == jtable.spec().specId()
@@ -350,7 +350,7 @@ def test_v2_refs_branch_and_tag(tables: dict[str, Built], spark: Any, jvm: Any) 
 
 def test_v2_spec_and_schema_evolution(tables: dict[str, Built]) -> None:
     t = tables["v2"]
-    parts = icectl_json("inspect", "partitions", t.location)
+    parts = icectl_json("inspect", "spec", t.location)
     assert [(s["spec-id"], [f["name"] for f in s["fields"]]) for s in parts["specs"]] == [
         (0, ["id_bucket", "ts_day"]), (1, ["id_bucket", "ts_day", "cat_trunc_2"]),
     ]
