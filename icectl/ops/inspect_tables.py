@@ -109,12 +109,10 @@ def _bounds(m: dict[int, bytes] | None) -> dict[str, str] | None:
     return None if m is None else {str(k): v.hex() for k, v in sorted(m.items())}
 
 
-def data_file_view(md: TableMetadata, f: Any) -> dict[str, Any]:
+def data_file_view(md: TableMetadata, f: Any, unified: list[tuple[int, str, Any]]) -> dict[str, Any]:
     """A manifest entry's data_file as the reference's ``entries`` table shows it (binary
-    bounds as hex)."""
-    from icectl.ops.inspect import partition_json
-
-    pjson, _ = partition_json(md, f.spec_id, f.partition)
+    bounds as hex; the partition over the fields of every spec, as in ``partitions``)."""
+    pjson = _unified_partition(md, unified, f.spec_id, f.partition)
     return {
         "content": f.content,
         "file-path": f.file_path,
@@ -143,10 +141,11 @@ def data_file_view(md: TableMetadata, f: Any) -> dict[str, Any]:
 def entries_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
     """The reference's ``entries`` table: every entry of a snapshot's manifests (status 0
     existing, 1 added, 2 deleted) with its sequence numbers and data file."""
+    unified = unified_partition_fields(md)
     return [
         {"status": e.status, "status-name": e.status_name, "snapshot-id": e.snapshot_id,
          "sequence-number": e.sequence_number, "file-sequence-number": e.file_sequence_number,
-         "manifest": m.manifest_path, "data-file": data_file_view(md, e.data_file)}
+         "manifest": m.manifest_path, "data-file": data_file_view(md, e.data_file, unified)}
         for m, e in _entries(io, md, snapshot, stats=True)
     ]
 
@@ -156,6 +155,7 @@ def all_files_table(io: Any, md: TableMetadata) -> list[dict[str, Any]]:
     snapshot, each manifest read once (a file listed by two manifests appears twice)."""
     from icectl.io.avro import load_manifest
 
+    unified = unified_partition_fields(md)
     seen: set[str] = set()
     rows = []
     for s in sorted(md.snapshots, key=lambda s: (s.sequence_number, s.timestamp_ms)):
@@ -165,7 +165,7 @@ def all_files_table(io: Any, md: TableMetadata) -> list[dict[str, Any]]:
             seen.add(m.manifest_path)
             for e in load_manifest(io, m, include_stats=True):
                 if e.is_live:
-                    row = data_file_view(md, e.data_file)
+                    row = data_file_view(md, e.data_file, unified)
                     row["manifest"] = m.manifest_path
                     rows.append(row)
     return rows
@@ -175,14 +175,14 @@ def position_deletes_table(io: Any, md: TableMetadata, snapshot: Snapshot | None
     """The reference's ``position_deletes`` table (without its ``row`` column): one row per
     deleted position of every live position delete file and deletion vector of a snapshot."""
     from icectl.io.puffin import read_deletion_vector
-    from icectl.ops.inspect import partition_json
 
+    unified = unified_partition_fields(md)
     rows = []
     for _, e in _entries(io, md, snapshot):
         f = e.data_file
         if not e.is_live or f.content != 1:
             continue
-        pjson, _ = partition_json(md, f.spec_id, f.partition)
+        pjson = _unified_partition(md, unified, f.spec_id, f.partition)
         if f.content_offset is not None or str(f.file_format).upper() == "PUFFIN":
             pairs = [(f.referenced_data_file, p) for p in read_deletion_vector(
                 io, f.file_path, f.content_offset, f.content_size_in_bytes)]
