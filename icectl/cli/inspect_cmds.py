@@ -11,8 +11,8 @@ from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
 from icectl.ops import inspect as views
 
 app = typer.Typer(
-    help="""Show a table's metadata: table, schema, partitions (spec), snapshots, snapshot,
-history, refs, manifests, files, metadata-log. Every view takes --json.
+    help="""Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot,
+history, refs, manifests, files, entries, all-files, position-deletes, metadata-log. Every view takes --json.
 
 Examples:
 
@@ -96,16 +96,96 @@ def _partitions(table: str, warehouse: Optional[str], json_out: bool) -> None:
     emit_table(["spec-id", "default", "field-id", "name", "transform", "source"], rows)
 
 
-@app.command("partitions", help="All partition specs of the table; the default one is marked.\n\nExample: icectl inspect partitions ./wh/db/events")
+@app.command("partitions", help="Per partition value of the current snapshot (or --snapshot/--ref): records, data files, size, position and equality delete counts, last update - like the reference's `partitions` table. --spec shows the partition specs instead (as `inspect spec`).\n\nExamples:\n\n  icectl inspect partitions ./wh/db/events\n\n  icectl inspect partitions ./wh/db/events --spec --json")
 @handle_errors
-def inspect_partitions(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    _partitions(table, warehouse, json_out)
+def inspect_partitions(
+    table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
+    spec: Annotated[bool, typer.Option("--spec", help="Show the partition specs (the `inspect spec` view).")] = False,
+    warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
+) -> None:
+    if spec:
+        _partitions(table, warehouse, json_out)
+        return
+    from icectl.ops import inspect_tables
+
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot, ref)
+    v = inspect_tables.partitions_table(t.io, t.metadata, s)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["partition", "spec", "records", "files", "size", "pos-del-recs", "pos-del-files",
+                "eq-del-recs", "eq-del-files", "last-updated-at", "last-snapshot"],
+               [[_partition_text(r.get("partition")), _short(r["spec-id"]), r["record-count"], r["file-count"],
+                 r["total-data-file-size-in-bytes"], r["position-delete-record-count"],
+                 r["position-delete-file-count"], r["equality-delete-record-count"],
+                 r["equality-delete-file-count"], _short(r["last-updated-at"]),
+                 _short(r["last-updated-snapshot-id"])] for r in v])
 
 
-@app.command("spec", help="Same as `partitions`.\n\nExample: icectl inspect spec ./wh/db/events --json")
+def _partition_text(p: Optional[dict[str, Any]]) -> str:
+    if not p:
+        return ""
+    return "/".join(f"{k}={'null' if v is None else v}" for k, v in p.items())
+
+
+@app.command("spec", help="All partition specs of the table; the default one is marked (also `inspect partitions --spec`).\n\nExample: icectl inspect spec ./wh/db/events --json")
 @handle_errors
 def inspect_spec(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     _partitions(table, warehouse, json_out)
+
+
+@app.command("entries", help="Every entry of the current snapshot's manifests (or --snapshot/--ref), deleted ones included: status (0 existing, 1 added, 2 deleted), snapshot, sequence numbers and the data file - like the reference's `entries` table.\n\nExample: icectl inspect entries ./wh/db/events --json")
+@handle_errors
+def inspect_entries(
+    table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
+    warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops import inspect_tables
+
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot, ref)
+    v = inspect_tables.entries_table(t.io, t.metadata, s)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["status", "snapshot-id", "seq", "file-seq", "content", "records", "path"],
+               [[e["status-name"], _short(e["snapshot-id"]), _short(e["sequence-number"]),
+                 _short(e["file-sequence-number"]), views.FILE_CONTENT_NAMES.get(e["data-file"]["content"]),
+                 e["data-file"]["record-count"], e["data-file"]["file-path"]] for e in v])
+
+
+@app.command("all-files", help="Live data and delete files of every manifest reachable from any snapshot, each manifest read once - like the reference's `all_files` table.\n\nExample: icectl inspect all-files ./wh/db/events --json")
+@handle_errors
+def inspect_all_files(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops import inspect_tables
+
+    t = load_table(table, warehouse)
+    v = inspect_tables.all_files_table(t.io, t.metadata)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["content", "spec", "records", "size", "path"],
+               [[views.FILE_CONTENT_NAMES.get(f["content"]), f["spec-id"], f["record-count"],
+                 f["file-size-in-bytes"], f["file-path"]] for f in v])
+
+
+@app.command("position-deletes", help="Rows of the position delete files and deletion vectors of the current snapshot (or --snapshot/--ref): data file, position, partition, spec, delete file - like the reference's `position_deletes` table (without `row`).\n\nExample: icectl inspect position-deletes ./wh/db/events --json")
+@handle_errors
+def inspect_position_deletes(
+    table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
+    warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops import inspect_tables
+
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot, ref)
+    v = inspect_tables.position_deletes_table(t.io, t.metadata, s)
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(["file-path", "pos", "spec", "delete-file-path"],
+               [[r["file-path"], r["pos"], r["spec-id"], r["delete-file-path"]] for r in v])
 
 
 def _summary_brief(summary: dict[str, str]) -> str:

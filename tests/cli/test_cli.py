@@ -183,11 +183,13 @@ def test_every_view_has_json(tmp_path: Path) -> None:
     loc = tmp_path / "t"
     assert run("create", str(loc), "--schema", "id long, d date", "--partition", "d").returncode == 0
     for view in ("table", "schema", "partitions", "spec", "snapshots", "history", "refs", "manifests",
-                 "files", "metadata-log"):
+                 "files", "entries", "all-files", "position-deletes", "metadata-log"):
         r = run("inspect", view, str(loc), "--json")
         assert r.returncode == 0, (view, r.stderr)
         json.loads(r.stdout)
-    v = json.loads(run("inspect", "partitions", str(loc), "--json").stdout)
+    assert json.loads(run("inspect", "partitions", str(loc), "--json").stdout) == []
+    v = json.loads(run("inspect", "partitions", str(loc), "--spec", "--json").stdout)
+    assert v == json.loads(run("inspect", "spec", str(loc), "--json").stdout)
     assert v == {"default-spec-id": 0, "last-partition-id": 1000, "specs": [{
         "spec-id": 0, "default": True, "string": "d AS d",
         "fields": [{"field-id": 1000, "name": "d", "source-id": 2, "source-column": "d", "transform": "identity"}]}]}

@@ -208,7 +208,7 @@ def test_java_reads_the_schema_spec_and_sort_order_spark_would_create(
     # icectl's own views say the same as Java
     assert icectl_json("inspect", "schema", str(created.table.location))["json"]["fields"] \
         == schema["fields"]
-    parts = icectl_json("inspect", "partitions", str(created.table.location))
+    parts = icectl_json("inspect", "spec", str(created.table.location))
     assert [
         {"name": f["name"], "transform": f["transform"], "source-id": f["source-id"],
          "field-id": f["field-id"]}

@@ -92,7 +92,7 @@ def _compare(spark: Any, jvm: Any, mine: IceTable, twin: IceTable) -> None:
     # icectl reads the table Spark evolved as Java does
     view = icectl_json("inspect", "schema", str(twin.location))
     assert view["json"]["fields"] == java_json(jvm, "SchemaParser", jt.schema())["fields"]
-    parts = icectl_json("inspect", "partitions", str(twin.location))
+    parts = icectl_json("inspect", "spec", str(twin.location))
     java_specs = _java_specs(jvm, jt)
     assert [[{k: f[k] for k in ("field-id", "name", "source-id", "transform")} for f in s["fields"]]
             for s in parts["specs"]] == [s["fields"] for s in java_specs]

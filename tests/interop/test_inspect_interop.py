@@ -14,6 +14,7 @@ where Spark shows nothing, Iceberg Java) say about the same table.
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -32,6 +33,7 @@ from cli_support import (  # noqa: E402
     check_snapshots,
     icectl_json,
     java_json,
+    json_value,
     rows_as_dicts,
     run_icectl,
     spark_files,
@@ -203,8 +205,8 @@ def test_schemas_match_java(built: Built, spark: Any, jvm: Any) -> None:
 
 def test_specs_match_java(built: Built, spark: Any, jvm: Any) -> None:
     jtable = java_table(spark, built.location)
-    view = icectl_json("inspect", "partitions", built.location)
-    assert view == icectl_json("inspect", "spec", built.location)
+    view = icectl_json("inspect", "spec", built.location)
+    assert view == icectl_json("inspect", "partitions", built.location, "--spec")
     java_specs = {int(k): java_json(jvm, "PartitionSpecParser", v)
                   for k, v in dict(jtable.specs()).items()}
     assert view["default-spec-id"] == jtable.spec().specId()
@@ -350,7 +352,7 @@ def test_v2_refs_branch_and_tag(tables: dict[str, Built], spark: Any, jvm: Any) 
 
 def test_v2_spec_and_schema_evolution(tables: dict[str, Built]) -> None:
     t = tables["v2"]
-    parts = icectl_json("inspect", "partitions", t.location)
+    parts = icectl_json("inspect", "spec", t.location)
     assert [(s["spec-id"], [f["name"] for f in s["fields"]]) for s in parts["specs"]] == [
         (0, ["id_bucket", "ts_day"]), (1, ["id_bucket", "ts_day", "cat_trunc_2"]),
     ]
@@ -383,3 +385,69 @@ def test_v3_deletion_vectors(tables: dict[str, Built], spark: Any) -> None:
     first_ids = {r["file_path"]: r["first_row_id"] for r in rows_as_dicts(
         spark, f"SELECT file_path, first_row_id FROM {t.ident}.files WHERE content = 0")}
     assert {f["file-path"]: f["first-row-id"] for f in files if f["content"] == "data"} == first_ids
+
+
+# -- the metadata tables: partitions, entries, all_files, position_deletes ------------------------
+
+
+def _spark_partition(r: dict[str, Any]) -> dict[str, Any]:
+    return {k: json_value(v) for k, v in (r.get("partition") or {}).items()}
+
+
+@pytest.mark.parametrize("label", ["v2", "v3"])
+def test_partitions_table_matches_spark(tables: dict[str, Built], spark: Any, label: str) -> None:
+    t = tables[label]
+    ref = rows_as_dicts(spark, f"SELECT *, unix_millis(last_updated_at) AS updated_ms FROM {t.ident}.partitions")
+    mine = icectl_json("inspect", "partitions", t.location)
+    cols = ("spec_id", "record_count", "file_count", "total_data_file_size_in_bytes",
+            "position_delete_record_count", "position_delete_file_count",
+            "equality_delete_record_count", "equality_delete_file_count", "last_updated_snapshot_id")
+
+    def key(p: dict[str, Any]) -> str:
+        return json.dumps(p, sort_keys=True)
+
+    expected = {key(_spark_partition(r)): tuple(r[c] for c in cols) + (r["updated_ms"],) for r in ref}
+    got = {key(p["partition"]): tuple(p[c.replace("_", "-")] for c in cols) + (p["last-updated-at-ms"],)
+           for p in mine}
+    assert got == expected
+    assert len(mine) == len(ref)
+    if label == "v2":  # the evolved spec's field is part of every row, null for older files
+        assert all(set(p["partition"]) == {"id_bucket", "ts_day", "cat_trunc_2"} for p in mine)
+        assert any(p["position-delete-file-count"] for p in mine)
+
+
+@pytest.mark.parametrize("label", ["v2", "v3"])
+def test_entries_and_all_files_match_spark(tables: dict[str, Built], spark: Any, label: str) -> None:
+    t = tables[label]
+    ref = rows_as_dicts(spark, f"SELECT status, snapshot_id, sequence_number, file_sequence_number, "
+                               f"data_file.content AS content, data_file.file_path AS file_path, "
+                               f"data_file.record_count AS record_count, data_file.spec_id AS spec_id, "
+                               f"data_file.file_size_in_bytes AS size, data_file.partition AS partition "
+                               f"FROM {t.ident}.entries")
+    mine = icectl_json("inspect", "entries", t.location)
+    as_row = lambda e: (e["status"], e["snapshot-id"], e["sequence-number"], e["file-sequence-number"],  # noqa: E731
+                        e["data-file"]["content"], e["data-file"]["file-path"], e["data-file"]["record-count"],
+                        e["data-file"]["spec-id"], e["data-file"]["file-size-in-bytes"])
+    assert sorted(map(as_row, mine)) == sorted(  # status 2: deleted entries are listed too
+        (r["status"], r["snapshot_id"], r["sequence_number"], r["file_sequence_number"], r["content"],
+         r["file_path"], r["record_count"], r["spec_id"], r["size"]) for r in ref)
+    assert sorted(json.dumps(e["data-file"]["partition"], sort_keys=True) for e in mine) == sorted(
+        json.dumps(_spark_partition(r), sort_keys=True) for r in ref)
+
+    ref_all = rows_as_dicts(spark, f"SELECT content, file_path, record_count, spec_id FROM {t.ident}.all_files")
+    all_files = icectl_json("inspect", "all-files", t.location)
+    assert sorted((f["content"], f["file-path"], f["record-count"], f["spec-id"]) for f in all_files) == sorted(
+        (r["content"], r["file_path"], r["record_count"], r["spec_id"]) for r in ref_all)
+
+
+@pytest.mark.parametrize("label", ["v2", "v3"])
+def test_position_deletes_match_spark(tables: dict[str, Built], spark: Any, label: str) -> None:
+    t = tables[label]
+    ref = rows_as_dicts(spark, f"SELECT file_path, pos, spec_id, delete_file_path, partition "
+                               f"FROM {t.ident}.position_deletes")
+    mine = icectl_json("inspect", "position-deletes", t.location)
+    assert mine, "Spark wrote no position deletes"
+    assert sorted((r["file-path"], r["pos"], r["spec-id"], r["delete-file-path"],
+                   json.dumps(r["partition"], sort_keys=True)) for r in mine) == sorted(
+        (r["file_path"], r["pos"], r["spec_id"], r["delete_file_path"],
+         json.dumps(_spark_partition(r), sort_keys=True)) for r in ref)
