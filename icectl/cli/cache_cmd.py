@@ -27,7 +27,7 @@ Examples:
     no_args_is_help=True, rich_markup_mode=None)
 
 
-@cache_app.command("info", help="Show the cache directory, its entry count, size and bound.")
+@cache_app.command("info", help="Show the cache directory, its entry count, size and bound.\n\nExample: icectl cache info --json")
 @handle_errors
 def cache_info(json_out: JsonOpt = False) -> None:
     from icectl.io.manifest_cache import info
@@ -40,7 +40,7 @@ def cache_info(json_out: JsonOpt = False) -> None:
     emit_pairs(list(view.items()))
 
 
-@cache_app.command("clear", help="Remove every cache entry; print how many were removed.")
+@cache_app.command("clear", help="Remove every cache entry; print how many were removed.\n\nExample: icectl cache clear")
 @handle_errors
 def cache_clear(json_out: JsonOpt = False) -> None:
     from icectl.io.manifest_cache import clear
