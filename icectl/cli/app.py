@@ -14,6 +14,7 @@ from icectl.cli import plan_cmd
 from icectl.cli import scan_cmd
 from icectl.cli import write_cmd
 from icectl.cli import check_cmd
+from icectl.cli import delete_cmd
 
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
@@ -68,6 +69,7 @@ refs_cmds.register(app)
 plan_cmd.register(app)
 check_cmd.register(app)
 scan_cmd.register(app)
+delete_cmd.register(app)
 
 
 def main() -> None:
