@@ -13,11 +13,13 @@ DELETE_HELP = """Delete the rows of TABLE that match --filter, as one `delete` s
 
 Data files whose partition or column metrics prove that every row matches are dropped whole
 without being read; files proven not to match are not read. In merge-on-read mode the matching
-rows of the other files are recorded in position delete files (format v2), one per data file.
+rows of the other files are recorded in position delete files (format v2), one per data file,
+or in deletion vectors (format v3), merged with each data file's previous one.
 
 Not supported yet (refused with exit 9, nothing written): copy-on-write (--mode copy-on-write, or
-the table property write.delete.mode=copy-on-write), and row-level deletes on format v1 and v3
-tables (v3 needs deletion vectors); deletes of whole files work on every format version. Unlike
+the table property write.delete.mode=copy-on-write), row-level deletes on format v1 tables and,
+on v3, of data files that still have Parquet position deletes; deletes of whole files work on
+every format version. Unlike
 Iceberg's own default (copy-on-write), icectl deletes in merge-on-read mode unless the table
 property asks otherwise.
 

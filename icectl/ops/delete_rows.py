@@ -12,8 +12,13 @@
 4. One ``delete`` snapshot commits both (a row delta): the dropped files marked deleted in
    rewritten manifests, the new delete files in a new delete manifest.
 
-Not yet supported (refused, nothing written): copy-on-write, and row-level deletes on format v1
-and v3 (deletion vectors). Files written before a failed commit are removed.
+   On format v3 the positions go to deletion vectors instead: one Puffin file, one
+   ``deletion-vector-v1`` blob per data file, merged with the file's previous deletion vector,
+   whose entry the same commit removes.
+
+Not yet supported (refused, nothing written): copy-on-write, row-level deletes on format v1, and
+on v3 a data file that still has Parquet position deletes. Files written before a failed commit
+are removed.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from icectl import __version__
 from icectl.errors import InvalidInput, UnsupportedFeature
 from icectl.expr.evaluators import StrictMetricsEvaluator
 from icectl.expr.expressions import AlwaysTrue
@@ -31,6 +37,14 @@ from icectl.io import avro
 from icectl.io.files import join
 from icectl.io.parquet import footer_metrics
 from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
+from icectl.io.puffin import (
+    DV_BLOB_TYPE,
+    ROW_POSITION_FIELD_ID,
+    PuffinBlob,
+    deletion_vector_blob,
+    puffin_file,
+    read_deletion_vector,
+)
 from icectl.spec.manifests import DELETED, POSITION_DELETES, DataFile
 from icectl.spec.metrics import FULL, MetricsConfig
 from icectl.spec.partition_path import partition_path
@@ -189,10 +203,11 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
     rest = {p.path for p in plan.files} - removed_paths
     positions = _matching_positions(table, filter_text, branch, rest) if rest else {}
     positions = {k: v for k, v in positions.items() if v}
-    if positions and md.format_version != 2:
+    if positions and md.format_version < 2:
         raise UnsupportedFeature(
-            f"row-level deletes on a format v{md.format_version} table are not supported yet "
-            "(only v2 position deletes); only deletes of whole files are possible here")
+            "row-level deletes need format v2 or later (icectl upgrade); on this v1 table only "
+            "deletes of whole files are possible")
+    old_dvs = _previous_dvs(plan.files, positions) if md.format_version >= 3 else {}
     result = dict(location=table.location, branch=branch, mode=chosen, dry_run=dry_run,
                   parent_snapshot_id=plan.snapshot_id,
                   removed_data_files=tuple(sorted(removed_paths)),
@@ -203,10 +218,16 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
         return DeleteResult(committed=False, snapshot_id=None, position_delete_files=(), **result)
     written: list[str] = []
     try:
-        added = _write_position_deletes(table, md, positions, files, written)
+        replaced: list[tuple[DataFile, str]] = []
+        if md.format_version >= 3:
+            replaced = [(f, _ppath(md, f)) for f in _delete_entries(table, snapshot, old_dvs)]
+            added = _write_deletion_vectors(table, md, positions, files, old_dvs, written)
+        else:
+            added = _write_position_deletes(table, md, positions, files, written)
         removed_with_paths = [(f, _ppath(md, f)) for f in removed]
         produced = RowDeltaProducer(table, plan.snapshot_id, removed=removed_with_paths,
-                                    added_deletes=added, branch=branch).commit()
+                                    added_deletes=added, removed_deletes=replaced,
+                                    branch=branch).commit()
     except BaseException:
         for path in written:
             table.io.delete_quietly(path)
@@ -214,6 +235,69 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
     return DeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
                         position_delete_files=tuple(f.file_path for f, _ in added),
                         summary=dict(produced.snapshot.summary), **result)
+
+
+def _previous_dvs(planned: list, positions: dict[str, list[int]]) -> dict[str, Any]:
+    """The deletion vector (a planner delete reference) of each file getting new deletes;
+    refused when such a file still has Parquet position deletes (they would have to be merged
+    into its deletion vector, which icectl does not do yet)."""
+    out: dict[str, Any] = {}
+    for p in planned:
+        if p.path not in positions:
+            continue
+        for d in p.deletes:
+            if d.content != POSITION_DELETES:
+                continue
+            if not d.is_dv:
+                raise UnsupportedFeature(
+                    f"{p.path} has Parquet position deletes; merging them into a deletion "
+                    "vector is not supported yet")
+            out[p.path] = d
+    return out
+
+
+def _delete_entries(table: Any, snapshot: Any, refs: dict[str, Any]) -> list[DataFile]:
+    """The manifest entries of the deletion vectors ``refs`` (planner delete references)."""
+    keys = {(d.path, d.content_offset) for d in refs.values()}
+    manifests = {d.manifest_path for d in refs.values()}
+    out: list[DataFile] = []
+    for m in avro.load_manifest_list(table.io, snapshot.manifest_list, table.metadata.format_version):
+        if m.manifest_path in manifests:
+            out += [e.data_file for e in avro.load_manifest(table.io, m)
+                    if e.status != DELETED and (e.data_file.file_path, e.data_file.content_offset) in keys]
+    if len(out) != len(keys):
+        raise UnsupportedFeature("cannot find the manifest entries of the table's deletion vectors")
+    return out
+
+
+def _write_deletion_vectors(table: Any, md: Any, positions: dict[str, list[int]],
+                            files: dict[str, DataFile], old: dict[str, Any], written: list[str]
+                            ) -> list[tuple[DataFile, str]]:
+    """One Puffin file holding one deletion vector per data file: its new positions merged
+    with those of its previous deletion vector."""
+    blobs, cards = [], []
+    for path in sorted(positions):
+        merged = set(positions[path])
+        d = old.get(path)
+        if d is not None:
+            merged.update(read_deletion_vector(table.io, d.path, d.content_offset,
+                                               d.content_size_in_bytes))
+        cards.append(len(merged))
+        blobs.append(PuffinBlob(DV_BLOB_TYPE, deletion_vector_blob(merged), (ROW_POSITION_FIELD_ID,),
+                                {"referenced-data-file": path, "cardinality": str(len(merged))}))
+    data, placed = puffin_file(blobs, {"created-by": f"icectl {__version__}"})
+    target = join(table.location, "data", f"{uuid.uuid4()}-deletes.puffin")
+    written.append(target)
+    table.io.write_exclusive(target, data)
+    out: list[tuple[DataFile, str]] = []
+    for path, blob, n in zip(sorted(positions), placed, cards):
+        df = files[path]
+        out.append((DataFile(
+            content=POSITION_DELETES, file_path=target, file_format="PUFFIN",
+            partition=df.partition, record_count=n, file_size_in_bytes=len(data),
+            referenced_data_file=path, content_offset=blob.offset,
+            content_size_in_bytes=blob.length, spec_id=df.spec_id), _ppath(md, df)))
+    return out
 
 
 def _ppath(md: Any, f: DataFile) -> str:
