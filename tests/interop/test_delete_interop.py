@@ -19,14 +19,14 @@ from cli_support import run_icectl
 from spark_support import IceTable, sql_rows
 
 MOR = "'write.delete.mode'='merge-on-read'"
-KEYS = ("added-data-files", "deleted-data-files", "deleted-records", "added-delete-files",
+KEYS = ("added-dvs", "removed-dvs", "added-data-files", "deleted-data-files", "deleted-records", "added-delete-files",
         "added-position-delete-files", "added-position-deletes", "total-delete-files",
         "total-position-deletes", "total-data-files", "total-records")
 
 
-def _twin(spark: Any, t: IceTable) -> None:
+def _twin(spark: Any, t: IceTable, fv: int = 2) -> None:
     spark.sql(f"""CREATE TABLE {t.ident} (id bigint, cat string, v double) USING iceberg
-                  PARTITIONED BY (cat) TBLPROPERTIES ('format-version'='2', {MOR})""")
+                  PARTITIONED BY (cat) TBLPROPERTIES ('format-version'='{fv}', {MOR})""")
     spark.sql(f"""INSERT INTO {t.ident} SELECT id, CASE WHEN id % 3 = 0 THEN 'a'
                   WHEN id % 3 = 1 THEN 'b' ELSE 'c' END, id / 4.0 FROM range(0, 60)""")
 
@@ -68,3 +68,27 @@ def test_delete_matches_spark(spark: Any, new_table: Any, spark_where: str, ice_
         t = pq.read_table(path)
         assert [f.metadata[b"PARQUET:field_id"] for f in t.schema] == [b"2147483546", b"2147483545"]
         assert len(set(t.column("file_path").to_pylist())) == 1
+
+
+def test_v3_deletion_vectors_match_spark(spark: Any, new_table: Any) -> None:
+    """Two deletes in a row (the second merges a data file's deletion vector), then a Spark
+    DELETE on top of icectl's deletion vectors (Spark reads and merges them)."""
+    theirs, mine = new_table("theirs"), new_table("mine")
+    _twin(spark, theirs, 3)
+    _twin(spark, mine, 3)
+    select = "SELECT id, cat, v FROM {} ORDER BY id"
+    for ids in ("3, 4, 10, 17", "6, 9, 10, 42"):
+        spark.sql(f"DELETE FROM {theirs.ident} WHERE id IN ({ids})")
+        p = run_icectl("delete", mine.location, "--filter", f"id in ({ids})")
+        assert p.returncode == 0, p.stderr
+        op, summary = _last(spark, theirs)
+        assert op == "delete" and summary["added-dvs"]
+        assert _last(spark, mine) == (op, summary)
+        assert sql_rows(spark, select.format(mine.ident)) == \
+            sql_rows(spark, select.format(theirs.ident))
+        assert _delete_files(spark, mine) == _delete_files(spark, theirs)
+    for t in (theirs, mine):
+        spark.sql(f"DELETE FROM {t.ident} WHERE id IN (12, 13, 15)")
+    assert sql_rows(spark, select.format(mine.ident)) == sql_rows(spark, select.format(theirs.ident))
+    assert _delete_files(spark, mine) == _delete_files(spark, theirs)
+    assert _last(spark, mine) == _last(spark, theirs)
