@@ -177,3 +177,23 @@ def test_deletion_vector_writer_round_trips_through_the_reader() -> None:
         assert (meta["offset"], meta["length"]) == (b.offset, b.length)
         assert meta["snapshot-id"] == meta["sequence-number"] == -1
         assert parse_deletion_vector(data[b.offset:b.offset + b.length]) == sorted(v)
+
+
+def test_branch_delete_and_conflict_leaves_nothing(table: Table) -> None:
+    from icectl.errors import CommitConflict
+
+    p = _cli("branch", "create", table.location, "dev")
+    assert p.returncode == 0, p.stderr
+    r = delete_rows(Table.load(table.location), "id = 0", branch="dev")
+    assert r.committed and r.branch == "dev"
+    assert (0, "a") in _rows(table)  # main is untouched
+    stale = Table.load(table.location)
+    before = _files(table)
+    write_rows(Table.load(table.location), pa.table({"id": pa.array([99], pa.int64()), "cat": ["a"]}))
+    after_write = _files(table)
+    assert after_write != before
+    with pytest.raises(CommitConflict, match="run it again"):
+        delete_rows(stale, "id = 1")
+    assert _files(table) == after_write  # the position delete file written was removed
+    with pytest.raises(InvalidInput, match="nosuch"):
+        delete_rows(Table.load(table.location), "id = 1", branch="nosuch")
