@@ -17,6 +17,11 @@ four containers) 32-bit offsets, then the containers: runs (16-bit count, then (
 length - 1) pairs), arrays (cardinality 16-bit values, at most 4096) or bitmaps (8 KiB).
 
 Anything that does not parse, or a CRC that does not match, is :class:`CorruptMetadata`.
+
+Writing: :func:`serialize_roaring64` (no run containers: arrays up to 4096 values, else 8 KiB
+bitmaps), :func:`deletion_vector_blob` and :func:`puffin_file`, a whole Puffin file: magic
+``PFA1``, the blobs, then the footer (magic, the JSON file metadata, its 4-byte little-endian
+length, 4 flag bytes (zero: the footer is not compressed), magic).
 """
 
 from __future__ import annotations
@@ -25,18 +30,23 @@ import struct
 import zlib
 from array import array
 from sys import byteorder
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
 
 from icectl.errors import CorruptMetadata, IcectlError, StorageError
 
 __all__ = ["DV_MAGIC", "read_deletion_vector", "parse_deletion_vector", "parse_roaring64",
-           "parse_roaring32"]
+           "parse_roaring32", "serialize_roaring64", "deletion_vector_blob", "PuffinBlob",
+           "puffin_file", "PUFFIN_MAGIC", "DV_BLOB_TYPE", "ROW_POSITION_FIELD_ID"]
 
 DV_MAGIC = b"\xd1\xd3\x39\x64"
 _COOKIE_NO_RUN = 12346
 _COOKIE_RUN = 12347
 _NO_OFFSET_THRESHOLD = 4
 _ARRAY_MAX = 4096
+PUFFIN_MAGIC = b"PFA1"
+DV_BLOB_TYPE = "deletion-vector-v1"
+ROW_POSITION_FIELD_ID = 2147483645
 
 
 class _Buf:
@@ -168,3 +178,90 @@ def read_deletion_vector(file_io: Any, path: str, offset: int | None,
         raise CorruptMetadata(f"deletion vector in {path}: file ends before offset "
                               f"{offset} + {length}")
     return parse_deletion_vector(blob, f"deletion vector in {path} at {offset}")
+
+
+# -- writing --------------------------------------------------------------------------------------
+
+
+def _serialize32(lows: list[int]) -> bytes:
+    """A 32-bit portable roaring bitmap (no run containers) of ascending distinct values."""
+    containers: list[tuple[int, list[int]]] = []
+    for v in lows:
+        key = v >> 16
+        if not containers or containers[-1][0] != key:
+            containers.append((key, []))
+        containers[-1][1].append(v & 0xFFFF)
+    header = bytearray(struct.pack("<II", _COOKIE_NO_RUN, len(containers)))
+    bodies: list[bytes] = []
+    for key, values in containers:
+        header += struct.pack("<HH", key, len(values) - 1)
+        if len(values) <= _ARRAY_MAX:
+            bodies.append(struct.pack(f"<{len(values)}H", *values))
+        else:
+            words = [0] * 1024
+            for v in values:
+                words[v >> 6] |= 1 << (v & 63)
+            bodies.append(struct.pack("<1024Q", *words))
+    offset = len(header) + 4 * len(containers)
+    for b in bodies:
+        header += struct.pack("<I", offset)
+        offset += len(b)
+    return bytes(header) + b"".join(bodies)
+
+
+def serialize_roaring64(positions: Iterable[int]) -> bytes:
+    """The portable 64-bit roaring serialization of non-negative ``positions``."""
+    values = sorted(set(positions))
+    if values and values[0] < 0:
+        raise ValueError("roaring bitmaps hold non-negative values only")
+    buckets: list[tuple[int, list[int]]] = []
+    for v in values:
+        high = v >> 32
+        if not buckets or buckets[-1][0] != high:
+            buckets.append((high, []))
+        buckets[-1][1].append(v & 0xFFFFFFFF)
+    out = [struct.pack("<Q", len(buckets))]
+    for high, lows in buckets:
+        out.append(struct.pack("<I", high))
+        out.append(_serialize32(lows))
+    return b"".join(out)
+
+
+def deletion_vector_blob(positions: Iterable[int]) -> bytes:
+    """A ``deletion-vector-v1`` blob: length, magic, bitmap, CRC-32 (see the module docs)."""
+    body = DV_MAGIC + serialize_roaring64(positions)
+    return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
+
+
+@dataclass(frozen=True)
+class PuffinBlob:
+    """A blob to write and its footer entry (``offset`` and ``length`` filled in by the writer)."""
+
+    type: str
+    data: bytes
+    fields: tuple[int, ...]
+    properties: Mapping[str, str] = field(default_factory=dict)
+    offset: int = 0
+    length: int = 0
+
+
+def puffin_file(blobs: Iterable[PuffinBlob], properties: Mapping[str, str] | None = None
+                ) -> tuple[bytes, list[PuffinBlob]]:
+    """A whole Puffin file of ``blobs`` (uncompressed) and the blobs with their offsets."""
+    import json
+    from dataclasses import replace
+
+    out = bytearray(PUFFIN_MAGIC)
+    placed: list[PuffinBlob] = []
+    for b in blobs:
+        placed.append(replace(b, offset=len(out), length=len(b.data)))
+        out += b.data
+    meta: dict[str, Any] = {"blobs": [
+        {"type": b.type, "fields": list(b.fields), "snapshot-id": -1, "sequence-number": -1,
+         "offset": b.offset, "length": b.length, "properties": dict(b.properties)}
+        for b in placed]}
+    if properties:
+        meta["properties"] = dict(properties)
+    payload = json.dumps(meta, separators=(",", ":")).encode("utf-8")
+    out += PUFFIN_MAGIC + payload + struct.pack("<I", len(payload)) + b"\0\0\0\0" + PUFFIN_MAGIC
+    return bytes(out), placed

@@ -432,3 +432,78 @@ class FastAppendProducer(SnapshotProducer):
             policy = replace(policy, enabled=self._merge)
         return self.merge_manifests(attempt, base, manifests, policy)
 
+
+
+class RowDeltaProducer(SnapshotProducer):
+    """Delete rows: remove whole data files (rewriting the parent manifests that list them,
+    their entries marked deleted) and add position delete files in one new delete manifest.
+
+    The operation is the reference's: ``delete`` when no data file is added (the only case
+    here). Refused as a conflict when the branch head moved since the rows were planned: the
+    deletes were computed against that snapshot, so re-planning is the only safe retry.
+    """
+
+    operation = "delete"
+
+    def __init__(self, table: Table, planned_snapshot_id: int | None, *,
+                 removed: Iterable[tuple[DataFile, str]] = (),
+                 added_deletes: Iterable[tuple[DataFile, str]] = (),
+                 removed_deletes: Iterable[tuple[DataFile, str]] = (), **kwargs):
+        super().__init__(table, **kwargs)
+        self.planned_snapshot_id = planned_snapshot_id
+        self._removed = list(removed)  # (data file with spec_id, partition path)
+        self._added = list(added_deletes)
+        self._removed_deletes = list(removed_deletes)  # replaced deletion vectors
+
+    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        from icectl.errors import CommitConflict
+
+        head = parent.snapshot_id if parent is not None else None
+        if head != self.planned_snapshot_id:
+            raise CommitConflict(
+                f"branch {self.branch} moved from snapshot {self.planned_snapshot_id} to {head} "
+                "while the delete was planned; run it again")
+
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
+        limit = property_int(base.properties, "write.summary.partition-limit", 0)
+        b = SummaryBuilder(limit).added_files(self._added)
+        for f, path in self._removed + self._removed_deletes:
+            b.removed_file(f, path)
+        return b
+
+    def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
+        by_spec: dict[int, list[ManifestEntry]] = {}
+        for f, _ in self._added:
+            by_spec.setdefault(f.spec_id, []).append(ManifestEntry(ADDED, self.snapshot_id, None, None, f))
+        new: list[ManifestFile] = []
+        for spec_id, entries in by_spec.items():
+            new += self.write_manifests(attempt, base, base.spec_by_id(spec_id), entries, MANIFEST_DELETES)
+        removing = {_removal_key(f) for f, _ in self._removed + self._removed_deletes}
+        found: set[tuple] = set()
+        kept: list[ManifestFile] = []
+        for m in self.parent_manifests(base, parent):
+            entries = avro.load_manifest(self.io, m) if removing else []
+            if not any(e.status != DELETED and _removal_key(e.data_file) in removing
+                       for e in entries):
+                kept.append(m)
+                continue
+            rewritten: list[ManifestEntry] = []
+            for e in entries:
+                if e.status == DELETED:
+                    continue  # deletes of an older snapshot are not carried forward
+                if _removal_key(e.data_file) in removing:
+                    found.add(_removal_key(e.data_file))
+                    rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
+                else:
+                    rewritten.append(replace(e, status=EXISTING))
+            kept += self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
+                                         rewritten, m.content)
+        missing = {k[1] for k in removing - found}
+        if missing:
+            raise ValidationError(f"cannot delete {sorted(missing)[0]}: not live in the branch head")
+        return new + kept
+
+
+def _removal_key(f: DataFile) -> tuple:
+    """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
+    return (f.content, f.file_path, f.content_offset)

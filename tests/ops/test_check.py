@@ -172,6 +172,14 @@ def test_property_the_catalogue_refuses_is_found(tmp_path: Path, key: str, value
     assert [p["where"] for p in out["problems"] if p["code"] == "invalid-property"] == [f"property {key}"]
 
 
+def test_invalid_metrics_mode_is_a_warning_as_iceberg_ignores_it(tmp_path: Path) -> None:
+    t = build(tmp_path, writes=0)
+    edit_metadata(t, lambda o: o["properties"].update({"write.metadata.metrics.column.id": "nonsense"}))
+    code, out = check(t)
+    assert code == 0
+    assert [(p["severity"], p["code"]) for p in out["problems"]] == [("warning", "invalid-property")]
+
+
 # -- broken manifest lists and manifests ----------------------------------------------------------
 
 

@@ -137,7 +137,11 @@ def check_metadata(md: TableMetadata, path: str, problems: Problems,
     _check_logs(md, path, problems)
     validator = property_validator or table_layer_property_problems
     for key, reason in validator(md.properties):
-        problems.error("invalid-property", f"property {key}", reason)
+        if key.startswith(_IGNORED_WHEN_INVALID):  # Java warns and uses the default mode
+            problems.warning("invalid-property", f"property {key}",
+                             f"{reason} (Iceberg ignores it and uses the default)")
+        else:
+            problems.error("invalid-property", f"property {key}", reason)
 
 
 def _check_schemas(md: TableMetadata, path: str, problems: Problems) -> None:
@@ -248,6 +252,11 @@ def _check_logs(md: TableMetadata, path: str, problems: Problems) -> None:
 # ------------------------------------------------------------------------------------------------
 # Properties: judged by the one catalogue of known table properties (spec/properties.py), the
 # same rules `properties set` and `create --property` apply.
+
+
+# Properties Iceberg's readers ignore (with a logged warning) when their value is invalid:
+# metrics modes (MetricsConfig falls back to the default mode).
+_IGNORED_WHEN_INVALID = ("write.metadata.metrics.",)
 
 
 def table_layer_property_problems(properties: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -1,0 +1,199 @@
+"""`icectl delete`: metadata-only drops, merge-on-read position deletes, refusals."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from icectl.errors import InvalidInput, UnsupportedFeature
+from icectl.io import avro
+from icectl.ops.delete_rows import delete_rows
+from icectl.ops.write import write_rows
+from icectl.scan.reader import open_scan
+from icectl.spec.manifests import DELETED, POSITION_DELETES
+from icectl.spec.values import from_bytes
+from icectl.spec.types import STRING
+from icectl.table.table import Table
+
+from tests.ops.test_write import make_table
+
+
+def _rows(table: Table, filt: str | None = None) -> list[tuple]:
+    scan = open_scan(Table.load(table.location), filt)
+    out = []
+    for b in scan.batches():
+        out += list(zip(*(b.column(i).to_pylist() for i in range(b.num_columns))))
+    return sorted(out)
+
+
+def _entries(table: Table):
+    t = Table.load(table.location)
+    snap = t.metadata.current_snapshot()
+    out = []
+    for m in avro.load_manifest_list(t.io, snap.manifest_list, t.metadata.format_version):
+        out += [(m.content, e) for e in avro.load_manifest(t.io, m)]
+    return out
+
+
+def _files(table: Table) -> set[str]:
+    return {str(p) for p in Path(table.location).rglob("*") if p.is_file()}
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Table:
+    t = make_table(tmp_path, "id long, cat string", partition="cat")
+    write_rows(t, pa.table({"id": pa.array(range(0, 10), pa.int64()),
+                            "cat": ["a"] * 5 + ["b"] * 5}))
+    return Table.load(t.location)
+
+
+def test_partition_proves_whole_file_dropped_unread(table: Table) -> None:
+    r = delete_rows(table, "cat = 'a'")
+    assert r.committed and len(r.removed_data_files) == 1 and r.removed_records == 5
+    assert r.position_delete_files == () and r.summary["operation"] == "delete"
+    assert r.summary["deleted-data-files"] == "1" and r.summary["deleted-records"] == "5"
+    assert _rows(table) == [(i, "b") for i in range(5, 10)]
+    removed = [e for _, e in _entries(table) if e.status == DELETED]
+    assert [e.data_file.file_path for e in removed] == list(r.removed_data_files)
+
+
+def test_metrics_prove_whole_file_dropped(table: Table) -> None:
+    r = delete_rows(table, "id >= 5")  # the 'b' file's bounds are 5..9: strict match
+    assert len(r.removed_data_files) == 1 and r.deleted_positions == 0
+    assert _rows(table) == [(i, "a") for i in range(5)]
+
+
+def test_merge_on_read_position_deletes(table: Table) -> None:
+    r = delete_rows(table, "id in (1, 3, 7)")
+    assert r.committed and r.removed_data_files == () and r.deleted_positions == 3
+    assert len(r.position_delete_files) == 2  # one per data file
+    s = r.summary
+    assert s["operation"] == "delete"
+    assert s["added-position-delete-files"] == "2" and s["added-delete-files"] == "2"
+    assert s["added-position-deletes"] == "3" and s["total-position-deletes"] == "3"
+    assert _rows(table) == [(i, c) for i, c in [(0, "a"), (2, "a"), (4, "a"), (5, "b"),
+                                                (6, "b"), (8, "b"), (9, "b")]]
+    deletes = [e for c, e in _entries(table) if c == 1]
+    assert len(deletes) == 2
+    for e in deletes:
+        f = e.data_file
+        assert f.content == POSITION_DELETES and f.file_format == "PARQUET"
+        lo = from_bytes(STRING, f.lower_bounds[2147483546])
+        assert lo == from_bytes(STRING, f.upper_bounds[2147483546]) == f.referenced_data_file
+        t = pq.read_table(f.file_path)
+        ids = [fl.metadata[b"PARQUET:field_id"] for fl in t.schema]
+        assert ids == [b"2147483546", b"2147483545"]
+        assert t.column("pos").to_pylist() == sorted(t.column("pos").to_pylist())
+    # deleting again: already-deleted rows are not counted again
+    r2 = delete_rows(Table.load(table.location), "id in (1, 2)")
+    assert r2.deleted_positions == 1
+
+
+def test_dry_run_writes_nothing(table: Table) -> None:
+    before = _files(table)
+    r = delete_rows(table, "id = 2 or cat = 'b'", dry_run=True)
+    assert not r.committed and r.deleted_positions == 1 and len(r.removed_data_files) == 1
+    assert _files(table) == before
+
+
+def test_copy_on_write_and_v1_row_deletes_refused_nothing_written(tmp_path: Path,
+                                                                   table: Table) -> None:
+    before = _files(table)
+    with pytest.raises(UnsupportedFeature, match="merge-on-read"):
+        delete_rows(table, "id = 1", mode="copy-on-write")
+    assert _files(table) == before
+    t1 = make_table(tmp_path / "v1", "id long", fv=1)
+    write_rows(t1, pa.table({"id": pa.array([1, 2], pa.int64())}))
+    t1 = Table.load(t1.location)
+    before = _files(t1)
+    with pytest.raises(UnsupportedFeature, match="v2"):
+        delete_rows(t1, "id = 1")
+    assert _files(t1) == before
+    r = delete_rows(t1, "id > 0")  # a whole-file delete needs no delete file
+    assert r.committed and _rows(t1) == []
+
+
+def test_v3_deletion_vectors_merged_with_the_previous_one(tmp_path: Path) -> None:
+    t = make_table(tmp_path / "v3", "id long, cat string", partition="cat", fv=3)
+    write_rows(t, pa.table({"id": pa.array(range(10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
+    r = delete_rows(Table.load(t.location), "id in (1, 6)")
+    assert r.deleted_positions == 2 and len(set(r.position_delete_files)) == 1
+    assert r.position_delete_files[0].endswith(".puffin")
+    r = delete_rows(Table.load(t.location), "id in (2, 6)")
+    assert r.deleted_positions == 1  # 6 was deleted already
+    assert r.summary["removed-dvs"] == "1" and r.summary["added-dvs"] == "1"
+    dvs = [e.data_file for c, e in _entries(t) if c == 1 and e.status != DELETED]
+    assert len(dvs) == 2  # one per data file: the 'a' file's DV replaced by the merged one
+    assert sorted(f.record_count for f in dvs) == [1, 2]
+    assert {f.file_format for f in dvs} == {"PUFFIN"}
+    assert _rows(t) == [(i, "a" if i < 5 else "b") for i in (0, 3, 4, 5, 7, 8, 9)]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+
+
+def test_cli_delete_json_and_unknown_column(table: Table) -> None:
+    before = _files(table)
+    p = _cli("delete", table.location, "--filter", "nosuch = 1")
+    assert p.returncode == 2 and p.stdout == ""
+    assert len(p.stderr.strip().splitlines()) == 1 and "nosuch" in p.stderr
+    assert _files(table) == before
+    p = _cli("delete", table.location, "--filter", "id = 4", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["committed"] and out["deleted-positions"] == 1 and out["operation"] == "delete"
+    assert (4, "a") not in _rows(table)
+    p = _cli("delete", table.location, "--filter", "id = 5", "--mode", "copy-on-write")
+    assert p.returncode == 9 and "merge-on-read" in p.stderr
+
+
+def test_deletion_vector_writer_round_trips_through_the_reader() -> None:
+    import json as _json
+    import random
+    import struct
+
+    from icectl.io.puffin import (DV_BLOB_TYPE, PuffinBlob, deletion_vector_blob,
+                                  parse_deletion_vector, puffin_file)
+
+    rng = random.Random(7)
+    cases = [[0], [5, 65535, 65536, 2**32 + 3, 2**40], rng.sample(range(150_000), 9_000)]
+    for values in cases:  # arrays, an 8 KiB bitmap container, several 32-bit buckets
+        assert parse_deletion_vector(deletion_vector_blob(values)) == sorted(values)
+    blobs = [PuffinBlob(DV_BLOB_TYPE, deletion_vector_blob(v), (2147483645,), {"cardinality": str(len(v))})
+             for v in cases]
+    data, placed = puffin_file(blobs)
+    assert data[:4] == data[-4:] == b"PFA1" and data[-8:-4] == b"\0\0\0\0"
+    (n,) = struct.unpack("<I", data[-12:-8])
+    footer = _json.loads(data[-12 - n:-12])
+    assert data[-16 - n:-12 - n] == b"PFA1"
+    for b, meta, v in zip(placed, footer["blobs"], cases):
+        assert (meta["offset"], meta["length"]) == (b.offset, b.length)
+        assert meta["snapshot-id"] == meta["sequence-number"] == -1
+        assert parse_deletion_vector(data[b.offset:b.offset + b.length]) == sorted(v)
+
+
+def test_branch_delete_and_conflict_leaves_nothing(table: Table) -> None:
+    from icectl.errors import CommitConflict
+
+    p = _cli("branch", "create", table.location, "dev")
+    assert p.returncode == 0, p.stderr
+    r = delete_rows(Table.load(table.location), "id = 0", branch="dev")
+    assert r.committed and r.branch == "dev"
+    assert (0, "a") in _rows(table)  # main is untouched
+    stale = Table.load(table.location)
+    before = _files(table)
+    write_rows(Table.load(table.location), pa.table({"id": pa.array([99], pa.int64()), "cat": ["a"]}))
+    after_write = _files(table)
+    assert after_write != before
+    with pytest.raises(CommitConflict, match="run it again"):
+        delete_rows(stale, "id = 1")
+    assert _files(table) == after_write  # the position delete file written was removed
+    with pytest.raises(InvalidInput, match="nosuch"):
+        delete_rows(Table.load(table.location), "id = 1", branch="nosuch")
