@@ -617,7 +617,7 @@ def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: A
     deletes, residuals, tasks and explanations."""
     import json
 
-    from icectl.cli.plan_cmd import plan_view
+    from icectl.ops.plan import PlanReport
     from icectl.io import manifest_cache, manifest_columns
 
     monkeypatch.setenv("ICECTL_CACHE_DIR", str(tmp_path / "cache"))
@@ -629,7 +629,7 @@ def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: A
     def view(location: str, text: str | None) -> str:
         t = Table.load(location)
         r = icectl_plan(location, text, explain=True)
-        return json.dumps(plan_view(t.metadata, r, with_tasks=True, with_explain=True),
+        return json.dumps(PlanReport(t.metadata, r, with_tasks=True, with_explain=True).to_json(),
                           sort_keys=True, default=str)
 
     for label, texts in FIXED.items():
