@@ -199,13 +199,14 @@ def _parquet_positions(io: Any, path: str) -> list[tuple[str, int]]:
     import pyarrow.parquet as pq
 
     from icectl.errors import CorruptMetadata, StorageError
+    from icectl.ops.compute.arrow_values import arrow_owned
 
     try:
         data = io.read(path)
     except OSError as e:
         raise StorageError(f"cannot read position delete file {path}: {e}") from e
     try:
-        table = pq.read_table(pa.BufferReader(data), columns=["file_path", "pos"])
+        table = pq.read_table(pa.BufferReader(arrow_owned(data)), columns=["file_path", "pos"])
     except (pa.ArrowException, KeyError) as e:
         raise CorruptMetadata(f"position delete file {path} is unreadable: {e}") from e
     return list(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))

@@ -41,6 +41,7 @@ from icectl.io.files import join
 from icectl.io.parquet import footer_metrics
 from icectl.io.parquet_write import ParquetWriteOptions, arrow_type, write_rolling
 from icectl.ops.append import AppendResult, append_data_files
+from icectl.ops.compute.arrow_values import arrow_owned
 from icectl.ops.compute import conform_to_schema, partitioned_batches
 from icectl.ops.compute.conform import match_column
 from icectl.spec.manifests import DATA, DataFile
@@ -153,20 +154,6 @@ def _json_type(t: IcebergType) -> pa.DataType | None:
     return pa.string()
 
 
-def _arrow_owned(data: bytes) -> pa.Buffer:
-    """A copy of ``data`` in memory Arrow owns.
-
-    Arrow's threaded readers may drop their last reference to the input buffer on one of their
-    own threads after the read returned. A buffer wrapping a Python object then needs the GIL
-    to be released; at interpreter exit that thread is stopped inside a C++ destructor and the
-    process aborts ("terminate called without an active exception"). A buffer Arrow allocated
-    itself has no Python owner to release.
-    """
-    sink = pa.BufferOutputStream()
-    sink.write(data)
-    return sink.getvalue()
-
-
 def _csv_header(data: pa.Buffer, parse: Any) -> list[str]:
     """The column names of a CSV text (the streaming reader is closed before returning)."""
     import pyarrow.csv as pcsv
@@ -201,7 +188,7 @@ def read_rows(file_io: Any, source: str, fmt: str | None = None, schema: Schema 
         if source != "-" and fmt != "parquet" and any(source.lower().endswith(c) for c in (".gz", ".bz2")):
             codec = "gzip" if source.lower().endswith(".gz") else "bz2"
             data = pa.CompressedInputStream(pa.BufferReader(data), codec).read()
-        buf = _arrow_owned(data)
+        buf = arrow_owned(data)
         if fmt == "parquet":
             return pq.read_table(pa.BufferReader(buf)), fmt
         if fmt == "csv":

@@ -13,7 +13,7 @@ from icectl.scan.arrow_values import to_internal as internal_values
 from icectl.spec.schema import Schema
 from icectl.spec.types import IcebergType, NestedField, StructType
 
-__all__ = ["internal_to_arrow", "internal_values", "column_by_id"]
+__all__ = ["internal_to_arrow", "internal_values", "column_by_id", "arrow_owned"]
 
 
 def _path_to(struct: StructType, field_id: int) -> list[NestedField] | None:
@@ -37,3 +37,17 @@ def column_by_id(data: pa.Table, schema: Schema, field_id: int) -> tuple[pa.Arra
     for f in path[1:]:
         arr = pc.struct_field(arr, f.name)  # a null struct gives a null field
     return arr, path[-1].type
+
+
+def arrow_owned(data: bytes) -> pa.Buffer:
+    """A copy of ``data`` in memory Arrow owns.
+
+    Arrow's threaded readers may drop their last reference to the input buffer on one of their
+    own threads after the read returned. A buffer wrapping a Python object then needs the GIL
+    to be released; at interpreter exit that thread is stopped inside a C++ destructor and the
+    process aborts ("terminate called without an active exception"). A buffer Arrow allocated
+    itself has no Python owner to release.
+    """
+    sink = pa.BufferOutputStream()
+    sink.write(data)
+    return sink.getvalue()
