@@ -185,7 +185,8 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
                 case_sensitive: bool = False) -> DeleteResult:
     """Delete the rows of ``table`` matching ``filter_text`` (see the module docs)."""
     from icectl.scan.planner import plan_scan
-    from icectl.table.producer import RowDeltaProducer
+    from icectl.expr.parser import parse_filter
+    from icectl.table.row_delta import RowDeltaProducer, filter_may_match
 
     if not filter_text or not filter_text.strip():
         raise InvalidInput("--filter is empty; to delete every row say --filter true")
@@ -225,8 +226,10 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
         else:
             added = _write_position_deletes(table, md, positions, files, written)
         removed_with_paths = [(f, _ppath(md, f)) for f in removed]
+        may_match = filter_may_match(md, parse_filter(filter_text), case_sensitive)
         produced = RowDeltaProducer(table, plan.snapshot_id, removed=removed_with_paths,
                                     added_deletes=added, removed_deletes=replaced,
+                                    referenced_data_files=positions, may_match=may_match,
                                     branch=branch).commit()
     except BaseException:
         for path in written:

@@ -1,0 +1,276 @@
+"""Equality delete files: ``icectl delete --equality KEYS --from FILE`` and the deletes of
+``icectl upsert``.
+
+An equality delete file holds values of the key columns (``equality_ids``: their field ids,
+also the Parquet field ids of its columns); a row of a data file with a strictly smaller data
+sequence number whose key columns equal one of its rows (nulls equal nulls) is deleted.
+
+**Partition scoping.** An equality delete stored under a partitioned spec applies only to data
+files of the same spec and partition; one stored under an unpartitioned spec applies to every
+data file. So each key row must be written in the partition its values determine, for every
+spec that may hold matching rows: the table's default spec and the spec of every live data file
+of the branch head. When one of those specs is unpartitioned a single global delete file under
+it is written. Otherwise the keys must determine the partition: every (non-void) partition field
+of those specs must be computed from a key column. Iceberg's Flink writer (the reference's
+writer of equality deletes) imposes the same rule for upserts ("partition fields must be
+included in the equality fields"); a key-only delete cannot know the partition of a row whose
+partition column is not a key, and writing it in some other partition would silently delete
+nothing, so icectl refuses it (nothing written) instead.
+
+Key columns must be top-level primitive columns of the table (as the reference's identifier
+fields); the key file may hold other columns, which are ignored.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
+from icectl.expr.expressions import Expression, Operation, and_, make_bound, or_
+from icectl.io import avro
+from icectl.io.files import join
+from icectl.io.parquet import footer_metrics
+from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
+from icectl.ops.compute import conform_to_schema, partition_groups
+from icectl.ops.compute.arrow_values import internal_values
+from icectl.ops.compute.conform import match_column
+from icectl.ops.write import data_location
+from icectl.spec.manifests import EQUALITY_DELETES, MANIFEST_DATA, DataFile
+from icectl.spec.metrics import metrics_config
+from icectl.spec.partition_path import partition_path
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.schema import Schema
+from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.spec.types import PrimitiveType
+
+__all__ = ["EqualityDeleteResult", "delete_equality", "resolve_keys", "key_rows",
+           "target_specs", "write_equality_deletes", "keys_filter", "keys_may_match", "branch_head"]
+
+
+@dataclass(frozen=True)
+class EqualityDeleteResult:
+    """What ``delete --equality`` did (or, with ``dry_run``, would do)."""
+
+    location: str
+    branch: str
+    dry_run: bool
+    committed: bool
+    snapshot_id: int | None
+    parent_snapshot_id: int | None
+    key_columns: tuple[str, ...]
+    key_rows: int
+    equality_delete_files: tuple[str, ...]
+    partitions: int
+    summary: dict[str, str] = field(default_factory=dict, hash=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "committed": self.committed,
+            "dry-run": self.dry_run,
+            "location": self.location,
+            "branch": self.branch,
+            "snapshot-id": self.snapshot_id,
+            "parent-snapshot-id": self.parent_snapshot_id,
+            "operation": self.summary.get("operation") if self.committed else None,
+            "key-columns": list(self.key_columns),
+            "key-rows": self.key_rows,
+            "partitions": self.partitions,
+            "equality-delete-files": list(self.equality_delete_files),
+            "summary": dict(self.summary),
+        }
+
+
+def resolve_keys(schema: Schema, keys: str | Sequence[str]) -> Schema:
+    """The key columns (top-level primitive columns of ``schema``, matched as ``icectl write``
+    matches names) as a schema of their own, in the order given."""
+    names = [k.strip() for k in keys.split(",")] if isinstance(keys, str) else [k.strip() for k in keys]
+    if not names or any(not n for n in names):
+        raise InvalidInput(f"key columns {','.join(names)!r}: a column name is empty")
+    out = []
+    for n in names:
+        f = match_column(schema.struct, n)
+        if f is None:
+            if schema.find_field_or_none(n, False) is not None:
+                raise InvalidInput(f"key column {n!r} is nested; equality keys must be "
+                                   "top-level primitive columns")
+            raise NotFound(f"key column {n!r} not found in the table schema")
+        if not isinstance(f.type, PrimitiveType):
+            kind = type(f.type).__name__.replace("Type", "").lower()
+            raise InvalidInput(f"key column {f.name!r} is a {kind}; equality keys must be "
+                               "primitive columns")
+        if any(f.field_id == o.field_id for o in out):
+            raise InvalidInput(f"key column {f.name!r} is given twice")
+        out.append(f)
+    return Schema(tuple(out))
+
+
+def key_rows(raw: pa.Table, keys: Schema, source: str) -> pa.Table:
+    """The key columns of ``raw`` (rows read from ``source``) conformed to the key schema;
+    other columns are ignored."""
+    picked = {}
+    for f in keys.fields:
+        name = next((c for c in raw.column_names if c == f.name), None)
+        if name is None:
+            matches = [c for c in raw.column_names if c.lower() == f.name.lower()]
+            if len(matches) > 1:
+                raise InvalidInput(f"{source}: columns {matches} all match key column {f.name!r}")
+            name = matches[0] if matches else None
+        if name is None:
+            raise InvalidInput(f"{source} has no column {f.name!r} (a key column); it has "
+                               f"{', '.join(raw.column_names) or 'no columns'}")
+        picked[f.name] = raw.column(name)
+    return conform_to_schema(pa.table(picked), keys).combine_chunks()
+
+
+def branch_head(table: Any, branch: str) -> Any:
+    """The branch's head snapshot (None for a branch without snapshots)."""
+    md = table.metadata
+    ref = md.refs.get(branch)
+    if ref is None:
+        if branch != MAIN_BRANCH:
+            raise InvalidInput(f"--branch: no branch named {branch!r}")
+        return None
+    return md.snapshot_by_id(ref.snapshot_id)
+
+
+def target_specs(table: Any, head: Any, keys: Schema) -> list[PartitionSpec]:
+    """The specs to write the deletes under (see the module docs); InvalidInput when the keys do
+    not determine the partition of one of them."""
+    md = table.metadata
+    ids = {md.default_spec_id}
+    if head is not None:
+        for m in avro.load_manifest_list(table.io, head.manifest_list, md.format_version):
+            if m.content == MANIFEST_DATA and ((m.added_files_count or 0) + (m.existing_files_count or 0)) > 0:
+                ids.add(m.partition_spec_id)
+    specs = [md.spec_by_id(i) for i in sorted(ids)]
+    for s in specs:
+        if s.is_unpartitioned():
+            return [s]  # a global delete reaches every spec's files
+    key_ids = {f.field_id for f in keys.fields}
+    for s in specs:
+        for pf in s.fields:
+            if not pf.transform.is_void and pf.source_id not in key_ids:
+                col = md.schema.find_field_or_none(pf.source_id)
+                raise InvalidInput(
+                    f"partition field {pf.name!r} (spec {s.spec_id}) comes from column "
+                    f"{col.name if col else pf.source_id!r}, which is not a key column: "
+                    "equality deletes apply only within their partition, so the key columns "
+                    "must include every partition source column")
+    return specs
+
+
+def write_equality_deletes(table: Any, rows: pa.Table, keys: Schema, specs: Sequence[PartitionSpec],
+                           written: list[str]) -> list[tuple[DataFile, str]]:
+    """Write ``rows`` (key columns) as equality delete files: one per partition of each spec.
+    Paths written are appended to ``written``."""
+    md = table.metadata
+    options = ParquetWriteOptions.from_properties(md.properties)
+    options = replace(options, target_file_size_bytes=1 << 62)
+    config = metrics_config(md.properties, md.schema, None)
+    base_dir = data_location(table.location, md.properties)
+    operation_id = str(_uuid.uuid4())
+    counter = [0]
+    ids = tuple(f.field_id for f in keys.fields)
+    out: list[tuple[DataFile, str]] = []
+    for spec in specs:
+        for part, idx in partition_groups(rows, spec, keys):
+            ppath = partition_path(spec, md.schema, part) if spec.fields else ""
+            directory = join(base_dir, ppath) if ppath else base_dir
+
+            def next_path(directory: str = directory) -> str:
+                counter[0] += 1
+                p = join(directory, f"00000-0-{operation_id}-{counter[0]:05d}-deletes.parquet")
+                written.append(p)
+                return p
+
+            for w in write_rolling(table.io, rows.take(idx), keys, options, next_path):
+                m = footer_metrics(w.footer, config, None, w.file_size_in_bytes, path=w.path)
+                out.append((DataFile(
+                    content=EQUALITY_DELETES, file_path=w.path, file_format="PARQUET",
+                    partition=part, record_count=w.record_count,
+                    file_size_in_bytes=w.file_size_in_bytes,
+                    column_sizes=m.column_sizes or None, value_counts=m.value_counts or None,
+                    null_value_counts=m.null_value_counts or None,
+                    nan_value_counts=m.nan_value_counts or None,
+                    lower_bounds=m.lower_bounds or None, upper_bounds=m.upper_bounds or None,
+                    split_offsets=m.split_offsets or None, equality_ids=ids,
+                    spec_id=spec.spec_id), ppath))
+    return out
+
+
+def keys_filter(rows: pa.Table, keys: Schema) -> Expression:
+    """A filter every row with one of these keys matches (per column: ``in`` its values, or
+    null): the conflict filter of serializable isolation."""
+    parts = []
+    for i, f in enumerate(keys.fields):
+        col = rows.column(i)
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        distinct = pc.unique(col.drop_null())
+        vals = [v for v in internal_values(distinct, f.type)]
+        name = f.name
+        term = make_bound(Operation.IN, f.field_id, name, f.type, vals)
+        if col.null_count:
+            term = or_(term, make_bound(Operation.IS_NULL, f.field_id, name, f.type))
+        parts.append(term)
+    return and_(*parts)
+
+
+def keys_may_match(table: Any, rows: pa.Table, keys: Schema) -> Callable[[DataFile], bool]:
+    """Whether a data file may hold a row with one of these keys (partition and metrics)."""
+    from icectl.table.row_delta import filter_may_match
+
+    return filter_may_match(table.metadata, keys_filter(rows, keys))
+
+
+def _check_version(md: Any) -> None:
+    if md.format_version < 2:
+        raise UnsupportedFeature("equality deletes need format v2 or later (icectl upgrade)")
+
+
+def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Table, *,
+                    file_format: str | None = None, branch: str | None = None,
+                    dry_run: bool = False, stdin: Any = None) -> EqualityDeleteResult:
+    """Delete the rows whose key columns equal a row of ``source`` (see the module docs)."""
+    from icectl.ops.write import read_rows
+    from icectl.table.row_delta import RowDeltaProducer
+
+    md = table.metadata
+    _check_version(md)
+    branch = branch or MAIN_BRANCH
+    key_schema = resolve_keys(md.schema, keys)
+    if isinstance(source, pa.Table):
+        raw, label = source, "the key rows"
+    else:
+        raw, _ = read_rows(table.io, source, file_format, key_schema, stdin)
+        label = "stdin" if source == "-" else source
+    rows = key_rows(raw, key_schema, label)
+    if rows.num_rows == 0:
+        raise InvalidInput(f"{label} has no rows: no keys to delete")
+    head = branch_head(table, branch)
+    specs = target_specs(table, head, key_schema)
+    parts = sum(len(partition_groups(rows, s, key_schema)) for s in specs)
+    result = dict(location=table.location, branch=branch, dry_run=dry_run,
+                  parent_snapshot_id=head.snapshot_id if head is not None else None,
+                  key_columns=tuple(f.name for f in key_schema.fields), key_rows=rows.num_rows,
+                  partitions=parts)
+    if dry_run:
+        return EqualityDeleteResult(committed=False, snapshot_id=None, equality_delete_files=(),
+                                    **result)
+    written: list[str] = []
+    try:
+        added = write_equality_deletes(table, rows, key_schema, specs, written)
+        produced = RowDeltaProducer(
+            table, result["parent_snapshot_id"], added_deletes=added,
+            may_match=keys_may_match(table, rows, key_schema), branch=branch).commit()
+    except BaseException:
+        for p in written:
+            table.io.delete_quietly(p)
+        raise
+    return EqualityDeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
+                                equality_delete_files=tuple(f.file_path for f, _ in added),
+                                summary=dict(produced.snapshot.summary), **result)

@@ -1,0 +1,248 @@
+"""The row delta: one snapshot that adds and removes data and delete files (the reference's
+``RowDelta``), with the reference's re-validation when the branch moved meanwhile.
+
+A :class:`RowDeltaProducer` carries
+
+* added data files and added delete files (position deletes, deletion vectors, equality
+  deletes), each in new manifests, one per partition spec and content;
+* removed data files and removed delete files (a deletion vector replaced by a merged one),
+  marked deleted in rewritten copies of the manifests listing them.
+
+The operation is derived as the reference derives it: ``append`` when data files are only
+added, ``delete`` when delete files are added (or files only removed) and no data file is added,
+``overwrite`` otherwise. (A delete that only drops whole files is the reference's
+``DeleteFiles``, whose operation is ``delete`` too.)
+
+**Re-validation.** The operation read the table at ``starting_snapshot_id``. When the branch head
+is still that snapshot nothing can conflict. Otherwise, on every attempt, the snapshots committed
+since are checked as the reference's ``BaseRowDelta.validate`` does for the isolation level
+(``write.delete.isolation-level``: ``serializable``, the default, or ``snapshot``):
+
+* the starting snapshot must still be an ancestor of the head;
+* the data files the operation read and referenced (the targets of its position deletes and
+  deletion vectors, the files it removes) must still be live;
+* no delete file applying to those data files may have been added (both levels);
+* no deletion vector may have been added for a data file this commit gives a new one;
+* ``serializable`` only: no data file may have been added that may hold rows matching the
+  operation's conflict filter (``may_match``).
+
+A failed check raises :class:`~icectl.errors.CommitConflict`; the template removes every file
+the attempt wrote (the operation removes the data and delete files it wrote).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Iterable
+
+from icectl.errors import CommitConflict, InvalidInput, ValidationError
+from icectl.expr.expressions import Expression
+from icectl.io import avro
+from icectl.spec.manifests import (
+    ADDED,
+    DATA,
+    DELETED,
+    EXISTING,
+    MANIFEST_DATA,
+    MANIFEST_DELETES,
+    DataFile,
+    ManifestEntry,
+    ManifestFile,
+)
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.properties import property_int
+from icectl.spec.snapshots import Snapshot
+from icectl.spec.summary import SummaryBuilder
+from icectl.table.producer import SnapshotProducer
+from icectl.table.table import CommitAttempt, Table
+
+__all__ = ["RowDeltaProducer", "ISOLATION_LEVEL", "SERIALIZABLE", "SNAPSHOT", "isolation_level",
+           "row_delta_operation", "filter_may_match"]
+
+ISOLATION_LEVEL = "write.delete.isolation-level"
+SERIALIZABLE = "serializable"
+SNAPSHOT = "snapshot"
+
+FileWithPath = tuple[DataFile, str]  # a file (spec_id set) and its partition path
+
+
+def isolation_level(properties: dict[str, str], key: str = ISOLATION_LEVEL) -> str:
+    """The table's isolation level for row-level operations (``serializable`` by default)."""
+    level = (properties.get(key) or SERIALIZABLE).strip().lower()
+    if level not in (SERIALIZABLE, SNAPSHOT):
+        raise InvalidInput(f"table property {key}={properties.get(key)!r} is not "
+                           f"{SERIALIZABLE} or {SNAPSHOT}")
+    return level
+
+
+def row_delta_operation(adds_data: bool, adds_deletes: bool, removes_data: bool) -> str:
+    """The snapshot operation of a row delta, as the reference derives it."""
+    if adds_data and not adds_deletes and not removes_data:
+        return "append"
+    if not adds_data:
+        return "delete"
+    return "overwrite"
+
+
+class RowDeltaProducer(SnapshotProducer):
+    """Commit added/removed data and delete files as one snapshot (see the module docs).
+
+    ``starting_snapshot_id`` is the snapshot the operation read (None: the branch was empty).
+    ``referenced_data_files`` are the paths of the data files the new position deletes and
+    deletion vectors point at; ``may_match(data_file)`` tells whether a newly added data file
+    may hold rows the operation would have touched (serializable isolation; None: any may).
+    ``check_new_data`` turns that check on (the default for the serializable level).
+    """
+
+    def __init__(self, table: Table, starting_snapshot_id: int | None, *,
+                 added_data: Iterable[FileWithPath] = (),
+                 added_deletes: Iterable[FileWithPath] = (),
+                 removed: Iterable[FileWithPath] = (),
+                 removed_deletes: Iterable[FileWithPath] = (),
+                 referenced_data_files: Iterable[str] = (),
+                 may_match: Callable[[DataFile], bool] | None = None,
+                 isolation: str | None = None,
+                 check_new_data: bool | None = None,
+                 **kwargs):
+        super().__init__(table, **kwargs)
+        self.starting_snapshot_id = starting_snapshot_id
+        self._added_data = list(added_data)
+        self._added = list(added_deletes)
+        self._removed = list(removed)
+        self._removed_deletes = list(removed_deletes)
+        self.referenced_data_files = set(referenced_data_files)
+        self.may_match = may_match
+        self.isolation = isolation or isolation_level(table.metadata.properties)
+        self.check_new_data = (self.isolation == SERIALIZABLE) if check_new_data is None else check_new_data
+        self.operation = row_delta_operation(bool(self._added_data), bool(self._added),
+                                             bool(self._removed))
+        self._written: dict[tuple[int, int], list[ManifestFile]] | None = None
+
+    # -- validation -------------------------------------------------------------------------
+
+    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        head = parent.snapshot_id if parent is not None else None
+        if head == self.starting_snapshot_id:
+            return
+        if parent is None:
+            raise CommitConflict(f"branch {self.branch} was removed while the change was prepared")
+        from icectl.table import validation as v
+
+        start = self.starting_snapshot_id
+        if start is not None and not _is_ancestor(base, start, head):
+            raise CommitConflict(
+                f"snapshot {start}, which the change was prepared on, is no longer an ancestor "
+                f"of branch {self.branch} (now at {head}); run it again")
+        read = self.referenced_data_files | {f.file_path for f, _ in self._removed}
+        what = f"while the change was prepared on snapshot {start} (isolation {self.isolation})"
+        try:
+            if read:
+                v.validate_files_live(self.io, base, start, head, read)
+                v.validate_no_new_deletes(self.io, base, start, head, read)
+            if self.check_new_data:
+                v.validate_no_new_data(self.io, base, start, head,
+                                       self.may_match or (lambda f: True))
+        except (CommitConflict, ValidationError) as e:
+            raise CommitConflict(f"{e} {what}; nothing was committed") from None
+
+    # -- the snapshot -----------------------------------------------------------------------
+
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
+        limit = property_int(base.properties, "write.summary.partition-limit", 0)
+        b = SummaryBuilder(limit).added_files(self._added_data + self._added)
+        for f, path in self._removed + self._removed_deletes:
+            b.removed_file(f, path)
+        return b
+
+    def _new_manifests(self, base: TableMetadata, attempt: CommitAttempt) -> dict[tuple[int, int], list[ManifestFile]]:
+        """The manifests of the added files, written once and reused by later attempts."""
+        if self._written is not None:
+            for ms in self._written.values():
+                for m in ms:
+                    attempt.track(m.manifest_path)  # reused by this attempt: keep it
+            return self._written
+        groups: dict[tuple[int, int], list[ManifestEntry]] = {}
+        for content, files in ((MANIFEST_DATA, self._added_data), (MANIFEST_DELETES, self._added)):
+            for f, _ in files:
+                groups.setdefault((content, f.spec_id), []).append(
+                    ManifestEntry(ADDED, self.snapshot_id, None, None, f))
+        self._written = {
+            key: self.write_manifests(attempt, base, base.spec_by_id(key[1]), entries, key[0])
+            for key, entries in sorted(groups.items())}
+        return self._written
+
+    def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
+        written = self._new_manifests(base, attempt)
+        removing = {_removal_key(f) for f, _ in self._removed + self._removed_deletes}
+        found: set[tuple] = set()
+        kept: list[ManifestFile] = []
+        for m in self.parent_manifests(base, parent):
+            entries = avro.load_manifest(self.io, m) if removing else []
+            if not any(e.status != DELETED and _removal_key(e.data_file) in removing
+                       for e in entries):
+                kept.append(m)
+                continue
+            rewritten: list[ManifestEntry] = []
+            for e in entries:
+                if e.status == DELETED:
+                    continue  # deletes of an older snapshot are not carried forward
+                if _removal_key(e.data_file) in removing:
+                    found.add(_removal_key(e.data_file))
+                    rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
+                else:
+                    rewritten.append(replace(e, status=EXISTING))
+            kept += self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
+                                         rewritten, m.content)
+        missing = {k[1] for k in removing - found}
+        if missing:
+            raise CommitConflict(f"cannot remove {sorted(missing)[0]}: it is no longer live in "
+                                 f"branch {self.branch}; nothing was committed")
+        new_data = [m for (c, _), ms in written.items() if c == MANIFEST_DATA for m in ms]
+        new_deletes = [m for (c, _), ms in written.items() if c == MANIFEST_DELETES for m in ms]
+        return (new_data + [m for m in kept if m.content == MANIFEST_DATA]
+                + new_deletes + [m for m in kept if m.content != MANIFEST_DATA])
+
+
+def _removal_key(f: DataFile) -> tuple:
+    """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
+    return (f.content if f.content != DATA else DATA, f.file_path, f.content_offset)
+
+
+def _is_ancestor(md: TableMetadata, ancestor_id: int, head_id: int) -> bool:
+    """Whether ``ancestor_id`` is ``head_id`` or one of its (still recorded) ancestors."""
+    seen: set[int] = set()
+    sid: int | None = head_id
+    while sid is not None and sid not in seen:
+        if sid == ancestor_id:
+            return True
+        seen.add(sid)
+        snap = md.snapshot_by_id(sid)
+        sid = snap.parent_snapshot_id if snap is not None else None
+    return False
+
+
+def filter_may_match(md: TableMetadata, expr: Expression, case_sensitive: bool = False
+                     ) -> Callable[[DataFile], bool]:
+    """Whether a data file may hold rows matching ``expr``: its partition (inclusive
+    projection for its spec) and its column metrics, as scan planning decides."""
+    from icectl.expr.eval_metrics import MetricsEvaluator
+    from icectl.expr.eval_rows import partition_matches
+    from icectl.expr.projection import inclusive_projection
+
+    schema = md.schema
+    metrics = MetricsEvaluator(expr, schema, case_sensitive)
+    by_spec: dict[int, tuple] = {}
+
+    def may_match(f: DataFile) -> bool:
+        got = by_spec.get(f.spec_id)
+        if got is None:
+            spec = md.spec_by_id(f.spec_id)
+            projected = inclusive_projection(expr, spec, schema, case_sensitive)
+            positions = {pf.field_id: i for i, pf in enumerate(spec.fields)}
+            got = by_spec[f.spec_id] = (projected, positions)
+        projected, positions = got
+        if not partition_matches(projected, f.partition, positions):
+            return False
+        return metrics.eval(f)[0]
+
+    return may_match
