@@ -229,7 +229,7 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
         may_match = filter_may_match(md, parse_filter(filter_text), case_sensitive)
         produced = RowDeltaProducer(table, plan.snapshot_id, removed=removed_with_paths,
                                     added_deletes=added, removed_deletes=replaced,
-                                    referenced_data_files=positions, may_match=may_match,
+                                    referenced_data_files=[files[p] for p in positions], may_match=may_match,
                                     branch=branch).commit()
     except BaseException:
         for path in written:

@@ -35,7 +35,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable
 
-from icectl.errors import CommitConflict, InvalidInput, ValidationError
+from icectl.errors import CommitConflict, ValidationError
 from icectl.expr.expressions import Expression
 from icectl.io import avro
 from icectl.spec.manifests import (
@@ -55,24 +55,12 @@ from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table.producer import SnapshotProducer
 from icectl.table.table import CommitAttempt, Table
+from icectl.table import validation as v
+from icectl.table.validation import SERIALIZABLE, isolation_level
 
-__all__ = ["RowDeltaProducer", "ISOLATION_LEVEL", "SERIALIZABLE", "SNAPSHOT", "isolation_level",
-           "row_delta_operation", "filter_may_match"]
-
-ISOLATION_LEVEL = "write.delete.isolation-level"
-SERIALIZABLE = "serializable"
-SNAPSHOT = "snapshot"
+__all__ = ["RowDeltaProducer", "row_delta_operation", "filter_may_match"]
 
 FileWithPath = tuple[DataFile, str]  # a file (spec_id set) and its partition path
-
-
-def isolation_level(properties: dict[str, str], key: str = ISOLATION_LEVEL) -> str:
-    """The table's isolation level for row-level operations (``serializable`` by default)."""
-    level = (properties.get(key) or SERIALIZABLE).strip().lower()
-    if level not in (SERIALIZABLE, SNAPSHOT):
-        raise InvalidInput(f"table property {key}={properties.get(key)!r} is not "
-                           f"{SERIALIZABLE} or {SNAPSHOT}")
-    return level
 
 
 def row_delta_operation(adds_data: bool, adds_deletes: bool, removes_data: bool) -> str:
@@ -88,8 +76,8 @@ class RowDeltaProducer(SnapshotProducer):
     """Commit added/removed data and delete files as one snapshot (see the module docs).
 
     ``starting_snapshot_id`` is the snapshot the operation read (None: the branch was empty).
-    ``referenced_data_files`` are the paths of the data files the new position deletes and
-    deletion vectors point at; ``may_match(data_file)`` tells whether a newly added data file
+    ``referenced_data_files`` are the data files (manifest entries, ``spec_id`` set) the new
+    position deletes and deletion vectors point at; ``may_match(data_file)`` tells whether a newly added data file
     may hold rows the operation would have touched (serializable isolation; None: any may).
     ``check_new_data`` turns that check on (the default for the serializable level).
     """
@@ -99,7 +87,7 @@ class RowDeltaProducer(SnapshotProducer):
                  added_deletes: Iterable[FileWithPath] = (),
                  removed: Iterable[FileWithPath] = (),
                  removed_deletes: Iterable[FileWithPath] = (),
-                 referenced_data_files: Iterable[str] = (),
+                 referenced_data_files: Iterable[DataFile] = (),
                  may_match: Callable[[DataFile], bool] | None = None,
                  isolation: str | None = None,
                  check_new_data: bool | None = None,
@@ -110,9 +98,9 @@ class RowDeltaProducer(SnapshotProducer):
         self._added = list(added_deletes)
         self._removed = list(removed)
         self._removed_deletes = list(removed_deletes)
-        self.referenced_data_files = set(referenced_data_files)
+        self.referenced_data_files = list(referenced_data_files)
         self.may_match = may_match
-        self.isolation = isolation or isolation_level(table.metadata.properties)
+        self.isolation = isolation or isolation_level(table.metadata)
         self.check_new_data = (self.isolation == SERIALIZABLE) if check_new_data is None else check_new_data
         self.operation = row_delta_operation(bool(self._added_data), bool(self._added),
                                              bool(self._removed))
@@ -126,24 +114,22 @@ class RowDeltaProducer(SnapshotProducer):
             return
         if parent is None:
             raise CommitConflict(f"branch {self.branch} was removed while the change was prepared")
-        from icectl.table import validation as v
-
         start = self.starting_snapshot_id
-        if start is not None and not _is_ancestor(base, start, head):
-            raise CommitConflict(
-                f"snapshot {start}, which the change was prepared on, is no longer an ancestor "
-                f"of branch {self.branch} (now at {head}); run it again")
-        read = self.referenced_data_files | {f.file_path for f, _ in self._removed}
-        what = f"while the change was prepared on snapshot {start} (isolation {self.isolation})"
+        read = {f.file_path: f for f in self.referenced_data_files + [f for f, _ in self._removed]}
+        what = f"(isolation level {self.isolation})"
         try:
             if read:
                 v.validate_files_live(self.io, base, start, head, read)
-                v.validate_no_new_deletes(self.io, base, start, head, read)
+                v.validate_no_new_deletes(self.io, base, start, head, read.values())
+            if self._removed_deletes:
+                v.validate_files_live(self.io, base, start, head,
+                                      {f.file_path for f, _ in self._removed_deletes},
+                                      content=MANIFEST_DELETES)
             if self.check_new_data:
                 v.validate_no_new_data(self.io, base, start, head,
                                        self.may_match or (lambda f: True))
         except (CommitConflict, ValidationError) as e:
-            raise CommitConflict(f"{e} {what}; nothing was committed") from None
+            raise CommitConflict(f"{e} {what}") from None
 
     # -- the snapshot -----------------------------------------------------------------------
 
@@ -206,19 +192,6 @@ class RowDeltaProducer(SnapshotProducer):
 def _removal_key(f: DataFile) -> tuple:
     """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
     return (f.content if f.content != DATA else DATA, f.file_path, f.content_offset)
-
-
-def _is_ancestor(md: TableMetadata, ancestor_id: int, head_id: int) -> bool:
-    """Whether ``ancestor_id`` is ``head_id`` or one of its (still recorded) ancestors."""
-    seen: set[int] = set()
-    sid: int | None = head_id
-    while sid is not None and sid not in seen:
-        if sid == ancestor_id:
-            return True
-        seen.add(sid)
-        snap = md.snapshot_by_id(sid)
-        sid = snap.parent_snapshot_id if snap is not None else None
-    return False
 
 
 def filter_may_match(md: TableMetadata, expr: Expression, case_sensitive: bool = False

@@ -53,7 +53,7 @@ def test_delete_matches_spark(spark: Any, new_table: Any, spark_where: str, ice_
     _twin(spark, theirs)
     _twin(spark, mine)
     spark.sql(f"DELETE FROM {theirs.ident} WHERE {spark_where}")
-    p = run_icectl("delete", mine.location, "--filter", ice_filter, "--json")
+    p = run_icectl("delete", mine.location, "--filter", ice_filter, "--mode", "merge-on-read", "--json")
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
     assert out["committed"]
@@ -79,7 +79,7 @@ def test_v3_deletion_vectors_match_spark(spark: Any, new_table: Any) -> None:
     select = "SELECT id, cat, v FROM {} ORDER BY id"
     for ids in ("3, 4, 10, 17", "6, 9, 10, 42"):
         spark.sql(f"DELETE FROM {theirs.ident} WHERE id IN ({ids})")
-        p = run_icectl("delete", mine.location, "--filter", f"id in ({ids})")
+        p = run_icectl("delete", mine.location, "--filter", f"id in ({ids})", "--mode", "merge-on-read")
         assert p.returncode == 0, p.stderr
         op, summary = _last(spark, theirs)
         assert op == "delete" and summary["added-dvs"]
