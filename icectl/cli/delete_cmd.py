@@ -8,8 +8,11 @@ import typer
 
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs
+from icectl.errors import InvalidInput
 
-DELETE_HELP = """Delete the rows of TABLE that match --filter, as one `delete` snapshot.
+DELETE_HELP = """Delete rows of TABLE, as one `delete` snapshot: those matching --filter, or those whose --equality key columns equal a row of --from FILE.
+
+With --filter:
 
 Data files whose partition or column metrics prove that every row matches are dropped whole
 without being read; files proven not to match are not read. In merge-on-read mode the matching
@@ -23,11 +26,17 @@ every format version. Unlike
 Iceberg's own default (copy-on-write), icectl deletes in merge-on-read mode unless the table
 property asks otherwise.
 
+With --equality the keys are written as equality delete files (format v2 or v3), in the
+partition their values determine; every partition source column must be a key column, unless
+the table (or the spec of its live files) is unpartitioned. FILE is Parquet, CSV or JSON lines
+(- for stdin); other columns in it are ignored.
+
 Examples:
 
 \b
   icectl delete ./wh/db/events --filter "day < '2024-01-01'"
   icectl delete ./wh/db/events --filter "id in (3, 7)" --dry-run --json
+  icectl delete ./wh/db/events --equality id,region --from gone.csv
 """
 
 
@@ -38,7 +47,9 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def delete(
     table: TableArg,
-    filter_text: Annotated[str, typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")],
+    filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")] = None,
+    equality: Annotated[Optional[str], typer.Option("--equality", help="Key columns (comma-separated): delete the rows whose keys equal a row of --from, as equality delete files.")] = None,
+    from_file: Annotated[Optional[str], typer.Option("--from", help="With --equality: Parquet, CSV or JSON-lines file holding the keys to delete; - reads stdin.")] = None,
     mode: Annotated[Optional[str], typer.Option("--mode", help="merge-on-read (default) or copy-on-write (not supported yet).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; write nothing.")] = False,
@@ -47,6 +58,11 @@ def delete(
 ) -> None:
     from icectl.ops.delete_rows import delete_rows
 
+    if equality is not None or from_file is not None:
+        _equality(table, filter_text, equality, from_file, mode, branch, dry_run, json_out, warehouse)
+        return
+    if filter_text is None:
+        raise InvalidInput("give --filter EXPR, or --equality KEYS with --from FILE")
     r = delete_rows(load_table(table, warehouse), filter_text, mode=mode, branch=branch,
                     dry_run=dry_run)
     if json_out:
@@ -61,4 +77,33 @@ def delete(
         ("removed records", r.removed_records),
         ("position delete files", len(r.position_delete_files)),
         ("deleted positions", r.deleted_positions),
+    ], title="dry run: nothing written" if r.dry_run else None)
+
+
+def _equality(table: str, filter_text: Optional[str], equality: Optional[str], from_file: Optional[str],
+              mode: Optional[str], branch: Optional[str], dry_run: bool, json_out: bool,
+              warehouse: Optional[str]) -> None:
+    import sys
+
+    from icectl.ops.equality_deletes import delete_equality
+
+    if filter_text is not None:
+        raise InvalidInput("--filter and --equality cannot be combined")
+    if equality is None or from_file is None:
+        raise InvalidInput("--equality KEYS and --from FILE go together")
+    if mode is not None and mode != "merge-on-read":
+        raise InvalidInput(f"--mode {mode}: equality deletes are merge-on-read only")
+    r = delete_equality(load_table(table, warehouse), equality, from_file, branch=branch,
+                        dry_run=dry_run, stdin=sys.stdin.buffer if from_file == "-" else None)
+    if json_out:
+        emit_json(r.to_json())
+        return
+    emit_pairs([
+        ("committed", r.committed),
+        ("snapshot-id", r.snapshot_id),
+        ("branch", r.branch),
+        ("key columns", ",".join(r.key_columns)),
+        ("key rows", r.key_rows),
+        ("partitions", r.partitions),
+        ("equality delete files", len(r.equality_delete_files)),
     ], title="dry run: nothing written" if r.dry_run else None)
