@@ -1,0 +1,201 @@
+"""`icectl delete --equality` and `icectl upsert`: equality delete files (contents, field ids,
+partition scoping, sequence-number rule), the snapshot summaries, and refusals with nothing
+written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
+from icectl.ops.equality_deletes import delete_equality
+from icectl.ops.upsert import upsert_rows
+from icectl.ops.write import write_rows
+from icectl.spec.manifests import DATA, EQUALITY_DELETES
+from icectl.table.table import Table
+
+from tests.ops.test_delete_rows import MOR, _entries, _files, _rows
+from tests.ops.test_write import make_table
+
+
+def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
+                          text=True, input=stdin)
+
+
+def _table(tmp_path: Path, partition: str | None = "region", fv: int = 2) -> Table:
+    t = make_table(tmp_path, "id long not null, region string, v string", partition=partition,
+                   fv=fv, props=MOR)
+    write_rows(t, pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
+                            "region": ["eu", "eu", "us", "us"], "v": ["a", "b", "c", "d"]}))
+    return Table.load(t.location)
+
+
+@pytest.mark.parametrize("fv", [2, 3])
+def test_equality_delete_files_partitioned_like_the_table(tmp_path: Path, fv: int) -> None:
+    t = _table(tmp_path, fv=fv)
+    keys = tmp_path / "keys.csv"
+    keys.write_text("region,id,ignored\neu,1,x\nus,3,y\nus,99,z\n")
+    r = delete_equality(t, "id,region", str(keys))
+    assert r.committed and r.key_rows == 3 and r.partitions == 2
+    s = r.summary
+    assert s["operation"] == "delete"
+    assert s["added-equality-delete-files"] == "2" and s["added-equality-deletes"] == "3"
+    assert s["added-delete-files"] == "2" and s["total-equality-deletes"] == "3"
+    assert _rows(t) == [(2, "eu", "b"), (4, "us", "d")]
+    t = Table.load(t.location)
+    schema = t.metadata.schema
+    ids = (schema.find_field("id").field_id, schema.find_field("region").field_id)
+    eq = [e.data_file for c, e in _entries(t) if e.data_file.content == EQUALITY_DELETES]
+    assert len(eq) == 2
+    for f in eq:
+        assert f.equality_ids == ids and f.file_format == "PARQUET"
+        region = f.partition[0]
+        assert f"region={region}" in f.file_path
+        data = pq.read_table(f.file_path)
+        assert data.column_names == ["id", "region"]
+        assert [fl.metadata[b"PARQUET:field_id"] for fl in data.schema] == [str(i).encode() for i in ids]
+        assert set(data.column("region").to_pylist()) == {region}
+        assert f.lower_bounds and ids[0] in f.lower_bounds and f.value_counts[ids[0]] == f.record_count
+
+
+def test_unpartitioned_table_gets_one_global_delete_and_nulls_match(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "id long, name string", props=MOR)
+    write_rows(t, pa.table({"id": pa.array([1, 2, None, 4], pa.int64()), "name": ["a", None, "c", "d"]}))
+    r = delete_equality(Table.load(t.location), ["id"], pa.table({"id": pa.array([None, 4], pa.int64())}))
+    assert len(r.equality_delete_files) == 1 and r.partitions == 1
+    assert _rows(t) == [(1, "a"), (2, None)]
+
+
+def test_rows_added_after_the_delete_survive_it(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    delete_equality(t, "id,region", pa.table({"id": pa.array([1], pa.int64()), "region": ["eu"]}))
+    write_rows(Table.load(t.location), pa.table({"id": pa.array([1], pa.int64()), "region": ["eu"],
+                                                  "v": ["again"]}))
+    assert (1, "eu", "again") in _rows(t) and (1, "eu", "a") not in _rows(t)
+
+
+def test_partition_source_must_be_a_key_and_bad_keys_refused(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    before = _files(t)
+    one = pa.table({"id": pa.array([1], pa.int64()), "region": ["eu"]})
+    with pytest.raises(InvalidInput, match="'region'.*not a key column"):
+        delete_equality(t, "id", one)
+    with pytest.raises(NotFound, match="nosuch"):
+        delete_equality(t, "id,nosuch", one)
+    with pytest.raises(InvalidInput, match="no column 'region'"):
+        delete_equality(t, "id,region", pa.table({"id": pa.array([1], pa.int64())}))
+    with pytest.raises(InvalidInput, match="twice"):
+        delete_equality(t, "id,ID,region", one)
+    nested = make_table(tmp_path / "n", "id long, loc struct<lat: double, lon: double>", props=MOR)
+    with pytest.raises(InvalidInput, match="'loc' is a struct"):
+        delete_equality(nested, "loc", pa.table({"loc": [{"lat": 1.0, "lon": 2.0}]}))
+    with pytest.raises(InvalidInput, match="no rows"):
+        delete_equality(t, "id,region", one.slice(0, 0))
+    assert _files(t) == before
+
+
+def test_partition_evolution_writes_the_keys_under_every_live_spec(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "id long, region string", props=MOR)  # spec 0: unpartitioned
+    write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "region": ["eu", "us"]}))
+    p = _cli("partition", "add", t.location, "region")
+    assert p.returncode == 0, p.stderr
+    write_rows(Table.load(t.location), pa.table({"id": pa.array([3, 1], pa.int64()), "region": ["eu", "eu"]}))
+    r = delete_equality(Table.load(t.location), "id,region",
+                        pa.table({"id": pa.array([1], pa.int64()), "region": ["eu"]}))
+    # spec 0 (unpartitioned) still has live files: one global delete there reaches every file
+    assert len(r.equality_delete_files) == 1
+    assert _rows(t) == [(2, "us"), (3, "eu")]
+
+
+def test_v1_refused(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "id long", fv=1, props=MOR)
+    with pytest.raises(UnsupportedFeature, match="v2"):
+        delete_equality(t, "id", pa.table({"id": pa.array([1], pa.int64())}))
+    with pytest.raises(UnsupportedFeature, match="v2"):
+        upsert_rows(t, pa.table({"id": pa.array([1], pa.int64())}), "id")
+
+
+@pytest.mark.parametrize("fv", [2, 3])
+def test_upsert_replaces_older_rows_and_keeps_its_own(tmp_path: Path, fv: int) -> None:
+    t = _table(tmp_path, fv=fv)
+    r = upsert_rows(t, pa.table({"id": pa.array([2, 5], pa.int64()), "region": ["eu", "us"],
+                                 "v": ["B", "e"]}), "id,region")
+    s = r.summary
+    assert s["operation"] == "overwrite" and s["added-data-files"] == "2"
+    assert s["added-equality-delete-files"] == "2" and s["added-equality-deletes"] == "2"
+    assert s["added-records"] == "2"
+    assert _rows(t) == [(1, "eu", "a"), (2, "eu", "B"), (3, "us", "c"), (4, "us", "d"), (5, "us", "e")]
+    # the same key again, in a later snapshot: replaced again, exactly once
+    upsert_rows(Table.load(t.location), pa.table({"id": pa.array([2], pa.int64()), "region": ["eu"],
+                                                  "v": ["BB"]}), "id,region")
+    assert _rows(t) == [(1, "eu", "a"), (2, "eu", "BB"), (3, "us", "c"), (4, "us", "d"), (5, "us", "e")]
+    snap = Table.load(t.location).metadata.current_snapshot()
+    contents = {(e.data_file.content, e.sequence_number) for c, e in _entries(t)
+                if e.snapshot_id == snap.snapshot_id}
+    assert contents == {(DATA, snap.sequence_number), (EQUALITY_DELETES, snap.sequence_number)}
+    if fv == 3:
+        assert snap.added_rows == 1
+
+
+def test_upsert_refuses_duplicate_keys_and_writes_nothing(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    before = _files(t)
+    with pytest.raises(InvalidInput, match="more than one row.*id=7"):
+        upsert_rows(t, pa.table({"id": pa.array([7, 7, 8], pa.int64()), "region": ["eu"] * 3,
+                                 "v": ["x", "y", "z"]}), "id,region")
+    with pytest.raises(InvalidInput, match="not a key column"):
+        upsert_rows(t, pa.table({"id": pa.array([7], pa.int64()), "region": ["eu"], "v": ["x"]}), "id")
+    assert _files(t) == before
+
+
+def test_cli_equality_delete_upsert_and_bad_input(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    loc = t.location
+    keys = tmp_path / "keys.jsonl"
+    keys.write_text('{"id": 1, "region": "eu"}\n')
+    before = _files(t)
+    for args, code, needle in [
+        (["--equality", "id,region", "--from", str(tmp_path / "none.csv")], 3, "not found"),
+        (["--equality", "id,nosuch", "--from", str(keys)], 3, "nosuch"),
+        (["--equality", "id", "--from", str(keys)], 2, "not a key column"),
+        (["--equality", "id,region"], 2, "--from"),
+        (["--equality", "id,region", "--from", str(keys), "--filter", "id = 1"], 2, "combined"),
+        ([], 2, "--filter"),
+    ]:
+        p = _cli("delete", loc, *args)
+        assert p.returncode == code, (args, p.stderr)
+        lines = p.stderr.strip().splitlines()
+        assert len(lines) == 1 and needle in lines[0] and "Traceback" not in p.stderr, (args, p.stderr)
+        assert p.stdout == ""
+    nokey = tmp_path / "nokey.csv"
+    nokey.write_text("id\n1\n")
+    p = _cli("delete", loc, "--equality", "id,region", "--from", str(nokey))
+    assert p.returncode == 2 and "no column 'region'" in p.stderr
+    assert _files(t) == before
+    p = _cli("delete", loc, "--equality", "id,region", "--from", "-", "--json", "--mode", "merge-on-read",
+             stdin='{"id": 1, "region": "eu"}\n')
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["committed"] and out["operation"] == "delete" and out["key-rows"] == 1
+    rows = tmp_path / "up.csv"
+    rows.write_text("id,region,v\n1,eu,back\n2,eu,B\n")
+    p = _cli("upsert", loc, str(rows), "--key", "id,region", "--dry-run", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)["committed"] is False
+    p = _cli("upsert", loc, str(rows), "--key", "id,region", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["operation"] == "overwrite" and len(out["data-files"]) == 1
+    assert _rows(t) == [(1, "eu", "back"), (2, "eu", "B"), (3, "us", "c"), (4, "us", "d")]
+    dup = tmp_path / "dup.csv"
+    dup.write_text("id,region,v\n9,eu,x\n9,eu,y\n")
+    p = _cli("upsert", loc, str(dup), "--key", "id,region")
+    assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "more than one row" in p.stderr
+    p = _cli("upsert", loc, str(rows), "--key", "v,region,id", "--branch", "nosuch")
+    assert p.returncode == 2 and "nosuch" in p.stderr
