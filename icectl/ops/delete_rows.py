@@ -9,8 +9,12 @@
    (existing deletes applied) and the positions of their matching rows are written as position
    delete files, one per data file (``write.delete.granularity=file``), rows sorted by
    position, with the ``file_path`` bounds in the manifest entry.
-4. One ``delete`` snapshot commits both (a row delta): the dropped files marked deleted in
-   rewritten manifests, the new delete files in a new delete manifest.
+4. One ``delete`` snapshot commits both (a row delta, :mod:`icectl.table.row_delta`): the
+   dropped files marked deleted in rewritten manifests, the new delete files in a new delete
+   manifest. If the branch moved meanwhile, the row delta re-validates against the new head
+   for the table's isolation level (the files read still live, no new deletes for them, and for
+   ``serializable`` no new data the filter may match) and commits on top or fails with
+   CommitConflict.
 
    On format v3 the positions go to deletion vectors instead: one Puffin file, one
    ``deletion-vector-v1`` blob per data file, merged with the file's previous deletion vector,
