@@ -26,6 +26,7 @@ from icectl.ops.compute import conform_to_schema
 from icectl.ops.equality_deletes import (
     _check_version,
     branch_head,
+    key_rows,
     keys_may_match,
     resolve_keys,
     target_specs,
@@ -95,14 +96,14 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
     schema = md.schema
     key_schema = resolve_keys(schema, keys)
     if isinstance(source, pa.Table):
-        raw, fmt = source, "arrow"
+        raw, fmt, label = source, "arrow", "the input"
     else:
         raw, fmt = read_rows(table.io, source, file_format, schema, stdin)
+        label = "stdin" if source == "-" else source
     if raw.num_rows == 0:
         raise InvalidInput("the input has no rows: nothing to upsert")
+    key_data = key_rows(raw, key_schema, label)  # refuses input without a key column
     data = conform_to_schema(raw, schema).combine_chunks()
-    key_data = data.select([f.name for f in key_schema.fields])
-    key_data = conform_to_schema(key_data, key_schema).combine_chunks()
     _refuse_duplicates(key_data)
     head = branch_head(table, branch)
     specs = target_specs(table, head, key_schema)

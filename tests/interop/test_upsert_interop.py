@@ -106,3 +106,14 @@ def test_equality_deletes_and_upserts_read_by_spark(spark: Any, ice_table: IceTa
     eq_ids = sql_rows(spark, f"SELECT DISTINCT equality_ids FROM {t.ident}.delete_files "
                              "WHERE content = 2")
     assert [list(r[0]) for r in eq_ids] == [[1, 2]]
+
+    # 5. partition evolution: a second spec (bucket on the key) with live files; the upsert's
+    # deletes go to the matching partition of each spec, where Spark must find them
+    spark.sql(f"ALTER TABLE {t.ident} ADD PARTITION FIELD bucket(4, id)")
+    spark.sql(f"INSERT INTO {t.ident} VALUES (300, 'us', 's300'), (301, 'ap', 's301')")
+    model.update({(300, "us"): "s300", (301, "ap"): "s301"})
+    up = [(300, "us", "u300"), (6, "eu", "u6"), (7, "us", "u7")]
+    p = run_icectl("upsert", str(t.location), _csv(tmp_path / "up3.csv", up), "--key", "id,region")
+    assert p.returncode == 0, p.stderr
+    model.update({(i, r): v for i, r, v in up})
+    _check(spark, t, model)

@@ -152,6 +152,8 @@ def test_upsert_refuses_duplicate_keys_and_writes_nothing(tmp_path: Path) -> Non
                                  "v": ["x", "y", "z"]}), "id,region")
     with pytest.raises(InvalidInput, match="not a key column"):
         upsert_rows(t, pa.table({"id": pa.array([7], pa.int64()), "region": ["eu"], "v": ["x"]}), "id")
+    with pytest.raises(InvalidInput, match="no column 'region'"):  # not silently null keys
+        upsert_rows(t, pa.table({"id": pa.array([7], pa.int64()), "v": ["x"]}), "id,region")
     assert _files(t) == before
 
 
@@ -199,3 +201,18 @@ def test_cli_equality_delete_upsert_and_bad_input(tmp_path: Path) -> None:
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "more than one row" in p.stderr
     p = _cli("upsert", loc, str(rows), "--key", "v,region,id", "--branch", "nosuch")
     assert p.returncode == 2 and "nosuch" in p.stderr
+
+
+def test_two_partitioned_specs_each_get_the_keys_in_their_partition(tmp_path: Path) -> None:
+    t = _table(tmp_path)  # spec 0: identity(region)
+    p = _cli("partition", "add", t.location, "bucket(4, id)")
+    assert p.returncode == 0, p.stderr
+    write_rows(Table.load(t.location), pa.table({"id": pa.array([1, 3, 5], pa.int64()),
+                                                  "region": ["eu", "us", "eu"], "v": ["n1", "n3", "n5"]}))
+    r = delete_equality(Table.load(t.location), "id,region",
+                        pa.table({"id": pa.array([1, 3], pa.int64()), "region": ["eu", "us"]}))
+    specs = {e.data_file.spec_id for c, e in _entries(t) if e.data_file.content == EQUALITY_DELETES}
+    assert specs == {0, 1} and len(r.equality_delete_files) == 4  # 2 keys x 2 specs
+    assert _rows(t) == [(2, "eu", "b"), (4, "us", "d"), (5, "eu", "n5")]
+    with pytest.raises(InvalidInput, match="not a key column"):
+        delete_equality(Table.load(t.location), "region", pa.table({"region": ["eu"]}))
