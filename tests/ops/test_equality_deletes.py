@@ -216,3 +216,20 @@ def test_two_partitioned_specs_each_get_the_keys_in_their_partition(tmp_path: Pa
     assert _rows(t) == [(2, "eu", "b"), (4, "us", "d"), (5, "eu", "n5")]
     with pytest.raises(InvalidInput, match="not a key column"):
         delete_equality(Table.load(t.location), "region", pa.table({"region": ["eu"]}))
+
+
+def test_upsert_and_equality_delete_on_a_branch_leave_main_alone(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    p = _cli("branch", "create", t.location, "dev")
+    assert p.returncode == 0, p.stderr
+    main_rows = _rows(t)
+    upsert_rows(Table.load(t.location), pa.table({"id": pa.array([1], pa.int64()), "region": ["eu"],
+                                                  "v": ["dev"]}), "id,region", branch="dev")
+    delete_equality(Table.load(t.location), "id,region",
+                    pa.table({"id": pa.array([4], pa.int64()), "region": ["us"]}), branch="dev")
+    assert _rows(t) == main_rows
+    from icectl.scan.reader import open_scan
+
+    scan = open_scan(Table.load(t.location), None, ref="dev")
+    got = sorted(r for b in scan.batches() for r in zip(*(c.to_pylist() for c in b.columns)))
+    assert got == [(1, "eu", "dev"), (2, "eu", "b"), (3, "us", "c")]
