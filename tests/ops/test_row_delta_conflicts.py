@@ -139,3 +139,61 @@ def test_upsert_and_equality_delete_retry_and_conflict(tmp_path: Path) -> None:
     assert r.committed
     # the deletes have the higher sequence number: both older rows with key 3 are gone
     assert sorted(i for i, c in _rows(t) if c == "a") == [0, 1, 2, 3, 4]
+
+
+# A child process runs the real CLI with another writer's commit injected just before the
+# delete's (or upsert's) commit: the lost race as a user meets it.
+_RACE = """
+import sys
+import pyarrow as pa
+import icectl.table.row_delta as rd
+from icectl.ops.write import write_rows
+from icectl.table.table import Table
+
+location, ids, cat = sys.argv[1], [int(x) for x in sys.argv[2].split(",")], sys.argv[3]
+original = rd.RowDeltaProducer.commit
+
+def commit(self):
+    write_rows(Table.load(location), pa.table({"id": pa.array(ids, pa.int64()), "cat": [cat] * len(ids)}))
+    return original(self)
+
+rd.RowDeltaProducer.commit = commit
+sys.argv = ["icectl", *sys.argv[4:]]
+from icectl.cli.app import main
+main()
+"""
+
+
+def _race(t: Table, ids: str, cat: str, *args: str):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", _RACE, t.location, ids, cat, *args],
+                          capture_output=True, text=True)
+
+
+def test_cli_lost_race_exit_codes(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    p = _race(t, "1", "c", "delete", t.location, "--filter", "cat = 'a' and id = 1",
+              "--mode", "merge-on-read", "--json")
+    assert p.returncode == 0, p.stderr
+    assert sorted(i for i, c in _rows(t) if c == "a") == [0, 2, 3, 4]
+
+    before = _files(t)
+    p = _race(t, "2", "a", "delete", t.location, "--filter", "id = 2", "--mode", "merge-on-read")
+    assert p.returncode == 6, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "may hold rows" in lines[0] and p.stdout == ""
+    after = _files(t)
+    assert len(after - before) > 0  # the other writer's data file and metadata ...
+    assert not [f for f in after - before if f.endswith("-deletes.parquet")]  # ... but none of ours
+
+    rows = tmp_path / "up.csv"
+    rows.write_text("id,cat\n3,a\n")
+    before = _files(t)
+    p = _race(t, "3", "a", "upsert", str(t.location), str(rows), "--key", "id,cat")
+    assert p.returncode == 6 and "may hold rows" in p.stderr
+    new = _files(t) - before
+    assert not [f for f in new if f.endswith("-deletes.parquet")]
+    assert len([f for f in new if f.endswith(".parquet")]) == 1  # only the other writer's
+
