@@ -196,4 +196,7 @@ def test_cli_lost_race_exit_codes(tmp_path: Path) -> None:
     new = _files(t) - before
     assert not [f for f in new if f.endswith("-deletes.parquet")]
     assert len([f for f in new if f.endswith(".parquet")]) == 1  # only the other writer's
+    # ... and its metadata: one metadata.json, one manifest list, one manifest (none of ours)
+    meta = sorted(Path(f).name for f in new if "/metadata/" in f)
+    assert len(meta) == 3 and sum(n.startswith("snap-") for n in meta) == 1, meta
 
