@@ -11,7 +11,8 @@
    promoted types are widened (:func:`icectl.scan.arrow_values.conform`);
 3. rows deleted by position delete files, deletion vectors and equality deletes are dropped (the
    planner has already attached to each file the deletes whose sequence numbers apply);
-4. the residual filter is evaluated row by row with the expression module's row evaluator.
+4. the residual filter is evaluated on whole columns (:mod:`icectl.scan.arrow_filter`, the
+   expression module's row evaluator vectorized).
 
 Memory stays bounded by a batch (and a row group inside pyarrow), plus the delete sets.
 """
@@ -34,12 +35,12 @@ from icectl.errors import (
     UnsupportedFeature,
     ValidationError,
 )
-from icectl.expr.evaluators import evaluate_row
 from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
 from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
 from icectl.io.parquet_write import arrow_field, arrow_type
 from icectl.io.puffin import read_deletion_vector
+from icectl.scan.arrow_filter import row_mask
 from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.schema import Schema
@@ -419,21 +420,15 @@ class _FileReader:
             for i, k in enumerate(zip(*key_cols)):
                 if k in keys:
                     keep[i] = 0
+        mask = None if keep is None else pa.array(keep, pa.uint8()).cast(pa.bool_())
         if self.residual_ids:
             values = {}
             for fid in self.residual_ids:
                 f = self.scan.schema.find_field(fid)
-                values[fid] = to_internal(self._column(fid, f, n, cols, arrow_fields, file_ids),
-                                          f.type)
-            if keep is None:
-                keep = bytearray(b"\x01") * n
-            for i in range(n):
-                if keep[i] and not evaluate_row(self.residual,
-                                                {fid: v[i] for fid, v in values.items()}):
-                    keep[i] = 0
-        if keep is None:
-            return None
-        return pa.array(keep, pa.uint8()).cast(pa.bool_())
+                values[fid] = self._column(fid, f, n, cols, arrow_fields, file_ids)
+            matches = row_mask(self.residual, lambda p: values.get(p.field_id), n)
+            mask = matches if mask is None else pc.and_(mask, matches)
+        return mask
 
 
 @contextmanager
