@@ -31,24 +31,26 @@ from icectl.expr.expressions import BoundPredicate, Expression, Operation, rewri
 from icectl.expr.visitor import Visitor, visit
 from icectl.scan.arrow_values import to_internal
 
-__all__ = ["row_mask"]
+__all__ = ["row_mask", "predicate_mask", "comparable", "constant_mask"]
 
 Op = Operation
 _COMPARE = {Op.LT: pc.less, Op.LT_EQ: pc.less_equal, Op.GT: pc.greater,
             Op.GT_EQ: pc.greater_equal, Op.EQ: pc.equal, Op.NOT_EQ: pc.not_equal}
 
 
-def _comparable(arr: Any) -> tuple[Any, Any] | None:
+def comparable(arr: Any, floats: bool = True) -> tuple[Any, Any] | None:
     """The column as Arrow compares it like ``value_key`` does, and the type of its literals;
-    None when Arrow's order may differ (decided in Python instead)."""
+    None when Arrow's order may differ (decided in Python instead). Floats compare as doubles
+    (callers still keep zero and NaN literals away); ``floats=False`` refuses them."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     t = arr.type
-    if pa.types.is_integer(t) or pa.types.is_timestamp(t) or pa.types.is_time(t) \
-            or pa.types.is_date32(t):
+    if pa.types.is_date32(t):  # days; Arrow casts dates to their own width only
+        return arr.cast(pa.int32()).cast(pa.int64()), pa.int64()
+    if pa.types.is_integer(t) or pa.types.is_timestamp(t) or pa.types.is_time(t):
         return arr.cast(pa.int64()), pa.int64()
     if pa.types.is_floating(t):
-        return arr.cast(pa.float64()), pa.float64()
+        return (arr.cast(pa.float64()), pa.float64()) if floats else None
     if pa.types.is_string(t) or pa.types.is_large_string(t):
         return arr, pa.string()
     if pa.types.is_decimal(t) or pa.types.is_boolean(t):
@@ -71,10 +73,10 @@ def _arrow_mask(p: BoundPredicate, arr: Any) -> Any:
         return pc.is_valid(arr)
     floating = pa.types.is_floating(arr.type)
     if op == Op.IS_NAN:
-        return pc.is_nan(arr).fill_null(False) if floating else _constant(False, len(arr))
+        return pc.is_nan(arr).fill_null(False) if floating else constant_mask(False, len(arr))
     if op == Op.NOT_NAN:
-        return pc.invert(pc.is_nan(arr).fill_null(False)) if floating else _constant(True, len(arr))
-    prepared = _comparable(arr)
+        return pc.invert(pc.is_nan(arr).fill_null(False)) if floating else constant_mask(True, len(arr))
+    prepared = comparable(arr)
     if prepared is None:
         return None
     col, ltype = prepared
@@ -95,7 +97,7 @@ def _arrow_mask(p: BoundPredicate, arr: Any) -> Any:
     return None
 
 
-def _constant(value: bool, n: int) -> Any:
+def constant_mask(value: bool, n: int) -> Any:
     return pa.nulls(n, pa.bool_()).fill_null(value)
 
 
@@ -124,10 +126,10 @@ class _Masks(Visitor[Any]):
         return predicate_mask(p, arr)
 
     def always_true(self) -> Any:
-        return _constant(True, self.n)
+        return constant_mask(True, self.n)
 
     def always_false(self) -> Any:
-        return _constant(False, self.n)
+        return constant_mask(False, self.n)
 
     def and_done(self, left: Any) -> bool:
         return self.n == 0 or not pc.any(left).as_py()

@@ -40,7 +40,7 @@ from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
 from icectl.io.parquet_write import arrow_field, arrow_type
 from icectl.io.puffin import read_deletion_vector
-from icectl.scan.arrow_filter import row_mask
+from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
 from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.schema import Schema
@@ -405,30 +405,66 @@ class _FileReader:
 
     def _keep_mask(self, offset: int, n: int, cols: dict, arrow_fields: dict,
                    file_ids: dict) -> Any:
-        keep: bytearray | None = None
+        masks = []
         lo, hi = bisect_left(self.deleted, offset), bisect_left(self.deleted, offset + n)
         if hi > lo:
             keep = bytearray(b"\x01") * n
             for p in self.deleted[lo:hi]:
                 keep[p - offset] = 0
+            masks.append(pa.array(keep, pa.uint8()).cast(pa.bool_()))
         for d in self.eq_deletes:
-            ids, keys = self._equality_set(d)
-            types = self._file_types(self.f.path, ids)
-            key_cols = [to_internal(cols[i], types[i]) if i in cols else [None] * n for i in ids]
-            if keep is None:
-                keep = bytearray(b"\x01") * n
-            for i, k in enumerate(zip(*key_cols)):
-                if k in keys:
-                    keep[i] = 0
-        mask = None if keep is None else pa.array(keep, pa.uint8()).cast(pa.bool_())
+            masks.append(self._equality_mask(d, n, cols, arrow_fields, file_ids))
         if self.residual_ids:
             values = {}
             for fid in self.residual_ids:
                 f = self.scan.schema.find_field(fid)
                 values[fid] = self._column(fid, f, n, cols, arrow_fields, file_ids)
-            matches = row_mask(self.residual, lambda p: values.get(p.field_id), n)
-            mask = matches if mask is None else pc.and_(mask, matches)
+            masks.append(row_mask(self.residual, lambda p: values.get(p.field_id), n))
+        if not masks:
+            return None
+        mask = masks[0]
+        for m in masks[1:]:
+            mask = pc.and_(mask, m)
         return mask
+
+    def _equality_mask(self, d: Any, n: int, cols: dict, arrow_fields: dict,
+                       file_ids: dict) -> Any:
+        """Rows an equality delete file leaves (nulls match nulls). A one-column key of a type
+        Arrow compares as Python does is looked up by Arrow; other keys row by row."""
+        ids, keys = self._equality_set(d)
+        types = self._file_types(self.f.path, ids)
+        if len(ids) == 1:
+            fid = ids[0]
+            values = self._equality_values(d, keys, types[fid])
+            col = cols.get(fid)
+            if col is None:  # the file lacks the key column: all null
+                return constant_mask((None,) not in keys, n)
+            if values is not None:
+                data = comparable(conform(col, types[fid], arrow_fields[file_ids[fid]]),
+                                  floats=False)
+                if data is not None and data[1] == values.type:
+                    return pc.invert(pc.is_in(data[0], value_set=values, skip_nulls=False))
+        key_cols = [to_internal(cols[i], types[i]) if i in cols else [None] * n for i in ids]
+        keep = bytearray(b"\x01") * n
+        for i, k in enumerate(zip(*key_cols)):
+            if k in keys:
+                keep[i] = 0
+        return pa.array(keep, pa.uint8()).cast(pa.bool_())
+
+    def _equality_values(self, d: Any, keys: set, t: Any) -> Any:
+        """The delete file's one-column keys as an Arrow array, or None when Arrow's equality
+        may differ from Python's for the type (floats, uuids, binary)."""
+        cache = self.scan._eq_cache
+        ck = (d.path, "arrow")
+        if ck not in cache:
+            got = comparable(internal_to_arrow([k[0] for k in keys], t), floats=False)
+            if got is not None:
+                try:  # the kernel exists for the type (one-element probe)
+                    pc.is_in(got[0][:1], value_set=got[0], skip_nulls=False)
+                except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid):
+                    got = None
+            cache[ck] = None if got is None else got[0]
+        return cache[ck]
 
 
 @contextmanager

@@ -118,3 +118,20 @@ def test_signed_zero_and_nan_follow_the_reference_order() -> None:
 def test_a_missing_column_reads_as_null() -> None:
     p = Or(BoundPredicate(Op.IS_NULL, 7, "gone", LONG), BoundPredicate(Op.EQ, 7, "gone", LONG, (1,)))
     assert row_mask(p, lambda _: None, 3).to_pylist() == [True, True, True]
+
+
+FAST = {INT: (1, 2), LONG: (1, 2 ** 40), FLOAT: (1.5, -2.25), DOUBLE: (1.5, float("inf")),
+        DATE: (3, -3), TIME: (1, 2), TIMESTAMP: (1, -1), TIMESTAMPTZ: (1, -1), TIMESTAMP_NS: (1, 2),
+        STRING: ("a", "é"), BOOLEAN: (True, False), DecimalType(9, 2): (Decimal("1.25"), Decimal("-1.00")),
+        DecimalType(38, 10): (Decimal("1.5000000000"), Decimal("-2.0000000000"))}
+
+
+def test_arrow_decides_the_common_types_itself() -> None:
+    """The fast path is taken (no silent fall-back to Python) for every type it claims."""
+    from icectl.scan.arrow_filter import _arrow_mask
+
+    for t, lits in FAST.items():
+        arr = internal_to_arrow([lits[0], None], t)
+        for op in (*ORDERED, Op.IN, Op.NOT_IN):
+            got = _arrow_mask(BoundPredicate(op, 1, "c", t, lits if op in (Op.IN, Op.NOT_IN) else lits[:1]), arr)
+            assert got is not None, (t, op)
