@@ -36,6 +36,7 @@ from icectl.errors import (
     ValidationError,
 )
 from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
+from icectl.expr.ordering import value_key
 from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
 from icectl.io.parquet_write import arrow_field, arrow_type
@@ -44,7 +45,7 @@ from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
 from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.schema import Schema
-from icectl.spec.types import INT, LONG, STRING, NestedField, StructType
+from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
 __all__ = ["open_scan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
            "LAST_UPDATED_SEQ_FIELD_ID"]
@@ -269,7 +270,7 @@ class _FileReader:
                 raise UnsupportedFeature(f"equality delete file {d.path} has no equality ids")
             table = self._read_by_ids(d.path, list(ids), None)
             types = self._file_types(d.path, ids)
-            cols = [to_internal(table.column(i), types[fid]) for i, fid in enumerate(ids)]
+            cols = [_key_values(table.column(i), types[fid]) for i, fid in enumerate(ids)]
             got = (ids, set(zip(*cols)))
             cache[d.path] = got
         return got
@@ -444,7 +445,7 @@ class _FileReader:
                                   floats=False)
                 if data is not None and data[1] == values.type:
                     return pc.invert(pc.is_in(data[0], value_set=values, skip_nulls=False))
-        key_cols = [to_internal(cols[i], types[i]) if i in cols else [None] * n for i in ids]
+        key_cols = [_key_values(cols[i], types[i]) if i in cols else [None] * n for i in ids]
         keep = bytearray(b"\x01") * n
         for i, k in enumerate(zip(*key_cols)):
             if k in keys:
@@ -457,7 +458,8 @@ class _FileReader:
         cache = self.scan._eq_cache
         ck = (d.path, "arrow")
         if ck not in cache:
-            got = comparable(internal_to_arrow([k[0] for k in keys], t), floats=False)
+            got = None if t in (FLOAT, DOUBLE) else comparable(
+                internal_to_arrow([k[0] for k in keys], t), floats=False)
             if got is not None:
                 try:  # the kernel exists for the type (one-element probe)
                     pc.is_in(got[0][:1], value_set=got[0], skip_nulls=False)
@@ -465,6 +467,16 @@ class _FileReader:
                     got = None
             cache[ck] = None if got is None else got[0]
         return cache[ck]
+
+
+def _key_values(arr: Any, t: Any) -> list[Any]:
+    """Equality-delete key values as the reference compares them: floats by
+    :func:`~icectl.expr.ordering.value_key` (NaN equals NaN, ``-0.0`` differs from ``0.0``, as
+    Java's ``Double.compare``), other types as their internal values."""
+    values = to_internal(arr, t)
+    if t in (FLOAT, DOUBLE):
+        return [None if v is None else value_key(v) for v in values]
+    return values
 
 
 @contextmanager

@@ -253,3 +253,17 @@ def test_one_column_equality_deletes_on_every_kind_of_key(tmp_path, case):
     commit(Table.load(t.location), deletes=[d], op="delete")
     gone = {i for i, v in enumerate(values) if v in keys}
     assert sorted(r["id"] for r in rows(t)) == [i for i in range(4) if i not in gone]
+
+
+def test_float_equality_keys_compare_as_the_reference(tmp_path):
+    """Java compares equality-delete keys with Double.compare: a NaN key deletes NaN rows, and
+    -0.0 and 0.0 are different keys."""
+    t = make_table(tmp_path, "id long, k double", 2)
+    p = write_parquet(tmp_path / "t/data/a.parquet",
+                      {"id": [0, 1, 2, 3, 4], "k": [float("nan"), -0.0, 0.0, 1.5, None]},
+                      [field("id", pa.int64(), 1), field("k", pa.float64(), 2)])
+    commit(t, [data_file(p, 5)])
+    d = eq_delete_file(tmp_path / "t/data/eq.parquet", (2,), {"k": [float("nan"), -0.0]},
+                       [field("k", pa.float64(), 2)])
+    commit(Table.load(t.location), deletes=[d], op="delete")
+    assert sorted(r["id"] for r in rows(t)) == [2, 3, 4]
