@@ -14,6 +14,9 @@ sequence number (and, in v3, the table's next row id), writes the manifest list
 carried forward, and commits through :meth:`Table.commit_transaction`, which retries on conflicts
 and deletes every file a failed or lost attempt wrote.
 
+The row delta (data and delete files added and removed, re-validated on a lost race) is
+:class:`icectl.table.row_delta.RowDeltaProducer`, built on this template.
+
 Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.manifest-merge.enabled``,
 ``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``).
 """
