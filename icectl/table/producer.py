@@ -269,9 +269,12 @@ class SnapshotProducer:
         entries: list[ManifestEntry] = []
         for m in bin_:
             if m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths:
-                # written by this commit: entries are still to inherit this snapshot's numbers
+                # written by this commit: its added and deleted entries are this snapshot's
+                # (still to inherit its numbers); existing entries of a rewritten manifest
+                # keep the snapshot that added them
                 raw = avro.read_manifest(self.io.read(m.manifest_path))
-                entries.extend(replace(e, snapshot_id=self.snapshot_id) for e in raw)
+                entries.extend(e if e.status == EXISTING else replace(e, snapshot_id=self.snapshot_id)
+                               for e in raw)
                 continue
             for e in avro.load_manifest(self.io, m):
                 if e.status == DELETED:

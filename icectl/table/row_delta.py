@@ -8,6 +8,9 @@ A :class:`RowDeltaProducer` carries
 * removed data files and removed delete files (a deletion vector replaced by a merged one),
   marked deleted in rewritten copies of the manifests listing them.
 
+Manifests are then merged as the reference's merging producers merge them
+(``commit.manifest-merge.enabled``, true by default for a row delta, as in the reference).
+
 The operation is derived as the reference derives it: ``append`` when data files are only
 added, ``delete`` when delete files are added (or files only removed) and no data file is added,
 ``overwrite`` otherwise. (A delete that only drops whole files is the reference's
@@ -53,7 +56,7 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.producer import SnapshotProducer
+from icectl.table.producer import MergePolicy, SnapshotProducer
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
 from icectl.table.validation import SERIALIZABLE, isolation_level
@@ -185,8 +188,11 @@ class RowDeltaProducer(SnapshotProducer):
                                  f"branch {self.branch}; nothing was committed")
         new_data = [m for (c, _), ms in written.items() if c == MANIFEST_DATA for m in ms]
         new_deletes = [m for (c, _), ms in written.items() if c == MANIFEST_DELETES for m in ms]
-        return (new_data + [m for m in kept if m.content == MANIFEST_DATA]
-                + new_deletes + [m for m in kept if m.content != MANIFEST_DATA])
+        manifests = (new_data + [m for m in kept if m.content == MANIFEST_DATA]
+                     + new_deletes + [m for m in kept if m.content != MANIFEST_DATA])
+        # the reference's row delta merges manifests unless the table turns it off
+        return self.merge_manifests(attempt, base, manifests,
+                                    MergePolicy.from_metadata(base, enabled_default=True))
 
 
 def _removal_key(f: DataFile) -> tuple:

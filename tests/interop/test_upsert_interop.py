@@ -59,7 +59,8 @@ def test_equality_deletes_and_upserts_read_by_spark(spark: Any, ice_table: IceTa
     t = ice_table
     part = "PARTITIONED BY (region)" if partitioned else ""
     spark.sql(f"""CREATE TABLE {t.ident} (id bigint, region string, v string) USING iceberg {part}
-                  TBLPROPERTIES ('format-version'='{fv}', {MOR})""")
+                  TBLPROPERTIES ('format-version'='{fv}', {MOR},
+                                 'commit.manifest.min-count-to-merge'='3')""")
     spark.sql(f"""INSERT INTO {t.ident} SELECT id, CASE WHEN id % 3 = 0 THEN 'eu'
                   WHEN id % 3 = 1 THEN 'us' ELSE 'ap' END, concat('v', id) FROM range(0, 30)""")
     model = {(i, ("eu", "us", "ap")[i % 3]): f"v{i}" for i in range(30)}
@@ -117,6 +118,8 @@ def test_equality_deletes_and_upserts_read_by_spark(spark: Any, ice_table: IceTa
     assert p.returncode == 0, p.stderr
     model.update({(i, r): v for i, r, v in up})
     _check(spark, t, model)
+    # manifests were merged along the way (min-count-to-merge 3), by icectl and by Spark alike
+    assert len(sql_rows(spark, f"SELECT path FROM {t.ident}.manifests")) < 8
 
 
 def test_equality_delete_twin_of_the_java_api(spark: Any, new_table: Any, tmp_path: Path) -> None:

@@ -233,3 +233,31 @@ def test_upsert_and_equality_delete_on_a_branch_leave_main_alone(tmp_path: Path)
     scan = open_scan(Table.load(t.location), None, ref="dev")
     got = sorted(r for b in scan.batches() for r in zip(*(c.to_pylist() for c in b.columns)))
     assert got == [(1, "eu", "dev"), (2, "eu", "b"), (3, "us", "c")]
+
+
+@pytest.mark.parametrize("fv", [2, 3])
+def test_upserts_merge_manifests_and_keep_entry_history(tmp_path: Path, fv: int) -> None:
+    t = make_table(tmp_path, "id long not null, region string, v string", partition="region",
+                   fv=fv, props={**MOR, "commit.manifest.min-count-to-merge": "3"})
+    write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "region": ["eu", "us"], "v": ["a", "b"]}))
+    first = Table.load(t.location).metadata.current_snapshot().snapshot_id
+    for n in range(4):
+        upsert_rows(Table.load(t.location), pa.table({"id": pa.array([1, 10 + n], pa.int64()),
+                                                      "region": ["eu", "us"], "v": [f"u{n}", "x"]}),
+                    "id,region")
+    assert _rows(t) == [(1, "eu", "u3"), (2, "us", "b"), (10, "us", "x"), (11, "us", "x"),
+                        (12, "us", "x"), (13, "us", "x")]
+    t = Table.load(t.location)
+    from icectl.io import avro
+
+    snap = t.metadata.current_snapshot()
+    manifests = avro.load_manifest_list(t.io, snap.manifest_list, fv)
+    # unmerged there would be 9: one data and one delete manifest per upsert, and the write's
+    assert len(manifests) <= 4, [(m.content, m.added_files_count) for m in manifests]
+    entries = [e for c, e in _entries(t)]
+    first_files = [e for e in entries if e.data_file.content == DATA and e.snapshot_id == first]
+    assert len(first_files) == 2 and all(e.sequence_number == 1 for e in first_files)
+    assert {e.snapshot_id for e in entries} >= {first, snap.snapshot_id}
+    if fv == 3:
+        row_ids = [e.data_file.first_row_id for e in entries if e.data_file.content == DATA]
+        assert None not in row_ids and len(set(row_ids)) == len(row_ids)
