@@ -19,6 +19,7 @@ Memory stays bounded by a batch (and a row group inside pyarrow), plus the delet
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -238,26 +239,40 @@ class _FileReader:
     # deletes ---------------------------------------------------------------------------------
 
     def _deleted_positions(self) -> list[int]:
-        out: set[int] = set()
+        sources = []
         for d in self.f.deletes:
             if d.content != 1:
                 continue
             if d.is_dv:
-                out.update(read_deletion_vector(self.io, d.path, d.content_offset,
-                                                d.content_size_in_bytes))
+                sources.append(read_deletion_vector(self.io, d.path, d.content_offset,
+                                                    d.content_size_in_bytes))
             else:
-                out.update(self._position_file(d).get(self.f.path, ()))
+                sources.append(self._position_file(d).get(self.f.path, ()))
+        if len(sources) == 1:
+            return sorted(sources[0])
+        out: set[int] = set()
+        for positions in sources:
+            out.update(positions)
         return sorted(out)
 
-    def _position_file(self, d: Any) -> dict[str, list[int]]:
+    def _position_file(self, d: Any) -> dict[str, Any]:
+        """Positions by data file path. A file-scoped delete file (Spark's default) is read for
+        its one data file and not kept; a partition-scoped one is kept for the other data files
+        of its partition, its positions packed 8 bytes each."""
         cache = self.scan._pos_cache
         got = cache.get(d.path)
         if got is None:
             table = self._read_by_ids(d.path, [POS_DELETE_PATH_ID, POS_DELETE_POS_ID],
                                       ["file_path", "pos"])
+            if d.referenced_data_file is not None:
+                mask = pc.equal(table.column(0), pa.scalar(self.f.path, table.column(0).type))
+                return {self.f.path: table.column(1).filter(mask).to_pylist()}
             got = {}
-            for p, pos in zip(table.column(0).to_pylist(), table.column(1).to_pylist()):
-                got.setdefault(p, []).append(pos)
+            grouped = table.group_by(table.column_names[0]).aggregate(
+                [(table.column_names[1], "list")])
+            for path, positions in zip(grouped.column(0).to_pylist(),
+                                       grouped.column(1).to_pylist()):
+                got[path] = array("q", positions)
             cache[d.path] = got
         return got
 
