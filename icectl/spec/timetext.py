@@ -43,6 +43,7 @@ TIME_FORMS = ("an ISO-8601 timestamp (2024-06-01T12:00:00Z; UTC when no zone is 
 
 
 def now_ms() -> int:
+    """The current time as epoch milliseconds: the one clock of commits and time arguments."""
     return int(time.time() * 1000)
 
 
