@@ -178,9 +178,11 @@ def test_equality_deletes_written_by_java_rows_equal_spark(spark, ice_table):
     assert icectl_rows(ice_table.location, None) == before
 
 
-def test_partition_column_names_a_renamed_field_as_spark(spark, ice_table):
+def test_partition_column_names_a_renamed_field_as_spark(spark, ice_table, tmp_path):
     """``_partition`` is the unified partition type: a partition field renamed by a later spec
     (same field id) carries its newest name, and fields of every spec appear, as in Spark."""
+    import pyarrow.parquet as pq
+
     t = ice_table.ident
     spark.sql(f"""CREATE TABLE {t} (id bigint, cat string) USING iceberg PARTITIONED BY (cat)
                   TBLPROPERTIES ('format-version'='2')""")
@@ -193,8 +195,10 @@ def test_partition_column_names_a_renamed_field_as_spark(spark, ice_table):
     theirs = sorted((r["id"], tuple(r["_partition"].asDict().items()))
                     for r in spark.sql(f"SELECT id, _partition FROM {t}").collect())
     assert [name for name, _ in theirs[0][1]] == ["category", "id_b"]
-    r = run_icectl("scan", str(ice_table.location), "--format", "jsonl", "--with-metadata")
+    out = tmp_path / "rows.parquet"
+    r = run_icectl("scan", str(ice_table.location), "--format", "parquet", "--output", str(out),
+                   "--with-metadata")
     assert r.returncode == 0, r.stderr
     mine = sorted((row["id"], tuple(row["_partition"].items()))
-                  for row in map(json.loads, r.stdout.splitlines()))
+                  for row in pq.read_table(out).select(["id", "_partition"]).to_pylist())
     assert mine == theirs
