@@ -19,6 +19,7 @@ Memory stays bounded by a batch (and a row group inside pyarrow), plus the delet
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ from icectl.io.puffin import read_deletion_vector
 from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
 from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
 from icectl.spec.name_mapping import table_name_mapping
+from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.schema import Schema
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
@@ -179,7 +181,7 @@ def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[s
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
                 files=files, with_metadata=with_metadata, batch_rows=batch_rows)
     if with_metadata:
-        scan.partition_type = _partition_type(table.metadata, schema)
+        scan.partition_type = unified_partition_type(table.metadata.specs, schema)
     return scan
 
 
@@ -198,22 +200,6 @@ def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
                       first_row_id=f.first_row_id, residual=f.residual,
                       deletes=tuple(f.deletes)) for f in r.files]
     return r.schema, r.columns, r.snapshot_id, files
-
-
-def _partition_type(md: Any, schema: Schema) -> StructType:
-    """All partition fields of all specs, by field id (the reference's unified partition type);
-    a field whose source column is gone is typed from the spec that still resolves it, else
-    skipped."""
-    seen: dict[int, NestedField] = {}
-    for spec in md.specs_by_id().values():
-        try:
-            ptype = spec.partition_type(schema)
-        except IcectlError:
-            continue
-        for f in ptype.fields():
-            if f.field_id not in seen:
-                seen[f.field_id] = NestedField(f.field_id, f.name, f.type, required=False)
-    return StructType(tuple(seen[k] for k in sorted(seen)))
 
 
 # -- one data file --------------------------------------------------------------------------------
@@ -238,26 +224,40 @@ class _FileReader:
     # deletes ---------------------------------------------------------------------------------
 
     def _deleted_positions(self) -> list[int]:
-        out: set[int] = set()
+        sources = []
         for d in self.f.deletes:
             if d.content != 1:
                 continue
             if d.is_dv:
-                out.update(read_deletion_vector(self.io, d.path, d.content_offset,
-                                                d.content_size_in_bytes))
+                sources.append(read_deletion_vector(self.io, d.path, d.content_offset,
+                                                    d.content_size_in_bytes))
             else:
-                out.update(self._position_file(d).get(self.f.path, ()))
+                sources.append(self._position_file(d).get(self.f.path, ()))
+        if len(sources) == 1:
+            return sorted(sources[0])
+        out: set[int] = set()
+        for positions in sources:
+            out.update(positions)
         return sorted(out)
 
-    def _position_file(self, d: Any) -> dict[str, list[int]]:
+    def _position_file(self, d: Any) -> dict[str, Any]:
+        """Positions by data file path. A file-scoped delete file (Spark's default) is read for
+        its one data file and not kept; a partition-scoped one is kept for the other data files
+        of its partition, its positions packed 8 bytes each."""
         cache = self.scan._pos_cache
         got = cache.get(d.path)
         if got is None:
             table = self._read_by_ids(d.path, [POS_DELETE_PATH_ID, POS_DELETE_POS_ID],
                                       ["file_path", "pos"])
+            if d.referenced_data_file is not None:
+                mask = pc.equal(table.column(0), pa.scalar(self.f.path, table.column(0).type))
+                return {self.f.path: table.column(1).filter(mask).to_pylist()}
             got = {}
-            for p, pos in zip(table.column(0).to_pylist(), table.column(1).to_pylist()):
-                got.setdefault(p, []).append(pos)
+            grouped = table.group_by(table.column_names[0]).aggregate(
+                [(table.column_names[1], "list")])
+            for path, positions in zip(grouped.column(0).to_pylist(),
+                                       grouped.column(1).to_pylist()):
+                got[path] = array("q", positions)
             cache[d.path] = got
         return got
 
