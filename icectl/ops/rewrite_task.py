@@ -22,7 +22,7 @@ A failing task raises; its partly written files are deleted before the exception
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
@@ -168,6 +168,8 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
         for p in written:
             table.io.delete_quietly(p)
         raise
+    if order is not None and order.order_id == 0:  # an order that is not one of the table's
+        files = [(replace(f, sort_order_id=None), p) for f, p in files]
     return RewriteTaskResult(task_index=task.task_index, files=tuple(files), rows_read=read,
                              rows_dropped=dropped, bytes_read=task.input_bytes)
 
