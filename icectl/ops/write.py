@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import uuid as _uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
@@ -64,7 +64,7 @@ from icectl.spec.types import (
     StructType,
 )
 
-__all__ = ["WriteResult", "write_rows", "read_rows", "data_location", "FORMATS"]
+__all__ = ["WriteResult", "write_rows", "write_data_files", "read_rows", "data_location", "FORMATS"]
 
 FORMATS = ("parquet", "csv", "json")
 WRITE_DATA_PATH = "write.data.path"
@@ -249,43 +249,12 @@ def write_rows(
     data = conform_to_schema(raw, schema, ignore_extra_columns=ignore_extra_columns)
     data = data.combine_chunks()
 
-    options = ParquetWriteOptions.from_properties(md.properties)
-    config = metrics_config(md.properties, schema, order)
-    mapping = table_name_mapping(dict(md.properties), schema)
-    base_dir = data_location(table.location, md.properties)
     operation_id = str(_uuid.uuid4())
-    counter = [0]
     written_paths: list[str] = []
-
-    files: list[tuple[DataFile, str]] = []
     try:
-        for batch in partitioned_batches(data, schema, spec, order):
-            chunk, part = batch.rows, batch.partition
-            ppath = partition_path(spec, schema, part) if spec.fields else ""
-            directory = join(base_dir, ppath) if ppath else base_dir
-
-            def next_path(directory: str = directory) -> str:
-                counter[0] += 1
-                p = join(directory, f"00000-0-{operation_id}-{counter[0]:05d}.parquet")
-                written_paths.append(p)
-                return p
-
-            start = 0
-            for wf in write_rolling(table.io, chunk, schema, options, next_path):
-                fm = footer_metrics(wf.footer, config, mapping, wf.file_size_in_bytes, path=wf.path)
-                nan_counts = _nan_counts(chunk.slice(start, wf.record_count), schema, config)
-                start += wf.record_count
-                df = DataFile(
-                    content=DATA, file_path=wf.path, file_format="PARQUET", partition=part,
-                    record_count=wf.record_count, file_size_in_bytes=wf.file_size_in_bytes,
-                    column_sizes=fm.column_sizes or None, value_counts=fm.value_counts or None,
-                    null_value_counts=fm.null_value_counts or None,
-                    nan_value_counts=nan_counts,
-                    lower_bounds=fm.lower_bounds or None, upper_bounds=fm.upper_bounds or None,
-                    split_offsets=fm.split_offsets or None, spec_id=spec.spec_id,
-                    sort_order_id=order.order_id if order is not None else None,
-                )
-                files.append((df, ppath))
+        files = write_data_files(table.io, data, schema, spec, order, md.properties,
+                                 data_location(table.location, md.properties), operation_id,
+                                 written_paths)
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
     except BaseException:
@@ -293,6 +262,53 @@ def write_rows(
             table.io.delete_quietly(p)
         raise
     return WriteResult(result, data.num_rows, fmt)
+
+
+def write_data_files(file_io: Any, data: pa.Table, schema: Schema, spec: Any, order: Any,
+                     properties: Mapping[str, str], base_dir: str, operation_id: str,
+                     written_paths: list[str], *, task_index: int = 0,
+                     target_file_size: int | None = None) -> list[tuple[DataFile, str]]:
+    """Write ``data`` (in ``schema``'s Arrow form) as Parquet data files of ``spec``, each
+    partition sorted by ``order``, under ``base_dir/<partition path>/``: the files with their
+    partition paths. Every path is appended to ``written_paths`` before it is written (so the
+    caller can delete them should anything fail). Files are named
+    ``<task>-0-<operation id>-<n>.parquet`` and rolled at ``target_file_size`` (default: the
+    ``write.target-file-size-bytes`` property)."""
+    options = ParquetWriteOptions.from_properties(properties)
+    if target_file_size is not None:
+        options = replace(options, target_file_size_bytes=target_file_size)
+    config = metrics_config(properties, schema, order)
+    mapping = table_name_mapping(dict(properties), schema)
+    counter = [0]
+    files: list[tuple[DataFile, str]] = []
+    for batch in partitioned_batches(data, schema, spec, order):
+        chunk, part = batch.rows, batch.partition
+        ppath = partition_path(spec, schema, part) if spec.fields else ""
+        directory = join(base_dir, ppath) if ppath else base_dir
+
+        def next_path(directory: str = directory) -> str:
+            counter[0] += 1
+            p = join(directory, f"{task_index:05d}-0-{operation_id}-{counter[0]:05d}.parquet")
+            written_paths.append(p)
+            return p
+
+        start = 0
+        for wf in write_rolling(file_io, chunk, schema, options, next_path):
+            fm = footer_metrics(wf.footer, config, mapping, wf.file_size_in_bytes, path=wf.path)
+            nan_counts = _nan_counts(chunk.slice(start, wf.record_count), schema, config)
+            start += wf.record_count
+            df = DataFile(
+                content=DATA, file_path=wf.path, file_format="PARQUET", partition=part,
+                record_count=wf.record_count, file_size_in_bytes=wf.file_size_in_bytes,
+                column_sizes=fm.column_sizes or None, value_counts=fm.value_counts or None,
+                null_value_counts=fm.null_value_counts or None,
+                nan_value_counts=nan_counts,
+                lower_bounds=fm.lower_bounds or None, upper_bounds=fm.upper_bounds or None,
+                split_offsets=fm.split_offsets or None, spec_id=spec.spec_id,
+                sort_order_id=order.order_id if order is not None else None,
+            )
+            files.append((df, ppath))
+    return files
 
 
 def _nan_counts(rows: pa.Table, schema: Schema, config: Any) -> dict[int, int] | None:

@@ -8,7 +8,7 @@ from typing import Mapping
 
 from icectl.ops.check.manifests import TOTALS, ManifestFacts
 from icectl.ops.check.model import Problems
-from icectl.scan.delete_index import DELETE_FILE_PATH_ID, targeted_path
+from icectl.table.delete_index import DELETE_FILE_PATH_ID, targeted_path
 from icectl.spec.manifests import ADDED, DATA, POSITION_DELETES, DataFile, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot

@@ -1,0 +1,221 @@
+"""The rewrite task: read data files through their deletes, write them again.
+
+One task function serves every operation that rewrites data files (``icectl compact`` and
+copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
+
+* :class:`RewriteTask` is plain data (picklable, no open files, no table): the input data files
+  with the delete files that apply to them (:class:`TaskInput`, :class:`TaskDelete`), the table
+  schema, the output partition spec and sort order as their JSON forms, the table properties,
+  the target file size, the output directory and file-name prefix, and optionally a row filter
+  whose matching rows are *dropped*.
+* :func:`run_rewrite_task` (module level, pure: it writes only the data files it names and
+  reports them) reads the rows with the scan reader (:mod:`icectl.scan.reader`, which applies
+  position deletes, deletion vectors and equality deletes), drops the rows the filter matches
+  (the expression module's row semantics, the same as ``icectl delete``), and writes the rest
+  through :func:`icectl.ops.write.write_data_files` (partitioned by the output spec, sorted,
+  rolled at the target size, field ids and metrics as every icectl writer).
+* It returns :class:`RewriteTaskResult`: the new files' metadata (``DataFile`` values with
+  their partition paths) and counts.
+
+A failing task raises; its partly written files are deleted before the exception leaves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
+
+from icectl.errors import InvalidInput
+from icectl.expr.eval_rows import evaluate_rows
+from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
+from icectl.io.files import FileIO
+from icectl.spec.manifests import POSITION_DELETES, DataFile
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.schema import Schema
+from icectl.spec.sorting import SortOrder
+
+__all__ = ["TaskDelete", "TaskInput", "RewriteTask", "RewriteTaskResult", "run_rewrite_task",
+           "task_input"]
+
+
+@dataclass(frozen=True)
+class TaskDelete:
+    """A delete file that applies to an input data file (as the scan planner attached it)."""
+
+    path: str
+    content: int  # 1 position deletes (Parquet or a deletion vector), 2 equality deletes
+    file_format: str
+    content_offset: int | None = None
+    content_size_in_bytes: int | None = None
+    equality_ids: tuple[int, ...] | None = None
+
+    @property
+    def is_dv(self) -> bool:
+        return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
+
+
+@dataclass(frozen=True)
+class TaskInput:
+    """An input data file with the deletes that apply to it."""
+
+    path: str
+    file_format: str
+    spec_id: int
+    partition: tuple
+    record_count: int
+    file_size_in_bytes: int
+    data_sequence_number: int | None
+    deletes: tuple[TaskDelete, ...] = ()
+
+
+@dataclass(frozen=True)
+class RewriteTask:
+    """Everything one rewrite needs, as plain data (see the module docs)."""
+
+    inputs: tuple[TaskInput, ...]
+    schema: dict[str, Any]  # Schema.to_json()
+    spec: dict[str, Any]  # the output PartitionSpec.to_json()
+    sort_order: dict[str, Any] | None  # SortOrder.to_json(); None or no fields: unsorted
+    properties: dict[str, str]
+    format_version: int
+    target_file_size: int
+    output_dir: str
+    operation_id: str
+    task_index: int = 0
+    drop_filter: str | None = None  # rows matching it are not written
+    case_sensitive: bool = False
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(f.file_size_in_bytes for f in self.inputs)
+
+
+@dataclass(frozen=True)
+class RewriteTaskResult:
+    """What a task wrote: the new data files (with partition paths) and row counts."""
+
+    task_index: int
+    files: tuple[tuple[DataFile, str], ...]
+    rows_read: int
+    rows_dropped: int
+    bytes_read: int
+
+    @property
+    def rows_written(self) -> int:
+        return sum(f.record_count for f, _ in self.files)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(f.file_size_in_bytes for f, _ in self.files)
+
+
+def task_input(planned: Any) -> TaskInput:
+    """The plain-data form of a planned file (a scan planner ``PlannedFile``)."""
+    return TaskInput(
+        path=planned.path, file_format=planned.file_format, spec_id=planned.spec_id,
+        partition=tuple(planned.partition), record_count=planned.record_count,
+        file_size_in_bytes=planned.file_size_in_bytes,
+        data_sequence_number=planned.data_sequence_number,
+        deletes=tuple(TaskDelete(path=d.path, content=d.content, file_format=d.file_format,
+                                 content_offset=d.content_offset,
+                                 content_size_in_bytes=d.content_size_in_bytes,
+                                 equality_ids=tuple(d.equality_ids) if d.equality_ids else None)
+                      for d in planned.deletes))
+
+
+class _TaskMetadata:
+    """The little of a table's metadata the scan reader consults."""
+
+    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec):
+        self.properties = dict(task.properties)
+        self.format_version = task.format_version
+        self.schema = schema
+        self._specs = {spec.spec_id: spec}
+
+    def specs_by_id(self) -> Mapping[int, PartitionSpec]:
+        return self._specs
+
+
+class _TaskTable:
+    """A stand-in for a loaded table: what the scan reader needs (``io`` and ``metadata``)."""
+
+    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec):
+        self.io = FileIO(task.storage_options or None)
+        self.metadata = _TaskMetadata(task, schema, spec)
+        self.location = task.output_dir
+
+
+def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
+    """Rewrite the task's input files (see the module docs). Pure: it writes only new data
+    files, returns their metadata, and deletes them again if it fails."""
+    from icectl.ops.write import write_data_files
+
+    schema = Schema.from_json(task.schema)
+    spec = PartitionSpec.from_json(task.spec)
+    order = SortOrder.from_json(task.sort_order) if task.sort_order else None
+    table = _TaskTable(task, schema, spec)
+    rows, read, dropped = _read_rows(table, schema, task)
+    written: list[str] = []
+    try:
+        files = write_data_files(table.io, rows, schema, spec, order, task.properties,
+                                 task.output_dir, task.operation_id, written,
+                                 task_index=task.task_index,
+                                 target_file_size=task.target_file_size) if rows.num_rows else []
+    except BaseException:
+        for p in written:
+            table.io.delete_quietly(p)
+        raise
+    if order is not None and order.order_id == 0:  # an order that is not one of the table's
+        files = [(replace(f, sort_order_id=None), p) for f, p in files]
+    return RewriteTaskResult(task_index=task.task_index, files=tuple(files), rows_read=read,
+                             rows_dropped=dropped, bytes_read=task.input_bytes)
+
+
+def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask) -> tuple[pa.Table, int, int]:
+    """The live rows of the inputs (deletes applied), minus those the drop filter matches."""
+    from icectl.scan.arrow_values import to_internal
+    from icectl.scan.plan_setup import bind_filter
+    from icectl.scan.reader import Scan, ScanFile
+
+    drop = TRUE
+    if task.drop_filter is not None:
+        drop = bind_filter(task.drop_filter, None, schema, task.case_sensitive)
+    files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
+                      partition=tuple(f.partition), record_count=f.record_count,
+                      data_sequence_number=f.data_sequence_number, first_row_id=None,
+                      residual=TRUE, deletes=tuple(f.deletes)) for f in task.inputs]
+    scan = Scan(table=table, schema=schema, projected=list(schema.fields), snapshot_id=None,
+                files=files)
+    batches: list[pa.RecordBatch] = []
+    read = dropped = 0
+    ids = sorted(referenced_field_ids(drop)) if task.drop_filter is not None else []
+    for b in scan.batches():
+        read += b.num_rows
+        if task.drop_filter is not None:
+            b, n = _drop_matching(b, drop, ids, schema, to_internal)
+            dropped += n
+        if b.num_rows:
+            batches.append(b)
+    return pa.Table.from_batches(batches, schema=scan.arrow_schema()), read, dropped
+
+
+def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema,
+                   to_internal: Any) -> tuple[pa.RecordBatch, int]:
+    if isinstance(expr, AlwaysFalse):
+        return b, 0
+    if isinstance(expr, AlwaysTrue):
+        return b.slice(0, 0), b.num_rows
+    cols = {}
+    for fid in ids:
+        f = schema.find_field(fid)
+        if schema.parent_id(fid) is not None:
+            raise InvalidInput(f"the filter refers to the nested field {f.name!r}; a rewrite "
+                               "filters on top-level columns")
+        cols[fid] = to_internal(b.column(f.name), f.type)
+    matches = evaluate_rows(expr, cols, b.num_rows)
+    keep = pa.array([not m for m in matches], pa.bool_())
+    kept = b.filter(keep)
+    return kept, b.num_rows - kept.num_rows
