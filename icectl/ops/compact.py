@@ -34,7 +34,6 @@ from typing import Any, Callable, Sequence
 
 from icectl.errors import InvalidInput, NotFound
 from icectl.ops.rewrite_task import RewriteTask, RewriteTaskResult, run_rewrite_task, task_input
-from icectl.ops.write import data_location
 from icectl.scan.tasks import pack
 from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import property_int
@@ -119,6 +118,8 @@ class GroupPlan:
     partition: tuple | None
     tasks: tuple[RewriteTask, ...]
     expected_output_files: int
+    partition_values: dict | None = None  # JSON single-value form, by partition field name
+    partition_path: str | None = None
 
     @property
     def input_files(self) -> list[str]:
@@ -130,7 +131,7 @@ class GroupPlan:
 
     def to_json(self) -> dict[str, Any]:
         return {"group": self.index, "spec-id": self.spec_id,
-                "partition": None if self.partition is None else [_jsonable(v) for v in self.partition],
+                "partition": self.partition_values, "partition-path": self.partition_path,
                 "input-files": len(self.input_files), "input-bytes": self.input_bytes,
                 "tasks": len(self.tasks), "expected-output-files": self.expected_output_files}
 
@@ -181,14 +182,6 @@ class CompactResult:
             "groups": [g.to_json() for g in self.groups],
             "summaries": [dict(s) for s in self.summaries],
         }
-
-
-def _jsonable(v: Any) -> Any:
-    if v is None or isinstance(v, (bool, int, float, str)):
-        return v
-    if isinstance(v, bytes):
-        return v.hex()
-    return str(v)
 
 
 # -- planning -------------------------------------------------------------------------------------
@@ -248,6 +241,7 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
                     *, branch: str | None = None, case_sensitive: bool = False
                     ) -> tuple[int | None, int, list[GroupPlan]]:
     """(starting snapshot id, target file size, file groups) of a compaction; nothing written."""
+    from icectl.ops.inspect import partition_json
     from icectl.scan.planner import plan_scan
 
     opts = options or CompactOptions()
@@ -270,7 +264,7 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
                   sort_order=order.to_json() if order is not None and order.fields else None,
                   properties=dict(md.properties), format_version=md.format_version,
                   target_file_size=rules.write_max,
-                  output_dir=data_location(table.location, md.properties),
+                  table_location=table.location,
                   operation_id=operation_id,
                   storage_options=dict(getattr(table.io, "_options", None) or {}))
     groups: list[GroupPlan] = []
@@ -291,9 +285,11 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
                 tasks.append(RewriteTask(inputs=tuple(task_input(f) for f in chunk),
                                          task_index=counter[0], **common))
                 counter[0] += 1
+            values, path = partition_json(md, spec_id, part) if spec_id is not None else (None, None)
             groups.append(GroupPlan(index=len(groups) + 1, spec_id=spec_id, partition=part,
                                     tasks=tuple(tasks),
-                                    expected_output_files=rules.expected_output_files(size)))
+                                    expected_output_files=rules.expected_output_files(size),
+                                    partition_values=values, partition_path=path))
     return plan.snapshot_id, target, groups
 
 

@@ -6,14 +6,15 @@ copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
 * :class:`RewriteTask` is plain data (picklable, no open files, no table): the input data files
   with the delete files that apply to them (:class:`TaskInput`, :class:`TaskDelete`), the table
   schema, the output partition spec and sort order as their JSON forms, the table properties,
-  the target file size, the output directory and file-name prefix, and optionally a row filter
-  whose matching rows are *dropped*.
+  the target file size, the table location (new files go to its data location), and optionally
+  a row filter whose matching rows are *dropped*.
 * :func:`run_rewrite_task` (module level, pure: it writes only the data files it names and
   reports them) reads the rows with the scan reader (:mod:`icectl.scan.reader`, which applies
   position deletes, deletion vectors and equality deletes), drops the rows the filter matches
   (the expression module's row semantics, the same as ``icectl delete``), and writes the rest
   through :func:`icectl.ops.write.write_data_files` (partitioned by the output spec, sorted,
-  rolled at the target size, field ids and metrics as every icectl writer).
+  rolled at the target size, field ids and metrics as every icectl writer). With a drop filter
+  that matches no row nothing is written (the file needs no rewrite).
 * It returns :class:`RewriteTaskResult`: the new files' metadata (``DataFile`` values with
   their partition paths) and counts.
 
@@ -31,6 +32,7 @@ from icectl.errors import InvalidInput
 from icectl.expr.eval_rows import evaluate_rows
 from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
 from icectl.io.files import FileIO
+from icectl.io.parquet_write import TARGET_FILE_SIZE
 from icectl.spec.manifests import POSITION_DELETES, DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
@@ -81,8 +83,8 @@ class RewriteTask:
     properties: dict[str, str]
     format_version: int
     target_file_size: int
-    output_dir: str
-    operation_id: str
+    table_location: str  # new files go to its data location (``write.data.path`` honoured)
+    operation_id: str  # names the operation (file names are unique per task anyway)
     task_index: int = 0
     drop_filter: str | None = None  # rows matching it are not written
     case_sensitive: bool = False
@@ -127,12 +129,18 @@ def task_input(planned: Any) -> TaskInput:
 
 
 class _TaskMetadata:
-    """The little of a table's metadata the scan reader consults."""
+    """The little of a table's metadata the scan reader and the data file writer consult:
+    the output spec and sort order stand for the table's defaults, and the target file size
+    for ``write.target-file-size-bytes``."""
 
-    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec):
+    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec,
+                 order: SortOrder | None):
         self.properties = dict(task.properties)
+        self.properties[TARGET_FILE_SIZE] = str(task.target_file_size)
         self.format_version = task.format_version
         self.schema = schema
+        self.spec = spec
+        self.sort_order = order
         self._specs = {spec.spec_id: spec}
 
     def specs_by_id(self) -> Mapping[int, PartitionSpec]:
@@ -140,12 +148,14 @@ class _TaskMetadata:
 
 
 class _TaskTable:
-    """A stand-in for a loaded table: what the scan reader needs (``io`` and ``metadata``)."""
+    """A stand-in for a loaded table: what the scan reader and the writer need (``io``,
+    ``metadata``, ``location``)."""
 
-    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec):
+    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec,
+                 order: SortOrder | None):
         self.io = FileIO(task.storage_options or None)
-        self.metadata = _TaskMetadata(task, schema, spec)
-        self.location = task.output_dir
+        self.metadata = _TaskMetadata(task, schema, spec, order)
+        self.location = task.table_location
 
 
 def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
@@ -156,14 +166,12 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     schema = Schema.from_json(task.schema)
     spec = PartitionSpec.from_json(task.spec)
     order = SortOrder.from_json(task.sort_order) if task.sort_order else None
-    table = _TaskTable(task, schema, spec)
+    table = _TaskTable(task, schema, spec, order)
     rows, read, dropped = _read_rows(table, schema, task)
+    unchanged = task.drop_filter is not None and dropped == 0  # nothing to rewrite
     written: list[str] = []
     try:
-        files = write_data_files(table.io, rows, schema, spec, order, task.properties,
-                                 task.output_dir, task.operation_id, written,
-                                 task_index=task.task_index,
-                                 target_file_size=task.target_file_size) if rows.num_rows else []
+        files = write_data_files(table, rows, written) if rows.num_rows and not unchanged else []
     except BaseException:
         for p in written:
             table.io.delete_quietly(p)

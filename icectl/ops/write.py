@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import uuid as _uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
@@ -238,8 +238,7 @@ def write_rows(
 ) -> WriteResult:
     """Write the rows of ``source`` (a path/URL, ``-`` for ``stdin``, or an Arrow table) to
     ``table`` as one append snapshot of ``branch`` (see the module docs)."""
-    md = table.metadata
-    schema, spec, order = md.schema, md.spec, md.sort_order
+    schema = table.metadata.schema
     if isinstance(source, pa.Table):
         raw, fmt = source, "arrow"
     else:
@@ -249,12 +248,9 @@ def write_rows(
     data = conform_to_schema(raw, schema, ignore_extra_columns=ignore_extra_columns)
     data = data.combine_chunks()
 
-    operation_id = str(_uuid.uuid4())
     written_paths: list[str] = []
     try:
-        files = write_data_files(table.io, data, schema, spec, order, md.properties,
-                                 data_location(table.location, md.properties), operation_id,
-                                 written_paths)
+        files = write_data_files(table, data, written_paths)
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
     except BaseException:
@@ -264,21 +260,18 @@ def write_rows(
     return WriteResult(result, data.num_rows, fmt)
 
 
-def write_data_files(file_io: Any, data: pa.Table, schema: Schema, spec: Any, order: Any,
-                     properties: Mapping[str, str], base_dir: str, operation_id: str,
-                     written_paths: list[str], *, task_index: int = 0,
-                     target_file_size: int | None = None) -> list[tuple[DataFile, str]]:
-    """Write ``data`` (in ``schema``'s Arrow form) as Parquet data files of ``spec``, each
-    partition sorted by ``order``, under ``base_dir/<partition path>/``: the files with their
-    partition paths. Every path is appended to ``written_paths`` before it is written (so the
-    caller can delete them should anything fail). Files are named
-    ``<task>-0-<operation id>-<n>.parquet`` and rolled at ``target_file_size`` (default: the
-    ``write.target-file-size-bytes`` property)."""
-    options = ParquetWriteOptions.from_properties(properties)
-    if target_file_size is not None:
-        options = replace(options, target_file_size_bytes=target_file_size)
-    config = metrics_config(properties, schema, order)
-    mapping = table_name_mapping(dict(properties), schema)
+def write_data_files(table: Any, data: pa.Table, written_paths: list[str]) -> list[tuple[DataFile, str]]:
+    """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
+    spec, split by partition and sorted by the sort order; returns each file with its partition
+    path. Every path written is appended to ``written_paths`` (the caller removes them if
+    anything fails)."""
+    md = table.metadata
+    schema, spec, order = md.schema, md.spec, md.sort_order
+    options = ParquetWriteOptions.from_properties(md.properties)
+    config = metrics_config(md.properties, schema, order)
+    mapping = table_name_mapping(dict(md.properties), schema)
+    base_dir = data_location(table.location, md.properties)
+    operation_id = str(_uuid.uuid4())
     counter = [0]
     files: list[tuple[DataFile, str]] = []
     for batch in partitioned_batches(data, schema, spec, order):
@@ -288,12 +281,12 @@ def write_data_files(file_io: Any, data: pa.Table, schema: Schema, spec: Any, or
 
         def next_path(directory: str = directory) -> str:
             counter[0] += 1
-            p = join(directory, f"{task_index:05d}-0-{operation_id}-{counter[0]:05d}.parquet")
+            p = join(directory, f"00000-0-{operation_id}-{counter[0]:05d}.parquet")
             written_paths.append(p)
             return p
 
         start = 0
-        for wf in write_rolling(file_io, chunk, schema, options, next_path):
+        for wf in write_rolling(table.io, chunk, schema, options, next_path):
             fm = footer_metrics(wf.footer, config, mapping, wf.file_size_in_bytes, path=wf.path)
             nan_counts = _nan_counts(chunk.slice(start, wf.record_count), schema, config)
             start += wf.record_count
