@@ -106,7 +106,9 @@ class SparkEngine:
 
             os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
             builder = (SparkSession.builder.master(self.master).appName(self.app_name)
-                       .config("spark.ui.showConsoleProgress", "false"))
+                       .config("spark.ui.showConsoleProgress", "false")
+                       .config("spark.driver.extraJavaOptions",
+                               f"-Dlog4j2.configurationFile={_quiet_log_config()}"))
             try:
                 self.session = builder.getOrCreate()
             except Exception as e:  # the JVM or the master is unreachable
@@ -115,6 +117,7 @@ class SparkEngine:
                 raise StorageError(f"cannot start Spark with master {self.master}: "
                                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
             self._owns_session = True
+            self.session.sparkContext.setLogLevel("FATAL")
         return self.session.sparkContext
 
     def stop(self) -> None:
@@ -166,6 +169,33 @@ class SparkEngine:
         return [r for _, r in pairs]
 
 
+_QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+
+
+def _quiet_log_config() -> str:
+    """A log4j2 configuration for a session icectl starts: errors only (icectl's stderr carries
+    its own notes; Spark's start-up chatter would drown them)."""
+    path = os.path.join(tempfile.gettempdir(), f"icectl-spark-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}.properties")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_QUIET_LOG4J2)
+    except OSError:
+        return ""
+    return "file://" + path
+
+
 class _Indexed:
     """``(i, task) -> (i, fn(task))``: results are put back in task order by index."""
 
@@ -206,18 +236,28 @@ def _poll(sc: Any, group: str, tracker: _Tracker) -> None:
 
 
 def _task_error(e: BaseException) -> BaseException:
-    """A failed task's error as the driver should see it: an icectl error raised in a Python
-    worker keeps its kind (its message comes back in the Java exception's text)."""
+    """A failed task's error as the driver should see it. Spark reports a Python worker's
+    exception inside a Java one, traceback and all; an icectl error keeps its kind and message,
+    any other error becomes one line naming the Python exception."""
+    import re
+
     from icectl import errors
 
+    kinds = {k.__name__: k for k in (
+        errors.InvalidInput, errors.NotFound, errors.AlreadyExists, errors.ValidationError,
+        errors.CommitConflict, errors.StorageError, errors.CorruptMetadata, errors.UnsupportedFeature)}
     text = str(e)
+    if "Traceback (most recent call last)" not in text:
+        return e
     for line in text.splitlines():
-        for kind in (errors.InvalidInput, errors.NotFound, errors.AlreadyExists, errors.ValidationError,
-                     errors.CommitConflict, errors.StorageError, errors.CorruptMetadata,
-                     errors.UnsupportedFeature):
-            prefix = f"icectl.errors.{kind.__name__}: "
-            if line.strip().startswith(prefix):
-                return kind(line.strip()[len(prefix):])
+        m = re.match(r"^icectl\.errors\.(\w+): (.*)$", line.strip())
+        if m and m.group(1) in kinds:
+            return kinds[m.group(1)](m.group(2))
+    tail = text.split("Traceback (most recent call last)", 1)[1].splitlines()
+    for line in tail:
+        m = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)): (.*)$", line)
+        if m:
+            return RuntimeError(f"a task failed in a Spark executor: {m.group(1)}: {m.group(2)}")
     return e
 
 

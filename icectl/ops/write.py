@@ -260,18 +260,20 @@ def write_rows(
     return WriteResult(result, data.num_rows, fmt)
 
 
-def write_data_files(table: Any, data: pa.Table, written_paths: list[str]) -> list[tuple[DataFile, str]]:
+def write_data_files(table: Any, data: pa.Table, written_paths: list[str], *,
+                     operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
     """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
     spec, split by partition and sorted by the sort order; returns each file with its partition
     path. Every path written is appended to ``written_paths`` (the caller removes them if
-    anything fails)."""
+    anything fails). Files are named ``<task index>-0-<operation id>-<n>.parquet`` (a new
+    operation id unless one is given: the tasks of one operation share it)."""
     md = table.metadata
     schema, spec, order = md.schema, md.spec, md.sort_order
     options = ParquetWriteOptions.from_properties(md.properties)
     config = metrics_config(md.properties, schema, order)
     mapping = table_name_mapping(dict(md.properties), schema)
     base_dir = data_location(table.location, md.properties)
-    operation_id = str(_uuid.uuid4())
+    operation_id = operation_id or str(_uuid.uuid4())
     counter = [0]
     files: list[tuple[DataFile, str]] = []
     for batch in partitioned_batches(data, schema, spec, order):
@@ -281,7 +283,7 @@ def write_data_files(table: Any, data: pa.Table, written_paths: list[str]) -> li
 
         def next_path(directory: str = directory) -> str:
             counter[0] += 1
-            p = join(directory, f"00000-0-{operation_id}-{counter[0]:05d}.parquet")
+            p = join(directory, f"{task_index:05d}-0-{operation_id}-{counter[0]:05d}.parquet")
             written_paths.append(p)
             return p
 
@@ -328,7 +330,7 @@ class WriteFileTask:
     spec: dict[str, Any]  # PartitionSpec.to_json()
     sort_order: dict[str, Any] | None
     properties: dict[str, str]
-    base_dir: str
+    table_location: str
     operation_id: str
     task_index: int
     ignore_extra_columns: bool = False
@@ -353,9 +355,10 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
         return [], 0, fmt
     data = conform_to_schema(raw, schema, ignore_extra_columns=task.ignore_extra_columns).combine_chunks()
     written: list[str] = []
+    table = _TaskTable(io, task.table_location, schema, spec, order, task.properties)
     try:
-        files = write_data_files(io, data, schema, spec, order, task.properties, task.base_dir,
-                                 task.operation_id, written, task_index=task.task_index)
+        files = write_data_files(table, data, written, operation_id=task.operation_id,
+                                 task_index=task.task_index)
     except BaseException:
         for p in written:
             io.delete_quietly(p)
@@ -395,7 +398,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
     tasks = [WriteFileTask(
         source=s, file_format=file_format, schema=md.schema.to_json(), spec=md.spec.to_json(),
         sort_order=md.sort_order.to_json() if md.sort_order is not None else None,
-        properties=dict(md.properties), base_dir=base_dir, operation_id=operation_id, task_index=i,
+        properties=dict(md.properties), table_location=table.location, operation_id=operation_id, task_index=i,
         ignore_extra_columns=ignore_extra_columns, input_bytes=_size_or_zero(table.io, s),
         storage_options=dict(getattr(table.io, "_options", None) or {}) or None)
         for i, s in enumerate(sources)]
@@ -412,6 +415,19 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         _remove_operation_files(table.io, base_dir, operation_id)
         raise
     return WriteResult(result, rows, formats[0] if len(formats) == 1 else "mixed")
+
+
+class _TaskTable:
+    """What :func:`write_data_files` needs of a table, rebuilt from a task's plain data."""
+
+    def __init__(self, io: Any, location: str, schema: Schema, spec: Any, order: Any,
+                 properties: Mapping[str, str]) -> None:
+        from types import SimpleNamespace
+
+        self.io = io
+        self.location = location
+        self.metadata = SimpleNamespace(schema=schema, spec=spec, sort_order=order,
+                                        properties=dict(properties))
 
 
 def _size_or_zero(io: Any, path: str) -> int:

@@ -49,7 +49,7 @@ def test_an_icectl_error_in_an_executor_keeps_its_kind(spark: Any, tmp_path: Pat
     task = WriteFileTask(source=str(tmp_path / "missing.csv"), file_format="csv",
                          schema={"type": "struct", "schema-id": 0, "fields": []},
                          spec={"spec-id": 0, "fields": []}, sort_order=None, properties={},
-                         base_dir=str(tmp_path), operation_id="x", task_index=0)
+                         table_location=str(tmp_path), operation_id="x", task_index=0)
     with pytest.raises(NotFound, match="missing.csv"):
         SparkEngine(session=spark).map(run_write_task, [task])
 
