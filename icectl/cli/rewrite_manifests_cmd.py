@@ -17,7 +17,8 @@ are read, their live entries sorted by partition and written into ceil(total siz
 groups of manifests of about --target-size bytes (default the table property
 commit.manifest.target-size-bytes, 8 MB), a partition never split between groups. No data or
 delete file changes. Committed as one `replace` snapshot whose summary counts
-manifests-created, manifests-kept, manifests-replaced and entries-processed. A single manifest
+manifests-created, manifests-kept and manifests-replaced (and entries-processed 0, as Spark's
+procedure records it). A single manifest
 that already fits is left alone: then nothing is committed.
 
 Examples:
@@ -64,6 +65,6 @@ def rewrite_manifests_cmd(
         ("manifests-replaced", len(r.rewritten_manifests)),
         ("manifests-created", len(r.added_manifests)),
         ("manifests-kept", r.kept_manifests),
-        ("entries-processed", r.entries_processed),
+        ("entries-rewritten", r.entries_processed),
         ("metadata-file", r.metadata_location),
     ], title="dry run: nothing written" if r.dry_run else None)

@@ -49,7 +49,7 @@ class RewriteManifestsResult:
             "rewritten-manifests-count": len(self.rewritten_manifests),
             "added-manifests-count": len(self.added_manifests),
             "kept-manifests-count": self.kept_manifests,
-            "entries-processed": self.entries_processed,
+            "entries-rewritten": self.entries_processed,
             "rewritten-manifests": list(self.rewritten_manifests),
             "added-manifests": list(self.added_manifests),
             "metadata-file": self.metadata_location,

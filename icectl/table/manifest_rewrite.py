@@ -12,7 +12,10 @@ ids and sequence numbers and become ``existing``; new manifests come first in th
 followed by the manifests kept as they were.
 
 The summary carries the reference's counters ``manifests-created``, ``manifests-kept``,
-``manifests-replaced`` and ``entries-processed``; totals are carried forward unchanged. The
+``manifests-replaced`` and ``entries-processed``; totals are carried forward unchanged. As in
+the summary Spark's procedure commits, ``entries-processed`` is 0: the reference writes the new
+manifests first and hands them to the commit whole, and its commit counts only entries it
+clusters itself (the number of entries rewritten is in the operation's result instead). The
 rewrite is redone from the new head on every retry (a concurrent commit may have replaced the
 manifests it read), so it never loses a concurrent change.
 """
@@ -142,7 +145,7 @@ class RewriteManifestsProducer(SnapshotProducer):
         b.set(CREATED, str(len(self.created)))
         b.set(KEPT, str(len(plan.kept) if plan else 0))
         b.set(REPLACED, str(len(plan.rewritten) if plan else 0))
-        b.set(PROCESSED, str(self.entries_processed))
+        b.set(PROCESSED, "0")  # as the reference's procedure records it (module docs)
         return b
 
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
