@@ -12,16 +12,15 @@ from icectl.cli.output import emit_json, emit_pairs
 DELETE_HELP = """Delete the rows of TABLE that match --filter, as one `delete` snapshot.
 
 Data files whose partition or column metrics prove that every row matches are dropped whole
-without being read; files proven not to match are not read. In merge-on-read mode the matching
-rows of the other files are recorded in position delete files (format v2), one per data file,
-or in deletion vectors (format v3), merged with each data file's previous one.
+without being read; files proven not to match are not read. The mode is --mode, else the table
+property write.delete.mode, else copy-on-write (Iceberg's default). In copy-on-write mode the
+other files holding matching rows are rewritten without them (one overwrite snapshot, no delete
+files). In merge-on-read mode the matching rows of the other files are recorded in position
+delete files (format v2), one per data file, or in deletion vectors (format v3), merged with
+each data file's previous one.
 
-Not supported yet (refused with exit 9, nothing written): copy-on-write (--mode copy-on-write, or
-the table property write.delete.mode=copy-on-write), row-level deletes on format v1 tables and,
-on v3, of data files that still have Parquet position deletes; deletes of whole files work on
-every format version. Unlike
-Iceberg's own default (copy-on-write), icectl deletes in merge-on-read mode unless the table
-property asks otherwise.
+Not supported yet in merge-on-read mode (refused with exit 9, nothing written): row-level
+deletes on format v1 tables and, on v3, of data files that still have Parquet position deletes.
 
 Examples:
 
@@ -39,7 +38,7 @@ def register(app: typer.Typer) -> None:
 def delete(
     table: TableArg,
     filter_text: Annotated[str, typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")],
-    mode: Annotated[Optional[str], typer.Option("--mode", help="merge-on-read (default) or copy-on-write (not supported yet).")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; write nothing.")] = False,
     json_out: JsonOpt = False,
