@@ -3,7 +3,7 @@
 
 The table (format v2, partitioned by identity(cat), 4 partitions) is built once: FILES small
 Parquet files of ROWS rows each (columns id long, cat string, ts timestamptz, v double,
-s string), written with pyarrow (zstd, as Iceberg tables are created) under the table's data/
+s string; v and ts from random bits, so the data does not compress away), written with pyarrow (zstd, as Iceberg tables are created) under the table's data/
 directory and registered with one `icectl append`. The pristine table is kept aside and copied
 back (`cp -a`) to the location its metadata records before every run, so every run compacts
 exactly the same table.
@@ -24,7 +24,7 @@ Reported: the median wall time, and the median peak resident memory of the whole
 VmRSS at its largest), per tool, and the ratios.
 
 Usage:
-    python bench/compact_bench.py                      # 200 files x 15,000 rows (~0.1 GB), 3 reps
+    python bench/compact_bench.py                      # 200 files x 25,000 rows (~0.1 GB), 3 reps
     python bench/compact_bench.py --files 2000         # ~1 GB of small files
     python bench/compact_bench.py --files 400 --rows 20000 --reps 1 --json
 """
@@ -122,6 +122,25 @@ def spark_child(spec: dict) -> None:
 
 # ---------------------------------------------------------------- the table
 
+def _small_file(i: int, n: int, cat: str):
+    """One small file's rows: sequential ids, a random 64-bit column and a double derived from
+    it (so the data does not compress away), a timestamp and a text column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array(range(i * n, i * n + n), pa.int64())
+    r = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(os.urandom(8 * n))])
+    ts = pc.add(pc.multiply(pc.cast(pc.bit_wise_and(r, pa.scalar(0xFFFFFFFF, pa.int64())), pa.int64()), 20),
+                pa.scalar(1_700_000_000_000_000, pa.int64()))
+    return pa.table({
+        "id": ids,
+        "cat": pa.array([cat] * n, pa.string()),
+        "ts": ts.cast(pa.timestamp("us", tz="UTC")),
+        "v": pc.divide(pc.cast(pc.bit_wise_and(r, pa.scalar(0xFFFFFFFFFFFF, pa.int64())), pa.float64()), 7.0),
+        "s": pc.binary_join_element_wise("row-", pc.cast(ids, pa.string()), ""),
+    })
+
+
 def build(args, root: str) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -132,19 +151,9 @@ def build(args, root: str) -> dict:
                     "id long not null, cat string, ts timestamptz, v double, s string",
                     "--partition", "cat"], check=True, capture_output=True)
     paths = []
-    base_ts = 1_700_000_000_000_000
     for i in range(args.files):
         cat = CATS[i % len(CATS)]
-        lo = i * args.rows
-        ids = pa.array(range(lo, lo + args.rows), pa.int64())
-        t = pa.table({
-            "id": ids,
-            "cat": pa.array([cat] * args.rows, pa.string()),
-            "ts": pa.array([base_ts + (x * 7919) % 86_400_000_000 for x in range(lo, lo + args.rows)],
-                           pa.timestamp("us", tz="UTC")),
-            "v": pa.array([(x % 1000) / 7.0 for x in range(lo, lo + args.rows)], pa.float64()),
-            "s": pa.array([f"row-{x:012d}-{(x * 2654435761) % 4294967296:08x}" for x in range(lo, lo + args.rows)]),
-        })
+        t = _small_file(i, args.rows, cat)
         d = os.path.join(location, "data", f"cat={cat}")
         os.makedirs(d, exist_ok=True)
         p = os.path.join(d, f"small-{i:06d}.parquet")
@@ -200,7 +209,7 @@ TOOLS = ("icectl-w1", "icectl-w2", "spark")
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--files", type=int, default=200)
-    ap.add_argument("--rows", type=int, default=15_000, help="rows per small file")
+    ap.add_argument("--rows", type=int, default=25_000, help="rows per small file")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--dir", default=None, help="work directory (default: a temp dir, removed)")
     ap.add_argument("--json", action="store_true")
