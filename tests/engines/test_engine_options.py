@@ -105,3 +105,31 @@ def test_the_shipped_package_holds_icectl(tmp_path: Path) -> None:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(pytest.main([__file__]))
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    import os
+    import pty
+
+    loc, files = table_and_inputs(tmp_path, 3)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "icectl", "write", loc, *files, "--workers", "1"],
+                            stdout=subprocess.PIPE, stderr=slave, env={**os.environ, "COLUMNS": "120"})
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    proc.wait(timeout=120)
+    os.close(master)
+    assert proc.returncode == 0
+    shown = b"".join(chunks).decode("utf-8", "replace")
+    assert "input files" in shown and "3/3" in shown  # tasks done of all
+    assert "B/" in shown  # input bytes done of all
+    piped = icectl("write", loc, *files, "--workers", "1")
+    assert piped.returncode == 0 and "input files" not in piped.stderr
