@@ -40,7 +40,7 @@ from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
 
 __all__ = ["TaskDelete", "TaskInput", "RewriteTask", "RewriteTaskResult", "run_rewrite_task",
-           "task_input"]
+           "run_rewrite_task_guarded", "TaskFailed", "results_or_raise", "task_input"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,46 @@ class RewriteTaskResult:
     @property
     def bytes_written(self) -> int:
         return sum(f.file_size_in_bytes for f, _ in self.files)
+
+
+@dataclass(frozen=True)
+class TaskFailed:
+    """A task that raised, as plain data (exceptions need not pickle): the error's kind
+    (an :mod:`icectl.errors` class name) and message."""
+
+    task_index: int
+    kind: str
+    message: str
+
+
+def run_rewrite_task_guarded(task: RewriteTask) -> RewriteTaskResult | TaskFailed:
+    """:func:`run_rewrite_task`, with a failure returned instead of raised: an engine then
+    hands back every other task's result, so the driver can remove all the files written
+    before it reports the failure (see :func:`results_or_raise`)."""
+    try:
+        return run_rewrite_task(task)
+    except Exception as e:  # noqa: BLE001 - reported to the driver, which raises it
+        return TaskFailed(task.task_index, type(e).__name__, str(e))
+
+
+def results_or_raise(file_io: Any, outcomes: Sequence[RewriteTaskResult | TaskFailed]
+                     ) -> list[RewriteTaskResult]:
+    """The results of guarded tasks; if any failed, the files the others wrote are deleted and
+    the first failure is raised (as its icectl error kind, else as a RuntimeError)."""
+    failed = [o for o in outcomes if isinstance(o, TaskFailed)]
+    if not failed:
+        return list(outcomes)  # type: ignore[arg-type]
+    for o in outcomes:
+        if isinstance(o, RewriteTaskResult):
+            for f, _ in o.files:
+                file_io.delete_quietly(f.file_path)
+    from icectl import errors
+
+    first = failed[0]
+    kind = getattr(errors, first.kind, None)
+    if isinstance(kind, type) and issubclass(kind, errors.IcectlError):
+        raise kind(first.message)
+    raise RuntimeError(f"rewrite task {first.task_index} failed: {first.kind}: {first.message}")
 
 
 def task_input(planned: Any) -> TaskInput:
