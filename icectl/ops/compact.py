@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from icectl.errors import InvalidInput, NotFound
-from icectl.ops.rewrite_task import RewriteTask, RewriteTaskResult, run_rewrite_task, task_input
+from icectl.ops.rewrite_task import (
+    RewriteTask,
+    RewriteTaskResult,
+    results_or_raise,
+    run_rewrite_task_guarded,
+    task_input,
+)
 from icectl.scan.tasks import pack
 from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import property_int
@@ -378,7 +384,7 @@ def _run_and_commit(table: Any, engine: Any, groups: Sequence[GroupPlan], start:
     tasks = [t for g in groups for t in g.tasks]
     results: list[RewriteTaskResult] = []
     try:
-        results = engine.map(run_rewrite_task, tasks)
+        results = results_or_raise(table.io, engine.map(run_rewrite_task_guarded, tasks))
         added = [fp for r in results for fp in r.files]
         removed = [f.path for t in tasks for f in t.inputs]
         producer = RewriteFilesProducer(table, starting_snapshot_id=start, removed=removed,

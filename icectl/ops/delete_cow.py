@@ -28,7 +28,13 @@ from typing import Any
 from icectl.errors import InvalidInput
 from icectl.expr.expressions import AlwaysTrue
 from icectl.ops.delete_rows import COPY_ON_WRITE, DeleteResult
-from icectl.ops.rewrite_task import RewriteTask, run_rewrite_task, task_input
+from icectl.ops.rewrite_task import (
+    RewriteTask,
+    results_or_raise,
+    run_rewrite_task,
+    run_rewrite_task_guarded,
+    task_input,
+)
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 
@@ -76,7 +82,7 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
                                  deleted_positions=0,
                                  files_with_row_deletes=tuple(sorted(p.path for p in candidates)),
                                  **base)
-    results = _run(engine, workers, tasks)
+    results = _run(engine, workers, tasks, table.io)
     try:
         changed = [(t, r) for t, r in zip(tasks, results) if r.rows_dropped]
         for t, r in zip(tasks, results):
@@ -121,7 +127,7 @@ def _tasks(table: Any, md: Any, candidates: list, filter_text: str, case_sensiti
             for i, p in enumerate(candidates)]
 
 
-def _run(engine: Any, workers: int | None, tasks: list[RewriteTask]) -> list:
+def _run(engine: Any, workers: int | None, tasks: list[RewriteTask], table_io: Any) -> list:
     if not tasks:
         return []
     if len(tasks) == 1 and engine is None:
@@ -130,7 +136,7 @@ def _run(engine: Any, workers: int | None, tasks: list[RewriteTask]) -> list:
 
     if engine is None or isinstance(engine, str):
         engine = get_engine(engine or "local", **({"workers": workers} if workers else {}))
-    return engine.map(run_rewrite_task, tasks)
+    return results_or_raise(table_io, engine.map(run_rewrite_task_guarded, tasks))
 
 
 def _remove(table: Any, r: Any) -> None:

@@ -11,7 +11,8 @@ copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
 * :func:`run_rewrite_task` (module level, pure: it writes only the data files it names and
   reports them) reads the rows with the scan reader (:mod:`icectl.scan.reader`, which applies
   position deletes, deletion vectors and equality deletes), drops the rows the filter matches
-  (the expression module's row semantics, the same as ``icectl delete``), and writes the rest
+  (the scan's row filter, :mod:`icectl.scan.arrow_filter`, the same semantics as ``icectl
+  delete`` and ``icectl scan``), and writes the rest
   through :func:`icectl.ops.write.write_data_files` (partitioned by the output spec, sorted,
   rolled at the target size, field ids and metrics as every icectl writer). With a drop filter
   that matches no row nothing is written (the file needs no rewrite).
@@ -27,9 +28,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping, Sequence
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput
-from icectl.expr.eval_rows import evaluate_rows
 from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
 from icectl.io.files import FileIO
 from icectl.io.parquet_write import TARGET_FILE_SIZE
@@ -39,7 +40,7 @@ from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
 
 __all__ = ["TaskDelete", "TaskInput", "RewriteTask", "RewriteTaskResult", "run_rewrite_task",
-           "task_input"]
+           "run_rewrite_task_guarded", "TaskFailed", "results_or_raise", "task_input"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class TaskDelete:
     content_offset: int | None = None
     content_size_in_bytes: int | None = None
     equality_ids: tuple[int, ...] | None = None
+    referenced_data_file: str | None = None  # the one data file a position delete applies to
+    record_count: int = 0
 
     @property
     def is_dv(self) -> bool:
@@ -114,6 +117,46 @@ class RewriteTaskResult:
         return sum(f.file_size_in_bytes for f, _ in self.files)
 
 
+@dataclass(frozen=True)
+class TaskFailed:
+    """A task that raised, as plain data (exceptions need not pickle): the error's kind
+    (an :mod:`icectl.errors` class name) and message."""
+
+    task_index: int
+    kind: str
+    message: str
+
+
+def run_rewrite_task_guarded(task: RewriteTask) -> RewriteTaskResult | TaskFailed:
+    """:func:`run_rewrite_task`, with a failure returned instead of raised: an engine then
+    hands back every other task's result, so the driver can remove all the files written
+    before it reports the failure (see :func:`results_or_raise`)."""
+    try:
+        return run_rewrite_task(task)
+    except Exception as e:  # noqa: BLE001 - reported to the driver, which raises it
+        return TaskFailed(task.task_index, type(e).__name__, str(e))
+
+
+def results_or_raise(file_io: Any, outcomes: Sequence[RewriteTaskResult | TaskFailed]
+                     ) -> list[RewriteTaskResult]:
+    """The results of guarded tasks; if any failed, the files the others wrote are deleted and
+    the first failure is raised (as its icectl error kind, else as a RuntimeError)."""
+    failed = [o for o in outcomes if isinstance(o, TaskFailed)]
+    if not failed:
+        return list(outcomes)  # type: ignore[arg-type]
+    for o in outcomes:
+        if isinstance(o, RewriteTaskResult):
+            for f, _ in o.files:
+                file_io.delete_quietly(f.file_path)
+    from icectl import errors
+
+    first = failed[0]
+    kind = getattr(errors, first.kind, None)
+    if isinstance(kind, type) and issubclass(kind, errors.IcectlError):
+        raise kind(first.message)
+    raise RuntimeError(f"rewrite task {first.task_index} failed: {first.kind}: {first.message}")
+
+
 def task_input(planned: Any) -> TaskInput:
     """The plain-data form of a planned file (a scan planner ``PlannedFile``)."""
     return TaskInput(
@@ -124,7 +167,9 @@ def task_input(planned: Any) -> TaskInput:
         deletes=tuple(TaskDelete(path=d.path, content=d.content, file_format=d.file_format,
                                  content_offset=d.content_offset,
                                  content_size_in_bytes=d.content_size_in_bytes,
-                                 equality_ids=tuple(d.equality_ids) if d.equality_ids else None)
+                                 equality_ids=tuple(d.equality_ids) if d.equality_ids else None,
+                                 referenced_data_file=d.referenced_data_file,
+                                 record_count=d.record_count)
                       for d in planned.deletes))
 
 
@@ -184,7 +229,6 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
 
 def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask) -> tuple[pa.Table, int, int]:
     """The live rows of the inputs (deletes applied), minus those the drop filter matches."""
-    from icectl.scan.arrow_values import to_internal
     from icectl.scan.plan_setup import bind_filter
     from icectl.scan.reader import Scan, ScanFile
 
@@ -203,15 +247,18 @@ def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask) -> tuple[pa
     for b in scan.batches():
         read += b.num_rows
         if task.drop_filter is not None:
-            b, n = _drop_matching(b, drop, ids, schema, to_internal)
+            b, n = _drop_matching(b, drop, ids, schema)
             dropped += n
         if b.num_rows:
             batches.append(b)
     return pa.Table.from_batches(batches, schema=scan.arrow_schema()), read, dropped
 
 
-def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema,
-                   to_internal: Any) -> tuple[pa.RecordBatch, int]:
+def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema
+                   ) -> tuple[pa.RecordBatch, int]:
+    """``b`` without the rows ``expr`` matches (the scan's row filter, on whole columns)."""
+    from icectl.scan.arrow_filter import row_mask
+
     if isinstance(expr, AlwaysFalse):
         return b, 0
     if isinstance(expr, AlwaysTrue):
@@ -222,8 +269,6 @@ def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Sch
         if schema.parent_id(fid) is not None:
             raise InvalidInput(f"the filter refers to the nested field {f.name!r}; a rewrite "
                                "filters on top-level columns")
-        cols[fid] = to_internal(b.column(f.name), f.type)
-    matches = evaluate_rows(expr, cols, b.num_rows)
-    keep = pa.array([not m for m in matches], pa.bool_())
-    kept = b.filter(keep)
+        cols[fid] = b.column(f.name)
+    kept = b.filter(pc.invert(row_mask(expr, lambda p: cols.get(p.field_id), b.num_rows)))
     return kept, b.num_rows - kept.num_rows

@@ -291,3 +291,17 @@ def test_dry_run_writes_nothing_and_cli(tmp_path: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+
+
+def test_a_failing_task_leaves_no_files_of_the_others(tmp_path: Path) -> None:
+    from icectl.errors import StorageError
+
+    t = small_files(tmp_path)
+    before = files_on_disk(t.location)
+    victim = [e.data_file.file_path for _, e in live_entries(t.location)
+              if e.data_file.partition == ("b",)][0]
+    Path(victim).rename(victim + ".away")  # the second group's task cannot read it
+    with pytest.raises(StorageError, match="away|cannot read|not found|No such"):
+        compact_table(Table.load(t.location), engine=InProcess())
+    Path(victim + ".away").rename(victim)
+    assert files_on_disk(t.location) == before  # the first group's output was removed
