@@ -55,9 +55,14 @@ def require_pyspark() -> Any:
 
 
 def executor_probe(task: Any) -> dict[str, Any]:
-    """Where a task ran: process id, and Spark's stage/partition/attempt when in an executor.
-    (A plain task function, for checking an engine end to end.)"""
-    out: dict[str, Any] = {"task": task, "pid": os.getpid(), "stage": None, "partition": None}
+    """Where a task ran: process id, and Spark's stage/partition/attempt when in an executor, the
+    icectl it imported and whether a shipped icectl zip is on its path. (A plain task function,
+    for checking an engine end to end.)"""
+    import icectl
+
+    out: dict[str, Any] = {"task": task, "pid": os.getpid(), "stage": None, "partition": None,
+                           "icectl": icectl.__file__,
+                           "shipped": any(str(p).endswith("icectl.zip") for p in sys.path)}
     try:
         from pyspark import TaskContext
     except ImportError:

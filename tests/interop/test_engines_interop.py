@@ -30,6 +30,8 @@ def test_tasks_run_in_spark_executors_and_the_status_tracker_sees_them(spark: An
     assert all(o["stage"] is not None for o in out)  # a TaskContext: ran inside a Spark task
     assert sorted(o["partition"] for o in out) == [0, 1, 2, 3]  # one partition per task
     assert os.getpid() not in {o["pid"] for o in out}  # in Python workers, not the driver
+    # the driver's icectl was shipped to the executors (a zip added with addPyFile)
+    assert all(o["shipped"] for o in out)
     # Spark's own record of the job: one stage, four tasks, all completed
     st = spark.sparkContext.statusTracker()
     jobs = st.getJobIdsForGroup(engine.last_job_group)
