@@ -5,8 +5,11 @@ SparkSession; ``SparkEngine(session=spark)`` uses a session the caller already h
 a PySpark job runs an icectl operation as a library call::
 
     from icectl.engines.spark import SparkEngine
-    engine = SparkEngine(session=spark)            # the job's SparkSession
-    result = compact(table, engine=engine)          # planned and committed here, run on Spark
+    from icectl.ops.compact import compact_table
+    from icectl.table.table import Table
+
+    engine = SparkEngine(session=spark)                     # the job's SparkSession
+    result = compact_table(Table.load(location), engine=engine)   # planned and committed here
 
 ``map(fn, tasks)`` makes one RDD with one partition per task, runs ``fn`` on each in the
 executors' Python workers and collects the results in task order. The driver keeps planning and
