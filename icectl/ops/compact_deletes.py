@@ -360,6 +360,10 @@ def compact_deletes(table: Any, *, engine: Any = None, branch: str | None = None
         for r in results:
             for f in r.files:
                 table.io.delete_quietly(f.file_path)
+        if tasks:  # also the files of tasks whose results never came back
+            from icectl.ops.write import remove_operation_files
+
+            remove_operation_files(table.io, tasks[0].output_dir, tasks[0].operation_id)
         raise
     snap = produced.snapshot
     return CompactDeletesResult(

@@ -412,7 +412,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
     except BaseException:
-        _remove_operation_files(table.io, base_dir, operation_id)
+        remove_operation_files(table.io, base_dir, operation_id)
         raise
     return WriteResult(result, rows, formats[0] if len(formats) == 1 else "mixed")
 
@@ -437,9 +437,9 @@ def _size_or_zero(io: Any, path: str) -> int:
         return 0
 
 
-def _remove_operation_files(io: Any, base_dir: str, operation_id: str) -> None:
-    """Delete every data file of this operation (tasks name their files with its id), also
-    those of tasks whose results never came back."""
+def remove_operation_files(io: Any, base_dir: str, operation_id: str) -> None:
+    """Delete every file under ``base_dir`` of one operation (its tasks name their files with the
+    operation's id), also those of tasks whose results never came back."""
     try:
         found = [f.path for f in io.walk(base_dir) if operation_id in f.path.rsplit("/", 1)[-1]]
     except Exception:  # noqa: BLE001 - nothing written, or the directory is gone

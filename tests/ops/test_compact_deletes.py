@@ -119,3 +119,18 @@ def test_bad_options_are_refused(tmp_path: Path) -> None:
     assert r.returncode == 2 and "--strategy does not apply to --deletes" in r.stderr
     r = icectl("compact", loc, "--deletes", "--min-input-files", "0")
     assert r.returncode == 2 and r.stderr.strip().count("\n") == 0
+
+
+def test_a_failing_task_leaves_no_file_of_any_task(tmp_path: Path) -> None:
+    from icectl.errors import CorruptMetadata
+
+    loc = build(tmp_path)
+    _, deletes = live(loc)
+    victim = sorted(e.data_file.file_path for e in deletes if "cat=b" in e.data_file.file_path)[0]
+    Path(victim).write_bytes(b"not parquet at all")
+    files_before = set(Path(loc).rglob("*.parquet"))
+    version = Table.load(loc).version
+    with pytest.raises(CorruptMetadata, match="unreadable"):
+        compact_deletes(Table.load(loc), min_input_files=2, engine=LocalEngine(workers=2))
+    assert set(Path(loc).rglob("*.parquet")) == files_before
+    assert Table.load(loc).version == version
