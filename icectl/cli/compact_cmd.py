@@ -6,7 +6,15 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import (
+    DryRunOpt,
+    JsonOpt,
+    Progress,
+    TableArg,
+    WarehouseOpt,
+    handle_errors,
+    load_table,
+)
 from icectl.cli.output import emit_json, emit_pairs, emit_table
 
 COMPACT_HELP = """Compact the data files of TABLE: rewrite small (or too big) files and files with many deleted rows into files of the target size, as Spark's rewrite_data_files procedure does, committed as one `replace` snapshot.
@@ -63,8 +71,10 @@ def compact(
         delete_file_threshold=DELETE_FILE_THRESHOLD_DEFAULT if delete_file_threshold is None
         else delete_file_threshold,
         partial_progress=partial_progress)
-    r = compact_table(load_table(table, warehouse), filter_text, opts, engine=engine,
-                      workers=workers, branch=branch, dry_run=dry_run)
+    with Progress() as progress:  # file groups committed, on a terminal only
+        r = compact_table(load_table(table, warehouse), filter_text, opts, engine=engine,
+                          workers=workers, branch=branch, dry_run=dry_run,
+                          progress=progress.phase("file groups"))
     if json_out:
         emit_json(r.to_json())
         return
