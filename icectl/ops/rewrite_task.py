@@ -263,12 +263,23 @@ def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Sch
         return b, 0
     if isinstance(expr, AlwaysTrue):
         return b.slice(0, 0), b.num_rows
-    cols = {}
-    for fid in ids:
-        f = schema.find_field(fid)
-        if schema.parent_id(fid) is not None:
-            raise InvalidInput(f"the filter refers to the nested field {f.name!r}; a rewrite "
-                               "filters on top-level columns")
-        cols[fid] = b.column(f.name)
+    cols = {fid: _column(b, schema, fid) for fid in ids}
     kept = b.filter(pc.invert(row_mask(expr, lambda p: cols.get(p.field_id), b.num_rows)))
     return kept, b.num_rows - kept.num_rows
+
+
+def _column(b: pa.RecordBatch, schema: Schema, fid: int) -> Any:
+    """The batch's values of field ``fid``: a top-level column, or a field of nested structs."""
+    from icectl.spec.types import StructType
+
+    chain = [fid]
+    while (parent := schema.parent_id(chain[-1])) is not None:
+        chain.append(parent)
+    chain.reverse()
+    arr = b.column(schema.find_field(chain[0]).name)
+    for parent_id, child_id in zip(chain, chain[1:]):
+        if not isinstance(schema.find_field(parent_id).type, StructType):
+            raise InvalidInput(f"the filter refers to {schema.find_field(fid).name!r} inside a "
+                               "list or map; rows can be filtered on struct fields only")
+        arr = pc.struct_field(arr, [arr.type.get_field_index(schema.find_field(child_id).name)])
+    return arr

@@ -113,3 +113,13 @@ def test_cli_copy_on_write(tmp_path: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+
+
+def test_filter_on_a_struct_field(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "id long, loc struct<city: string, zip: int>")
+    write_rows(Table.load(t.location), pa.table({
+        "id": pa.array([1, 2, 3, 4], pa.int64()),
+        "loc": [{"city": "a", "zip": 1}, {"city": "b", "zip": 2}, None, {"city": "a", "zip": 4}]}))
+    r = delete_rows(Table.load(t.location), "loc.city = 'a' and loc.zip > 1")
+    assert r.summary["operation"] == "overwrite" and r.deleted_positions == 1
+    assert [row[0] for row in rows(t.location)] == [1, 2, 3]
