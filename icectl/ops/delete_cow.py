@@ -4,10 +4,10 @@ As the reference's copy-on-write DELETE:
 
 1. the scan planner lists the data files the filter may match;
 2. files whose partition proves every row matches (residual ``true``) are dropped whole, unread;
-3. each other candidate is read through its deletes by the rewrite task
-   (:func:`icectl.ops.rewrite_task.run_rewrite_task`, one task per file, on an engine) and
-   written again without the matching rows; a file in which no row matches is left as it is
-   (nothing written), one in which every row matches is dropped;
+3. the other candidates are read through their deletes by the rewrite task
+   (:func:`icectl.ops.rewrite_task.run_rewrite_task`, one task per partition, on an engine):
+   the rows the files holding matching rows keep are written again, together, into files of the
+   current spec; a file in which no row matches is left as it is;
 4. one snapshot commits it (:class:`icectl.table.rewrite.OverwriteFilesProducer`): ``overwrite``
    when files are replaced, ``delete`` when files are only dropped. Delete files that only the
    replaced files needed are removed in the same commit, so the table is left without delete
@@ -84,21 +84,15 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
                                  **base)
     results = _run(engine, workers, tasks, table.io)
     try:
-        changed = [(t, r) for t, r in zip(tasks, results) if r.rows_dropped]
-        for t, r in zip(tasks, results):
-            if not r.rows_dropped:  # nothing matched: the file stays (nothing was written)
-                _remove(table, r)
-        rewritten = [t.inputs[0].path for t, r in changed if r.files]
-        emptied = [t.inputs[0].path for t, r in changed if not r.files]
-        removed = sorted({p.path for p in dropped} | set(rewritten) | set(emptied))
-        added = [fp for _, r in changed for fp in r.files]
-        result = dict(removed_data_files=tuple(sorted({p.path for p in dropped} | set(emptied))),
-                      removed_records=sum(p.record_count for p in dropped)
-                      + sum(r.rows_read for t, r in changed if not r.files),
-                      deleted_positions=sum(r.rows_dropped for _, r in changed),
-                      files_with_row_deletes=tuple(sorted(rewritten)),
+        rewritten = sorted(p for r in results for p in r.rewritten)
+        removed = sorted({p.path for p in dropped} | set(rewritten))
+        added = [fp for r in results for fp in r.files]
+        result = dict(removed_data_files=tuple(sorted(p.path for p in dropped)),
+                      removed_records=sum(p.record_count for p in dropped),
+                      deleted_positions=sum(r.rows_dropped for r in results),
+                      files_with_row_deletes=tuple(rewritten),
                       added_data_files=tuple(f.file_path for f, _ in added),
-                      rewritten_data_files=tuple(sorted(rewritten)))
+                      rewritten_data_files=tuple(rewritten))
         if not removed:
             return CopyOnWriteResult(committed=False, snapshot_id=None, **base, **result)
         produced = _commit(table, md, plan, removed, added, filter_text, case_sensitive, branch)
@@ -112,19 +106,23 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
 
 def _tasks(table: Any, md: Any, candidates: list, filter_text: str, case_sensitive: bool
            ) -> list[RewriteTask]:
+    """One task per partition of the candidate files (each reads its files one by one and
+    rewrites those holding matching rows into files of the current spec)."""
     order = md.sort_order
     operation_id = str(uuid.uuid4())
     target = property_int(md.properties, "write.target-file-size-bytes", 512 * 1024 * 1024)
-    return [RewriteTask(inputs=(task_input(p),), schema=md.schema.to_json(),
+    by_part: dict[tuple, list] = {}
+    for p in candidates:
+        by_part.setdefault((p.spec_id, tuple(p.partition)), []).append(p)
+    return [RewriteTask(inputs=tuple(task_input(p) for p in files), schema=md.schema.to_json(),
                         spec=md.spec.to_json(),
                         sort_order=order.to_json() if order is not None and order.fields else None,
                         properties=dict(md.properties), format_version=md.format_version,
-                        target_file_size=target,
-                        table_location=table.location,
+                        target_file_size=target, table_location=table.location,
                         operation_id=operation_id, task_index=i, drop_filter=filter_text,
                         case_sensitive=case_sensitive,
                         storage_options=dict(getattr(table.io, "_options", None) or {}))
-            for i, p in enumerate(candidates)]
+            for i, files in enumerate(by_part.values())]
 
 
 def _run(engine: Any, workers: int | None, tasks: list[RewriteTask], table_io: Any) -> list:

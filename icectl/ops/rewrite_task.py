@@ -14,8 +14,9 @@ copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
   (the scan's row filter, :mod:`icectl.scan.arrow_filter`, the same semantics as ``icectl
   delete`` and ``icectl scan``), and writes the rest
   through :func:`icectl.ops.write.write_data_files` (partitioned by the output spec, sorted,
-  rolled at the target size, field ids and metrics as every icectl writer). With a drop filter
-  that matches no row nothing is written (the file needs no rewrite).
+  rolled at the target size, field ids and metrics as every icectl writer). With a drop filter,
+  an input in which no row matches is left out (it needs no rewrite); the result names the
+  inputs the new files replace.
 * It returns :class:`RewriteTaskResult`: the new files' metadata (``DataFile`` values with
   their partition paths) and counts.
 
@@ -107,6 +108,9 @@ class RewriteTaskResult:
     rows_read: int
     rows_dropped: int
     bytes_read: int
+    # the inputs the new files replace: all of them, except, with a drop filter, those in which
+    # no row matched (they stay as they are)
+    rewritten: tuple[str, ...] = ()
 
     @property
     def rows_written(self) -> int:
@@ -212,11 +216,10 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     spec = PartitionSpec.from_json(task.spec)
     order = SortOrder.from_json(task.sort_order) if task.sort_order else None
     table = _TaskTable(task, schema, spec, order)
-    rows, read, dropped = _read_rows(table, schema, task)
-    unchanged = task.drop_filter is not None and dropped == 0  # nothing to rewrite
+    rows, read, dropped, rewritten = _read_rows(table, schema, task)
     written: list[str] = []
     try:
-        files = write_data_files(table, rows, written) if rows.num_rows and not unchanged else []
+        files = write_data_files(table, rows, written) if rows.num_rows and rewritten else []
     except BaseException:
         for p in written:
             table.io.delete_quietly(p)
@@ -224,34 +227,48 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     if order is not None and order.order_id == 0:  # an order that is not one of the table's
         files = [(replace(f, sort_order_id=None), p) for f, p in files]
     return RewriteTaskResult(task_index=task.task_index, files=tuple(files), rows_read=read,
-                             rows_dropped=dropped, bytes_read=task.input_bytes)
+                             rows_dropped=dropped, bytes_read=task.input_bytes,
+                             rewritten=tuple(rewritten))
 
 
-def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask) -> tuple[pa.Table, int, int]:
-    """The live rows of the inputs (deletes applied), minus those the drop filter matches."""
+def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask
+               ) -> tuple[pa.Table, int, int, list[str]]:
+    """The live rows of the inputs (deletes applied) minus those the drop filter matches, the
+    rows read and dropped, and the inputs rewritten. With a drop filter, the rows of an input
+    in which no row matches are left out and so is the input (it needs no rewrite)."""
     from icectl.scan.plan_setup import bind_filter
     from icectl.scan.reader import Scan, ScanFile
 
     drop = TRUE
     if task.drop_filter is not None:
         drop = bind_filter(task.drop_filter, None, schema, task.case_sensitive)
-    files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
-                      partition=tuple(f.partition), record_count=f.record_count,
-                      data_sequence_number=f.data_sequence_number, first_row_id=None,
-                      residual=TRUE, deletes=tuple(f.deletes)) for f in task.inputs]
-    scan = Scan(table=table, schema=schema, projected=list(schema.fields), snapshot_id=None,
-                files=files)
-    batches: list[pa.RecordBatch] = []
-    read = dropped = 0
     ids = sorted(referenced_field_ids(drop)) if task.drop_filter is not None else []
-    for b in scan.batches():
-        read += b.num_rows
-        if task.drop_filter is not None:
-            b, n = _drop_matching(b, drop, ids, schema)
-            dropped += n
-        if b.num_rows:
-            batches.append(b)
-    return pa.Table.from_batches(batches, schema=scan.arrow_schema()), read, dropped
+    batches: list[pa.RecordBatch] = []
+    rewritten: list[str] = []
+    read = dropped = 0
+    # one scan for all inputs (its delete-file caches are shared), reading one file at a time
+    scan = Scan(table=table, schema=schema, projected=list(schema.fields), snapshot_id=None,
+                files=[])
+    for f in task.inputs:
+        scan.files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
+                               partition=tuple(f.partition), record_count=f.record_count,
+                               data_sequence_number=f.data_sequence_number, first_row_id=None,
+                               residual=TRUE, deletes=tuple(f.deletes))]
+        mine: list[pa.RecordBatch] = []
+        n_dropped = 0
+        for b in scan.batches():
+            read += b.num_rows
+            if task.drop_filter is not None:
+                b, n = _drop_matching(b, drop, ids, schema)
+                n_dropped += n
+            if b.num_rows:
+                mine.append(b)
+        if task.drop_filter is not None and n_dropped == 0:
+            continue  # nothing to delete in this file: it stays
+        dropped += n_dropped
+        rewritten.append(f.path)
+        batches += mine
+    return pa.Table.from_batches(batches, schema=scan.arrow_schema()), read, dropped, rewritten
 
 
 def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema
@@ -263,12 +280,23 @@ def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Sch
         return b, 0
     if isinstance(expr, AlwaysTrue):
         return b.slice(0, 0), b.num_rows
-    cols = {}
-    for fid in ids:
-        f = schema.find_field(fid)
-        if schema.parent_id(fid) is not None:
-            raise InvalidInput(f"the filter refers to the nested field {f.name!r}; a rewrite "
-                               "filters on top-level columns")
-        cols[fid] = b.column(f.name)
+    cols = {fid: _column(b, schema, fid) for fid in ids}
     kept = b.filter(pc.invert(row_mask(expr, lambda p: cols.get(p.field_id), b.num_rows)))
     return kept, b.num_rows - kept.num_rows
+
+
+def _column(b: pa.RecordBatch, schema: Schema, fid: int) -> Any:
+    """The batch's values of field ``fid``: a top-level column, or a field of nested structs."""
+    from icectl.spec.types import StructType
+
+    chain = [fid]
+    while (parent := schema.parent_id(chain[-1])) is not None:
+        chain.append(parent)
+    chain.reverse()
+    arr = b.column(schema.find_field(chain[0]).name)
+    for parent_id, child_id in zip(chain, chain[1:]):
+        if not isinstance(schema.find_field(parent_id).type, StructType):
+            raise InvalidInput(f"the filter refers to {schema.find_field(fid).name!r} inside a "
+                               "list or map; rows can be filtered on struct fields only")
+        arr = pc.struct_field(arr, [arr.type.get_field_index(schema.find_field(child_id).name)])
+    return arr

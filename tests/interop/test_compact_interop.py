@@ -154,3 +154,44 @@ def test_concurrent_delete_makes_compact_fail_and_leave_nothing(spark: Any, new_
 
 def _files(location: Any) -> set[str]:
     return {str(p) for p in Path(location).rglob("*") if p.is_file() and not p.name.startswith(".")}
+
+
+def test_cli_compact_losing_to_a_spark_delete_exits_6(spark: Any, new_table: Any) -> None:
+    """`icectl compact` is stopped (the fault-injection hook: SIGSTOP before its 5th file write,
+    which the driver reaches while writing manifests; the one worker process writes 4 data
+    files) while Spark deletes rows of its input files; resumed, it must exit 6 and remove
+    everything it wrote."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    t = new_table("t")
+    _fill(spark, t, 2)
+    before = _files(t.location)
+    env = dict(os.environ, ICECTL_FAULT_STOP_AT="5", NO_COLOR="1")
+    env.pop("ICECTL_WAREHOUSE", None)
+    proc = subprocess.Popen([sys.executable, "-m", "icectl", "compact", str(t.location),
+                             "--workers", "1"], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        state = ""
+        while time.monotonic() < deadline and proc.poll() is None:
+            state = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state == "T":
+                break
+            time.sleep(0.05)
+        assert state == "T", f"icectl compact did not stop: {proc.poll()} {state}"
+        mid = _files(t.location)
+        spark.sql(f"DELETE FROM {t.ident} WHERE id IN (1, 200)")
+        by_spark = _files(t.location) - mid
+        os.kill(proc.pid, signal.SIGCONT)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 6, err
+    assert out == "" and len(err.strip().splitlines()) == 1 and "run it again" in err
+    assert by_spark and _files(t.location) == before | by_spark

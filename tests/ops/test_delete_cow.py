@@ -31,13 +31,14 @@ def test_default_mode_is_copy_on_write_and_rewrites_only_matching_files(tmp_path
     r = delete_rows(Table.load(t.location), "id in (1, 13, 27)")
     assert r.mode == "copy-on-write" and r.committed
     assert r.summary["operation"] == "overwrite"
-    assert r.summary["deleted-data-files"] == "3" and r.summary["added-data-files"] == "3"
+    assert r.summary["deleted-data-files"] == "3" and r.summary["added-data-files"] == "2"
     assert r.summary["deleted-records"] == "15" and r.summary["added-records"] == "12"
     assert r.position_delete_files == () and r.deleted_positions == 3
     after = [e.data_file for _, e in live_entries(t.location)]
     assert {f.content for f in after} == {DATA}  # no delete files
     kept = set(before) - set(r.files_with_row_deletes)
     assert len(kept) == 3 and kept <= {f.file_path for f in after}  # untouched files stay
+    assert len(r.added_data_files) == 2  # one per partition: the kept rows written together
     assert rows(t.location) == sorted((i, "a" if i % 10 < 5 else "b") for i in range(30)
                                       if i not in (1, 13, 27))
 
@@ -51,7 +52,8 @@ def test_whole_files_dropped_give_a_delete_snapshot(tmp_path: Path) -> None:
     assert all("/metadata/" in f for f in files_on_disk(t.location) - before)  # no data written
     # every row of a file matching (but not provable from metadata): the file goes, nothing added
     r = delete_rows(Table.load(t.location), "id >= 5 and id <= 9")
-    assert r.summary["operation"] == "delete" and r.removed_data_files and not r.added_data_files
+    assert r.summary["operation"] == "delete" and r.summary["deleted-data-files"] == "1"
+    assert len(r.rewritten_data_files) == 1 and not r.added_data_files
     assert rows(t.location) == [(i, "b") for i in range(15, 20)]
 
 
@@ -113,3 +115,13 @@ def test_cli_copy_on_write(tmp_path: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+
+
+def test_filter_on_a_struct_field(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "id long, loc struct<city: string, zip: int>")
+    write_rows(Table.load(t.location), pa.table({
+        "id": pa.array([1, 2, 3, 4], pa.int64()),
+        "loc": [{"city": "a", "zip": 1}, {"city": "b", "zip": 2}, None, {"city": "a", "zip": 4}]}))
+    r = delete_rows(Table.load(t.location), "loc.city = 'a' and loc.zip > 1")
+    assert r.summary["operation"] == "overwrite" and r.deleted_positions == 1
+    assert [row[0] for row in rows(t.location)] == [1, 2, 3]
