@@ -45,6 +45,7 @@ from icectl.io.puffin import read_deletion_vector
 from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
 from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
 from icectl.spec.name_mapping import table_name_mapping
+from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.schema import Schema
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
@@ -180,7 +181,7 @@ def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[s
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
                 files=files, with_metadata=with_metadata, batch_rows=batch_rows)
     if with_metadata:
-        scan.partition_type = _partition_type(table.metadata, schema)
+        scan.partition_type = unified_partition_type(table.metadata.specs, schema)
     return scan
 
 
@@ -199,22 +200,6 @@ def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
                       first_row_id=f.first_row_id, residual=f.residual,
                       deletes=tuple(f.deletes)) for f in r.files]
     return r.schema, r.columns, r.snapshot_id, files
-
-
-def _partition_type(md: Any, schema: Schema) -> StructType:
-    """All partition fields of all specs, by field id (the reference's unified partition type);
-    a field whose source column is gone is typed from the spec that still resolves it, else
-    skipped."""
-    seen: dict[int, NestedField] = {}
-    for spec in md.specs_by_id().values():
-        try:
-            ptype = spec.partition_type(schema)
-        except IcectlError:
-            continue
-        for f in ptype.fields():
-            if f.field_id not in seen:
-                seen[f.field_id] = NestedField(f.field_id, f.name, f.type, required=False)
-    return StructType(tuple(seen[k] for k in sorted(seen)))
 
 
 # -- one data file --------------------------------------------------------------------------------

@@ -194,3 +194,29 @@ def test_float_equality_keys_written_by_java_rows_equal_spark(spark, ice_table):
     got = sorted(dict(r)["id"] for r in icectl_rows(ice_table.location, None))
     want = sorted(dict(r)["id"] for r in spark_rows(spark, t, None))
     assert (got, want) == ([2, 4], [2, 4])
+
+
+def test_partition_column_names_a_renamed_field_as_spark(spark, ice_table, tmp_path):
+    """``_partition`` is the unified partition type: a partition field renamed by a later spec
+    (same field id) carries its newest name, and fields of every spec appear, as in Spark."""
+    import pyarrow.parquet as pq
+
+    t = ice_table.ident
+    spark.sql(f"""CREATE TABLE {t} (id bigint, cat string) USING iceberg PARTITIONED BY (cat)
+                  TBLPROPERTIES ('format-version'='2')""")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
+    java_table(spark, ice_table.location).updateSpec().renameField("cat", "category").commit()
+    spark.sql(f"REFRESH TABLE {t}")
+    spark.sql(f"INSERT INTO {t} VALUES (3, 'c')")
+    spark.sql(f"ALTER TABLE {t} ADD PARTITION FIELD bucket(2, id) AS id_b")
+    spark.sql(f"INSERT INTO {t} VALUES (4, 'd')")
+    theirs = sorted((r["id"], tuple(r["_partition"].asDict().items()))
+                    for r in spark.sql(f"SELECT id, _partition FROM {t}").collect())
+    assert [name for name, _ in theirs[0][1]] == ["category", "id_b"]
+    out = tmp_path / "rows.parquet"
+    r = run_icectl("scan", str(ice_table.location), "--format", "parquet", "--output", str(out),
+                   "--with-metadata")
+    assert r.returncode == 0, r.stderr
+    mine = sorted((row["id"], tuple(row["_partition"].items()))
+                  for row in pq.read_table(out).select(["id", "_partition"]).to_pylist())
+    assert mine == theirs
