@@ -19,7 +19,8 @@ pointing down only (tests/test_layering.py checks it)::
   Parquet; ``expr`` is the filter language; ``spec`` the pure Iceberg model.
 * ``engines`` runs work: an operation plans tasks as plain data, an engine maps a pure task
   function over them and returns plain results in order, and the driver (the operation)
-  commits. ``local`` is a process pool; a Spark engine would be another module there.
+  commits. ``local`` is a process pool; ``spark`` (engines/spark.py) runs the same task
+  functions in Spark executors.
 
 Where things go: a new command is ``cli/<name>_cmd.py`` with ``register(app)`` plus one line in
 ``cli/app.py``'s ``COMMANDS``, its operation ``ops/<name>.py``; a new engine is a module in

@@ -46,6 +46,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scan": ("scan_cmd", "Read the rows of TABLE: the planned data files with their position deletes, deletion vectors (v3) and equality deletes applied, then the rows filtered by --filter."),
     "delete": ("delete_cmd", "Delete rows of TABLE, as one `delete` snapshot: those matching --filter, or those whose --equality key columns equal a row of --from FILE."),
     "upsert": ("upsert_cmd", "Upsert rows from DATA into TABLE by key: rows with the same key are replaced, new keys added."),
+    "compact": ("compact_cmd", "Compact the data files of TABLE: rewrite small (or too big) files and files with many deleted rows into files of the target size, as Spark's rewrite_data_files procedure does, committed as one `replace` snapshot."),
+    "rewrite-manifests": ("rewrite_manifests_cmd", "Rewrite TABLE's manifests so each holds the entries of neighbouring partitions, at the target size."),
     "cache": ("cache_cmd", "Inspect or empty the cache of decoded manifests that `icectl plan` and `icectl scan` share across runs."),
     "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot, history, refs, manifests, files, entries, all-files, position-deletes, metadata-log."),
     "schema": ("schema_cmds", "Evolve a table's schema."),

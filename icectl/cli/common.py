@@ -207,3 +207,92 @@ def report_status(result: Any, what: str) -> None:
         err(f"committed {what} ({result.metadata_location})")
     else:
         err(f"no change: the table already has this {what}")
+
+
+# -- engine options (commands whose work runs on an engine) ---------------------------------------
+
+SPARK_MASTER_ENV = "ICECTL_SPARK_MASTER"
+EngineOpt = Annotated[str, typer.Option(
+    "--engine", help="Where the data work runs: local (worker processes on this machine) or spark.",
+    metavar="local|spark")]
+WorkersOpt = Annotated[Optional[int], typer.Option(
+    "--workers", min=1, help="Worker processes of the local engine (default: one per CPU).")]
+SparkMasterOpt = Annotated[Optional[str], typer.Option(
+    "--spark-master", envvar=SPARK_MASTER_ENV, show_envvar=False,
+    help=f"Spark master URL for --engine spark, e.g. local[4], spark://host:7077 (env: {SPARK_MASTER_ENV}).")]
+
+
+class EngineProgress:
+    """The progress display of engine tasks: tasks done / total and input bytes, one bar on
+    stderr, only when stderr is a terminal. Pass it as an engine's ``progress`` callback."""
+
+    def __init__(self, description: str = "tasks") -> None:
+        self.enabled = sys.stderr.isatty()
+        self.description = description
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> "EngineProgress":
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import Progress as RichProgress
+
+            self._progress = RichProgress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[bytes]}"), TimeElapsedColumn(),
+                console=Console(file=sys.stderr), transient=True)
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def __call__(self, p: Any) -> None:
+        """Report an ``icectl.engines.TaskProgress``."""
+        if self._progress is None:
+            return
+        shown = f"{_size(p.bytes_done)}/{_size(p.bytes_total)}" if p.bytes_total else ""
+        if self._task is None:
+            self._task = self._progress.add_task(self.description, total=p.total, bytes=shown)
+        self._progress.update(self._task, completed=p.done, total=p.total, bytes=shown)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1024 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def make_engine(engine: str, workers: Optional[int], spark_master: Optional[str],
+                progress: Optional[Callable[[Any], None]] = None) -> Any:
+    """The engine the options name (``--engine``, ``--workers``, ``--spark-master``).
+    Use it as a context manager: a Spark session the engine started is stopped at the end."""
+    from icectl.engines import get_engine
+
+    name = (engine or "local").strip().lower()
+    if name not in ("local", "spark"):
+        raise InvalidInput(f"--engine must be local or spark, got {engine!r}")
+    if name == "local":
+        if spark_master and os.environ.get(SPARK_MASTER_ENV) != spark_master:
+            raise InvalidInput("--spark-master needs --engine spark")
+        return _Closing(get_engine("local", workers=workers, progress=progress))
+    return _Closing(get_engine("spark", master=spark_master or None, workers=workers, progress=progress))
+
+
+class _Closing:
+    """An engine as a context manager (``stop()`` on exit when the engine has one)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    def __enter__(self) -> Any:
+        return self.engine
+
+    def __exit__(self, *exc: Any) -> None:
+        stop = getattr(self.engine, "stop", None)
+        if stop is not None:
+            stop()

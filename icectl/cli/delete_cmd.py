@@ -15,16 +15,15 @@ DELETE_HELP = """Delete rows of TABLE, as one `delete` snapshot: those matching 
 With --filter:
 
 Data files whose partition or column metrics prove that every row matches are dropped whole
-without being read; files proven not to match are not read. In merge-on-read mode the matching
-rows of the other files are recorded in position delete files (format v2), one per data file,
-or in deletion vectors (format v3), merged with each data file's previous one.
+without being read; files proven not to match are not read. The mode is --mode, else the table
+property write.delete.mode, else copy-on-write (Iceberg's default). In copy-on-write mode the
+other files holding matching rows are rewritten without them (one overwrite snapshot, no delete
+files). In merge-on-read mode the matching rows of the other files are recorded in position
+delete files (format v2), one per data file, or in deletion vectors (format v3), merged with
+each data file's previous one.
 
-Not supported yet (refused with exit 9, nothing written): copy-on-write (--mode copy-on-write, or
-the table property write.delete.mode=copy-on-write), row-level deletes on format v1 tables and,
-on v3, of data files that still have Parquet position deletes; deletes of whole files work on
-every format version. Unlike
-Iceberg's own default (copy-on-write), icectl deletes in merge-on-read mode unless the table
-property asks otherwise.
+Not supported yet in merge-on-read mode (refused with exit 9, nothing written): row-level
+deletes on format v1 tables and, on v3, of data files that still have Parquet position deletes.
 
 With --equality the keys are written as equality delete files (format v2 or v3), in the
 partition their values determine; every partition source column must be a key column, unless
@@ -50,7 +49,7 @@ def delete(
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")] = None,
     equality: Annotated[Optional[str], typer.Option("--equality", help="Key columns (comma-separated): delete the rows whose keys equal a row of --from, as equality delete files.")] = None,
     from_file: Annotated[Optional[str], typer.Option("--from", help="With --equality: Parquet, CSV or JSON-lines file holding the keys to delete; - reads stdin.")] = None,
-    mode: Annotated[Optional[str], typer.Option("--mode", help="merge-on-read (default) or copy-on-write (not supported yet).")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; write nothing.")] = False,
     json_out: JsonOpt = False,

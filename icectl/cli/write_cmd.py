@@ -7,14 +7,17 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
+from icectl.cli.common import (EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
+                               emit_snapshot_result, handle_errors, load_table, make_engine, parse_key_values)
 from icectl.cli.output import emit_json, err
 from icectl.errors import InvalidInput
 
 WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed as one new snapshot.
 
 DATA is a Parquet, CSV (with a header row) or JSON-lines file, or - for stdin; the format comes
-from the file name or --format. Columns are matched to the table's by name (exact, else
+from the file name or --format. Several DATA files are read and written in parallel on the
+engine (--engine local, one worker process per CPU unless --workers says otherwise; or --engine
+spark) and committed together as one snapshot; a single file is written in this process. Columns are matched to the table's by name (exact, else
 case-insensitive) and cast to the table's types; missing optional columns become nulls. Refused,
 with nothing committed and no file left behind: a missing required column, a null in a required
 column, an input column the table lacks (unless --ignore-extra-columns), a value that does not
@@ -30,6 +33,7 @@ Examples:
   icectl write db.events -w ./wh rows.parquet --summary pipeline=nightly --json
   cat rows.jsonl | icectl write ./wh/db/events - --format json
   icectl write ./wh/db/events rows.csv --branch staging --ignore-extra-columns
+  icectl write ./wh/db/events day1.parquet day2.parquet day3.parquet --workers 2
 """
 
 
@@ -40,8 +44,8 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def write(
     table: TableArg,
-    data: Annotated[str, typer.Argument(
-        metavar="DATA", help="Parquet, CSV or JSON-lines file with the rows; - reads stdin.",
+    data: Annotated[List[str], typer.Argument(
+        metavar="DATA...", help="Parquet, CSV or JSON-lines files with the rows; - reads stdin.",
         show_default=False)],
     file_format: Annotated[Optional[str], typer.Option(
         "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
@@ -51,19 +55,23 @@ def write(
     ignore_extra_columns: Annotated[bool, typer.Option(
         "--ignore-extra-columns", help="Drop input columns the table does not have instead of "
         "refusing the input.")] = False,
+    engine: EngineOpt = "local",
+    workers: WorkersOpt = None,
+    spark_master: SparkMasterOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.write import write_rows
+    from icectl.ops.write import write_files
 
     extras = parse_key_values(summary, "--summary")
     if "operation" in extras:
         raise InvalidInput("--summary cannot set 'operation'")
     tbl = load_table(table, warehouse)
-    result = write_rows(
-        tbl, data, file_format=file_format, summary_properties=extras, branch=branch,
-        ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if data == "-" else None,
-    )
+    with EngineProgress("input files") as progress, make_engine(engine, workers, spark_master, progress) as eng:
+        result = write_files(
+            tbl, data, engine=eng, file_format=file_format, summary_properties=extras, branch=branch,
+            ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if "-" in data else None,
+        )
     a = result.append
     if json_out:
         emit_json(result.to_json())

@@ -16,13 +16,19 @@ The contract, for every engine:
    through ``icectl/table`` (or, when it gives up, deletes what the tasks wrote). Engines never
    commit, so every engine gets the same commit semantics and conflict handling for free.
 
+Progress: an engine built with ``progress=callback`` calls ``callback(TaskProgress)`` from the
+driver as tasks finish (tasks done / total, and input bytes done / total when the caller gives
+``sizes=`` to ``map``, or the tasks carry an ``input_bytes`` attribute or key). Engines never
+print; the command line renders the callback (on a terminal only).
+
 Engines:
 
 * ``local`` (:class:`LocalEngine`): a pool of worker processes, ``os.cpu_count()`` of them unless
-  ``workers=N`` says otherwise; results come back in task order.
-* A Spark engine belongs here too, as its own module: it may import pyspark, lazily (inside its
-  functions), and it is the only code in icectl allowed to import pyspark at all (see
-  tests/test_layering.py). pyspark is an optional extra, never a requirement of icectl.
+  ``workers=N`` says otherwise; results stream back (:meth:`LocalEngine.imap`) in task order.
+* ``spark`` (:class:`icectl.engines.spark.SparkEngine`): the same task function in Spark
+  executors' Python workers. It is the only code in icectl allowed to import pyspark, lazily
+  (inside its functions; see tests/test_layering.py). pyspark is an optional extra
+  (``icectl[spark]``), never a requirement of icectl.
 """
 
 from __future__ import annotations
@@ -30,22 +36,80 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable, Iterable, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
 from icectl.errors import InvalidInput
 
-__all__ = ["Engine", "LocalEngine", "get_engine", "ENGINES"]
+__all__ = ["Engine", "LocalEngine", "TaskProgress", "ProgressCallback", "get_engine", "ENGINES",
+           "task_sizes"]
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
+@dataclass(frozen=True)
+class TaskProgress:
+    """Where a ``map`` stands: tasks finished of all, and their input bytes (0 when unknown)."""
+
+    done: int
+    total: int
+    bytes_done: int = 0
+    bytes_total: int = 0
+
+
+ProgressCallback = Callable[[TaskProgress], None]
+
+
 class Engine(Protocol):
     name: str
 
-    def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> list[R]:
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T], *,
+            sizes: Sequence[int] | None = None) -> list[R]:
         """``[fn(t) for t in tasks]``, run wherever the engine runs work, in task order."""
         ...
+
+
+def task_sizes(tasks: Sequence[Any], sizes: Sequence[int] | None) -> list[int]:
+    """Input bytes per task: ``sizes`` when given, else each task's ``input_bytes`` (attribute or
+    mapping key), else 0."""
+    if sizes is not None:
+        if len(sizes) != len(tasks):
+            raise ValueError(f"{len(sizes)} sizes for {len(tasks)} tasks")
+        return [int(s) for s in sizes]
+    out = []
+    for t in tasks:
+        v = t.get("input_bytes") if isinstance(t, dict) else getattr(t, "input_bytes", None)
+        out.append(int(v) if isinstance(v, (int, float)) else 0)
+    return out
+
+
+class _Tracker:
+    """Counts finished tasks and reports them to a progress callback."""
+
+    def __init__(self, sizes: list[int], callback: ProgressCallback | None) -> None:
+        self.sizes = sizes
+        self.callback = callback
+        self.done = 0
+        self.bytes_done = 0
+        self.bytes_total = sum(sizes)
+
+    def start(self) -> None:
+        self._report()
+
+    def finished(self, index: int) -> None:
+        self.done += 1
+        self.bytes_done += self.sizes[index]
+        self._report()
+
+    def set(self, done: int, bytes_done: int) -> None:
+        if (done, bytes_done) != (self.done, self.bytes_done):
+            self.done, self.bytes_done = done, bytes_done
+            self._report()
+
+    def _report(self) -> None:
+        if self.callback is not None:
+            self.callback(TaskProgress(self.done, len(self.sizes), self.bytes_done, self.bytes_total))
 
 
 class LocalEngine:
@@ -53,25 +117,55 @@ class LocalEngine:
 
     name = "local"
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, progress: ProgressCallback | None = None) -> None:
         if workers is not None and workers < 1:
             raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
         self.workers = workers or os.cpu_count() or 1
+        self.progress = progress
 
-    def map(self, fn: Callable[[T], R], tasks: Iterable[T]) -> list[R]:
+    def imap(self, fn: Callable[[T], R], tasks: Iterable[T], *,
+             sizes: Sequence[int] | None = None) -> Iterator[R]:
+        """Results in task order, each yielded as soon as it and those before it are done;
+        progress is reported as any task finishes. Closing the iterator early cancels the
+        tasks not yet started."""
         items = list(tasks)
+        tracker = _Tracker(task_sizes(items, sizes), self.progress)
         if not items:
-            return []
+            return
+        tracker.start()
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx) as pool:
-            return list(pool.map(fn, items))
+        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx)
+        try:
+            futures = [pool.submit(fn, item) for item in items]
+            for i, fut in enumerate(futures):
+                fut.add_done_callback(lambda f, i=i: _done(tracker, f, i))
+            for fut in futures:
+                yield fut.result()
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T], *,
+            sizes: Sequence[int] | None = None) -> list[R]:
+        return list(self.imap(fn, tasks, sizes=sizes))
 
 
-ENGINES: dict[str, Callable[..., Any]] = {"local": LocalEngine}
+def _done(tracker: _Tracker, fut: Any, index: int) -> None:
+    if not fut.cancelled() and fut.exception() is None:
+        tracker.finished(index)
+
+
+def _spark_engine(**options: Any) -> Any:
+    from icectl.engines.spark import SparkEngine
+
+    return SparkEngine(**options)
+
+
+ENGINES: dict[str, Callable[..., Any]] = {"local": LocalEngine, "spark": _spark_engine}
 
 
 def get_engine(name: str = "local", **options: Any) -> Engine:
-    """The engine called ``name``, built with ``options`` (``workers=N`` for ``local``)."""
+    """The engine called ``name``, built with ``options``: ``workers=N`` and ``progress=`` for
+    ``local``; ``master=``, ``session=``, ``progress=`` for ``spark`` (see SparkEngine)."""
     try:
         factory = ENGINES[name]
     except KeyError:

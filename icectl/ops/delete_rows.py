@@ -20,9 +20,10 @@
    ``deletion-vector-v1`` blob per data file, merged with the file's previous deletion vector,
    whose entry the same commit removes.
 
-Not yet supported (refused, nothing written): copy-on-write, row-level deletes on format v1, and
-on v3 a data file that still has Parquet position deletes. Files written before a failed commit
-are removed.
+The mode is ``mode``, else the table's ``write.delete.mode`` (default copy-on-write, as the
+reference); copy-on-write deletes are :mod:`icectl.ops.delete_cow`'s. Not yet supported in
+merge-on-read mode (refused, nothing written): row-level deletes on format v1, and on v3 a data
+file that still has Parquet position deletes. Files written before a failed commit are removed.
 """
 
 from __future__ import annotations
@@ -103,14 +104,12 @@ class DeleteResult:
 
 
 def _resolve_mode(md: Any, mode: str | None) -> str:
+    """The mode asked for, else the table's ``write.delete.mode`` (the reference's default:
+    copy-on-write)."""
     if mode is not None and mode not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"--mode: {mode!r} is not merge-on-read or copy-on-write")
-    chosen = mode or md.properties.get(DELETE_MODE, MERGE_ON_READ)
-    if chosen == COPY_ON_WRITE:
-        why = "--mode" if mode else f"the table property {DELETE_MODE}"
-        raise UnsupportedFeature(f"copy-on-write deletes ({why}) are not supported yet; "
-                                 "use --mode merge-on-read")
-    if chosen != MERGE_ON_READ:
+    chosen = mode or md.properties.get(DELETE_MODE, COPY_ON_WRITE)
+    if chosen not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"{DELETE_MODE}={chosen!r} is not merge-on-read or copy-on-write")
     return chosen
 
@@ -200,6 +199,11 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
     ref = branch if branch in md.refs else None
     if ref is None and branch != MAIN_BRANCH:
         raise InvalidInput(f"--branch: no branch named {branch!r}")
+    if chosen == COPY_ON_WRITE:  # rewrites the files holding matching rows (ops/delete_cow.py)
+        from icectl.ops.delete_cow import delete_copy_on_write
+
+        return delete_copy_on_write(table, filter_text, branch=branch, dry_run=dry_run,
+                                    case_sensitive=case_sensitive)
     plan = plan_scan(table, filter_text, ref=ref, case_sensitive=case_sensitive)
     snapshot = md.snapshot_by_id(plan.snapshot_id) if plan.snapshot_id is not None else None
     files = _data_files(table, snapshot, plan.files) if snapshot is not None else {}

@@ -260,18 +260,20 @@ def write_rows(
     return WriteResult(result, data.num_rows, fmt)
 
 
-def write_data_files(table: Any, data: pa.Table, written_paths: list[str]) -> list[tuple[DataFile, str]]:
+def write_data_files(table: Any, data: pa.Table, written_paths: list[str], *,
+                     operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
     """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
     spec, split by partition and sorted by the sort order; returns each file with its partition
     path. Every path written is appended to ``written_paths`` (the caller removes them if
-    anything fails)."""
+    anything fails). Files are named ``<task index>-0-<operation id>-<n>.parquet`` (a new
+    operation id unless one is given: the tasks of one operation share it)."""
     md = table.metadata
     schema, spec, order = md.schema, md.spec, md.sort_order
     options = ParquetWriteOptions.from_properties(md.properties)
     config = metrics_config(md.properties, schema, order)
     mapping = table_name_mapping(dict(md.properties), schema)
     base_dir = data_location(table.location, md.properties)
-    operation_id = str(_uuid.uuid4())
+    operation_id = operation_id or str(_uuid.uuid4())
     counter = [0]
     files: list[tuple[DataFile, str]] = []
     for batch in partitioned_batches(data, schema, spec, order):
@@ -281,7 +283,7 @@ def write_data_files(table: Any, data: pa.Table, written_paths: list[str]) -> li
 
         def next_path(directory: str = directory) -> str:
             counter[0] += 1
-            p = join(directory, f"00000-0-{operation_id}-{counter[0]:05d}.parquet")
+            p = join(directory, f"{task_index:05d}-0-{operation_id}-{counter[0]:05d}.parquet")
             written_paths.append(p)
             return p
 
@@ -313,3 +315,134 @@ def _nan_counts(rows: pa.Table, schema: Schema, config: Any) -> dict[int, int] |
             col = rows.column(f.name)
             out[f.field_id] = int(pc.sum(pc.is_nan(col).cast(pa.int64())).as_py() or 0)
     return out or None
+
+
+# -- many inputs: per-file work on an engine -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WriteFileTask:
+    """One input file of a many-file write, as plain data (an engine task)."""
+
+    source: str
+    file_format: str | None
+    schema: dict[str, Any]  # Schema.to_json()
+    spec: dict[str, Any]  # PartitionSpec.to_json()
+    sort_order: dict[str, Any] | None
+    properties: dict[str, str]
+    table_location: str
+    operation_id: str
+    task_index: int
+    ignore_extra_columns: bool = False
+    input_bytes: int = 0
+    storage_options: dict[str, Any] | None = None
+
+
+def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int, str]:
+    """Read one input file, conform it to the schema and write its data files (the engine task
+    of :func:`write_files`): ``(files with partition paths, rows read, input format)``. Its own
+    files are deleted again if it fails."""
+    from icectl.io.files import FileIO
+    from icectl.spec.partitioning import PartitionSpec
+    from icectl.spec.sorting import SortOrder
+
+    io = FileIO(task.storage_options or None)
+    schema = Schema.from_json(task.schema)
+    spec = PartitionSpec.from_json(task.spec)
+    order = SortOrder.from_json(task.sort_order) if task.sort_order else None
+    raw, fmt = read_rows(io, task.source, task.file_format, schema)
+    if raw.num_rows == 0:
+        return [], 0, fmt
+    data = conform_to_schema(raw, schema, ignore_extra_columns=task.ignore_extra_columns).combine_chunks()
+    written: list[str] = []
+    table = _TaskTable(io, task.table_location, schema, spec, order, task.properties)
+    try:
+        files = write_data_files(table, data, written, operation_id=task.operation_id,
+                                 task_index=task.task_index)
+    except BaseException:
+        for p in written:
+            io.delete_quietly(p)
+        raise
+    return files, data.num_rows, fmt
+
+
+def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
+                summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
+                ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
+                ) -> WriteResult:
+    """Write the rows of several input files as ONE append snapshot. Each file is read and
+    written by a task on ``engine`` (default: the local engine, one worker per CPU); a single
+    input is written in this process, as :func:`write_rows`. Refused as a whole (nothing
+    committed, every file written removed) when any input fails."""
+    if not sources:
+        raise InvalidInput("no input files given")
+    if len(sources) == 1 or "-" in sources:
+        if len(sources) > 1:
+            raise InvalidInput("stdin (-) cannot be combined with other input files")
+        return write_rows(table, sources[0], file_format=file_format, summary_properties=summary_properties,
+                          branch=branch, ignore_extra_columns=ignore_extra_columns, merge=merge, stdin=stdin)
+    if len(set(sources)) != len(sources):
+        dup = next(s for s in sources if sources.count(s) > 1)
+        raise InvalidInput(f"input file given twice: {dup}")
+    md = table.metadata
+    for s in sources:
+        _detect_format(s, None, file_format)  # refuse an unknown format before any work starts
+        if not table.io.exists(s):
+            raise NotFound(f"input file not found: {s}")
+    if engine is None:
+        from icectl.engines import get_engine
+
+        engine = get_engine("local")
+    operation_id = str(_uuid.uuid4())
+    base_dir = data_location(table.location, md.properties)
+    tasks = [WriteFileTask(
+        source=s, file_format=file_format, schema=md.schema.to_json(), spec=md.spec.to_json(),
+        sort_order=md.sort_order.to_json() if md.sort_order is not None else None,
+        properties=dict(md.properties), table_location=table.location, operation_id=operation_id, task_index=i,
+        ignore_extra_columns=ignore_extra_columns, input_bytes=_size_or_zero(table.io, s),
+        storage_options=dict(getattr(table.io, "_options", None) or {}) or None)
+        for i, s in enumerate(sources)]
+    try:
+        results = engine.map(run_write_task, tasks)
+        files = [f for r in results for f in r[0]]
+        rows = sum(r[1] for r in results)
+        if rows == 0:
+            raise InvalidInput("the inputs have no rows: nothing to write")
+        formats = sorted({r[2] for r in results})
+        result = append_data_files(table, files, summary_properties=summary_properties,
+                                   branch=branch, merge=merge)
+    except BaseException:
+        remove_operation_files(table.io, base_dir, operation_id)
+        raise
+    return WriteResult(result, rows, formats[0] if len(formats) == 1 else "mixed")
+
+
+class _TaskTable:
+    """What :func:`write_data_files` needs of a table, rebuilt from a task's plain data."""
+
+    def __init__(self, io: Any, location: str, schema: Schema, spec: Any, order: Any,
+                 properties: Mapping[str, str]) -> None:
+        from types import SimpleNamespace
+
+        self.io = io
+        self.location = location
+        self.metadata = SimpleNamespace(schema=schema, spec=spec, sort_order=order,
+                                        properties=dict(properties))
+
+
+def _size_or_zero(io: Any, path: str) -> int:
+    try:
+        return int(io.info(path).size)
+    except Exception:  # noqa: BLE001 - only for progress
+        return 0
+
+
+def remove_operation_files(io: Any, base_dir: str, operation_id: str) -> None:
+    """Delete every file under ``base_dir`` of one operation (its tasks name their files with the
+    operation's id), also those of tasks whose results never came back."""
+    try:
+        found = [f.path for f in io.walk(base_dir) if operation_id in f.path.rsplit("/", 1)[-1]]
+    except Exception:  # noqa: BLE001 - nothing written, or the directory is gone
+        return
+    for p in found:
+        io.delete_quietly(p)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
-from icectl.engines import LocalEngine, get_engine
+from icectl.engines import LocalEngine, TaskProgress, get_engine
 from icectl.errors import InvalidInput
 
 
@@ -17,6 +18,13 @@ def square_with_pid(x: int) -> tuple[int, int]:
 def fail_on_three(x: int) -> int:
     if x == 3:
         raise ValueError("task 3 failed")
+    return x
+
+
+def slow_first(x: int) -> int:
+    """Task 0 finishes last: results must still come back in task order."""
+    if x == 0:
+        time.sleep(0.5)
     return x
 
 
@@ -35,10 +43,37 @@ def test_defaults_and_edges() -> None:
     assert LocalEngine(workers=3).map(square_with_pid, []) == []
     with pytest.raises(InvalidInput):
         LocalEngine(workers=0)
-    with pytest.raises(InvalidInput, match="unknown engine 'spark'"):
-        get_engine("spark")
+    with pytest.raises(InvalidInput, match="unknown engine 'flink'"):
+        get_engine("flink")
 
 
 def test_a_failing_task_fails_the_map() -> None:
     with pytest.raises(ValueError, match="task 3 failed"):
         LocalEngine(workers=2).map(fail_on_three, range(5))
+
+
+def test_progress_counts_tasks_and_bytes_as_they_finish() -> None:
+    seen: list[TaskProgress] = []
+    engine = LocalEngine(workers=2, progress=seen.append)
+    assert engine.map(slow_first, range(4), sizes=[10, 20, 30, 40]) == [0, 1, 2, 3]
+    assert seen[0] == TaskProgress(0, 4, 0, 100)
+    assert seen[-1] == TaskProgress(4, 4, 100, 100)
+    assert [p.done for p in seen] == [0, 1, 2, 3, 4]
+    # task 0 is the slow one: others were reported done before it
+    assert seen[1].bytes_done != 10
+
+
+def test_sizes_come_from_the_tasks_when_not_given() -> None:
+    seen: list[TaskProgress] = []
+    tasks = [{"input_bytes": 5, "n": 1}, {"input_bytes": 7, "n": 2}]
+    LocalEngine(workers=1, progress=seen.append).map(len, tasks)
+    assert seen[-1] == TaskProgress(2, 2, 12, 12)
+    with pytest.raises(ValueError, match="2 sizes for 3 tasks"):
+        LocalEngine(workers=1).map(len, ["a", "b", "c"], sizes=[1, 2])
+
+
+def test_imap_streams_results_in_order() -> None:
+    engine = LocalEngine(workers=2)
+    it = engine.imap(slow_first, range(3))
+    assert next(it) == 0
+    assert list(it) == [1, 2]

@@ -105,12 +105,7 @@ def test_dry_run_writes_nothing(table: Table) -> None:
     assert _files(table) == before
 
 
-def test_copy_on_write_and_v1_row_deletes_refused_nothing_written(tmp_path: Path,
-                                                                   table: Table) -> None:
-    before = _files(table)
-    with pytest.raises(UnsupportedFeature, match="merge-on-read"):
-        delete_rows(table, "id = 1", mode="copy-on-write")
-    assert _files(table) == before
+def test_v1_row_deletes_refused_nothing_written(tmp_path: Path) -> None:
     t1 = make_table(tmp_path / "v1", "id long", fv=1, props=MOR)
     write_rows(t1, pa.table({"id": pa.array([1, 2], pa.int64())}))
     t1 = Table.load(t1.location)
@@ -153,8 +148,11 @@ def test_cli_delete_json_and_unknown_column(table: Table) -> None:
     out = json.loads(p.stdout)
     assert out["committed"] and out["deleted-positions"] == 1 and out["operation"] == "delete"
     assert (4, "a") not in _rows(table)
-    p = _cli("delete", table.location, "--filter", "id = 5", "--mode", "copy-on-write")
-    assert p.returncode == 9 and "merge-on-read" in p.stderr
+    p = _cli("delete", table.location, "--filter", "id = 5", "--mode", "copy-on-write", "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["mode"] == "copy-on-write" and out["operation"] == "overwrite"
+    assert (5, "b") not in _rows(table) and out["position-delete-files"] == []
 
 
 def test_deletion_vector_writer_round_trips_through_the_reader() -> None:

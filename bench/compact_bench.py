@@ -1,0 +1,276 @@
+"""Whole-process compaction: `icectl compact` (local engine, 1 and 2 workers) against Spark's
+`rewrite_data_files` (local[2]), on copies of the same table of small files, same run.
+
+The table (format v2, partitioned by identity(cat), 4 partitions) is built once: FILES small
+Parquet files of ROWS rows each (columns id long, cat string, ts timestamptz, v double,
+s string; v and ts from random bits, so the data does not compress away), written with pyarrow (zstd, as Iceberg tables are created) under the table's data/
+directory and registered with one `icectl append`. The pristine table is kept aside and copied
+back (`cp -a`) to the location its metadata records before every run, so every run compacts
+exactly the same table.
+
+Each run is one fresh process, as a cron job or a pipeline step pays it:
+
+* icectl: `python -m icectl compact LOC --engine local --workers N --json` (N = 1 and 2);
+* Spark: a fresh `python` that starts a local[2] session with the Iceberg 1.10.2 runtime and a
+  Hadoop catalog (the interop tests' stack), runs
+  `CALL ice.system.rewrite_data_files(table => 'bench.t')`, stops the session and exits
+  (session start included).
+
+Both use the procedure's defaults (target 512 MB, min-input-files 5). After each run the number
+of live data files and the record total are read back and compared between the tools.
+
+Reported: the median wall time, and the median peak resident memory of the whole process tree
+(driver, worker processes, the JVM), sampled every 50 ms from /proc (the sum of the tree's
+VmRSS at its largest), per tool, and the ratios.
+
+Usage:
+    python bench/compact_bench.py                      # 200 files x 25,000 rows (~0.1 GB), 3 reps
+    python bench/compact_bench.py --files 2000         # ~1 GB of small files
+    python bench/compact_bench.py --files 400 --rows 20000 --reps 1 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INTEROP = os.path.join(os.path.dirname(HERE), "tests", "interop")
+NAMESPACE, TABLE = "bench", "t"
+CATS = ("a", "b", "c", "d")
+
+
+# ---------------------------------------------------------------- memory of a process tree
+
+def _tree(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, todo = [pid], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, float, str]:
+    """(wall seconds, peak MiB of the process tree's summed RSS, stdout) of one process."""
+    peak = [0]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env=env, text=True)
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], sum(_rss_kb(p) for p in _tree(proc.pid)))
+            done.wait(0.05)
+
+    t0 = time.perf_counter()
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    done.set()
+    sampler.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:5])} ... exited {proc.returncode}\n{err[-3000:]}")
+    return wall, peak[0] / 1024, out
+
+
+# ---------------------------------------------------------------- Spark child (fresh process)
+
+def spark_child(spec: dict) -> None:
+    from pathlib import Path
+
+    sys.path.insert(0, INTEROP)
+    from spark_support import start_spark
+
+    t0 = time.perf_counter()
+    started = start_spark(Path(spec["warehouse"]), Path(spec["scratch"]))
+    t1 = time.perf_counter()
+    rows = [[str(v) for v in r] for r in started.session.sql(spec["sql"]).collect()]
+    t2 = time.perf_counter()
+    started.session.stop()
+    print(json.dumps({"rows": rows, "start-seconds": t1 - t0, "call-seconds": t2 - t1}))
+
+
+# ---------------------------------------------------------------- the table
+
+def _small_file(i: int, n: int, cat: str):
+    """One small file's rows: sequential ids, a random 64-bit column and a double derived from
+    it (so the data does not compress away), a timestamp and a text column."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids = pa.array(range(i * n, i * n + n), pa.int64())
+    r = pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(os.urandom(8 * n))])
+    ts = pc.add(pc.multiply(pc.cast(pc.bit_wise_and(r, pa.scalar(0xFFFFFFFF, pa.int64())), pa.int64()), 20),
+                pa.scalar(1_700_000_000_000_000, pa.int64()))
+    return pa.table({
+        "id": ids,
+        "cat": pa.array([cat] * n, pa.string()),
+        "ts": ts.cast(pa.timestamp("us", tz="UTC")),
+        "v": pc.divide(pc.cast(pc.bit_wise_and(r, pa.scalar(0xFFFFFFFFFFFF, pa.int64())), pa.float64()), 7.0),
+        "s": pc.binary_join_element_wise("row-", pc.cast(ids, pa.string()), ""),
+    })
+
+
+def build(args, root: str) -> dict:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    location = os.path.join(root, "wh", NAMESPACE, TABLE)
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "icectl", "create", location, "--schema",
+                    "id long not null, cat string, ts timestamptz, v double, s string",
+                    "--partition", "cat"], check=True, capture_output=True)
+    paths = []
+    for i in range(args.files):
+        cat = CATS[i % len(CATS)]
+        t = _small_file(i, args.rows, cat)
+        d = os.path.join(location, "data", f"cat={cat}")
+        os.makedirs(d, exist_ok=True)
+        p = os.path.join(d, f"small-{i:06d}.parquet")
+        pq.write_table(t, p, compression="zstd")
+        paths.append(p)
+    lst = os.path.join(root, "files.txt")
+    with open(lst, "w") as f:
+        f.write("\n".join(paths) + "\n")
+    subprocess.run([sys.executable, "-m", "icectl", "append", location, "--from-list", lst, "--json"],
+                   check=True, capture_output=True)
+    pristine = os.path.join(root, "pristine")
+    subprocess.run(["cp", "-a", location, pristine], check=True)
+    size = sum(os.path.getsize(p) for p in paths)
+    return {"location": location, "pristine": pristine, "files": args.files, "rows": args.rows,
+            "bytes": size, "build_seconds": time.perf_counter() - t0}
+
+
+def restore(shape: dict) -> None:
+    shutil.rmtree(shape["location"], ignore_errors=True)
+    subprocess.run(["cp", "-a", shape["pristine"], shape["location"]], check=True)
+
+
+def live_state(location: str) -> tuple[int, int]:
+    """(live data files, total records) of the current snapshot."""
+    from icectl.table.table import Table
+
+    s = Table.load(location).metadata.current_snapshot().summary
+    return int(s["total-data-files"]), int(s["total-records"])
+
+
+def run_one(tool: str, shape: dict, root: str) -> dict:
+    restore(shape)
+    loc = shape["location"]
+    if tool.startswith("icectl"):
+        workers = tool.split("-w")[1]
+        cmd = [sys.executable, "-m", "icectl", "compact", loc, "--engine", "local", "--workers", workers, "--json"]
+        wall, rss, out = run_measured(cmd)
+        res = {"wall": wall, "rss_mb": rss, "added": json.loads(out)["added-data-files-count"]}
+    else:
+        spec = {"warehouse": os.path.join(root, "wh"), "scratch": os.path.join(root, "scratch", "spark"),
+                "sql": f"CALL ice.system.rewrite_data_files(table => '{NAMESPACE}.{TABLE}')"}
+        wall, rss, out = run_measured([sys.executable, os.path.abspath(__file__), "--spark-child", json.dumps(spec)])
+        o = json.loads(out.strip().splitlines()[-1])
+        res = {"wall": wall, "rss_mb": rss, "start": o["start-seconds"], "call": o["call-seconds"],
+               "added": int(o["rows"][0][1]) if o["rows"] else None}
+    res["files_after"], res["records"] = live_state(loc)
+    return res
+
+
+TOOLS = ("icectl-w1", "icectl-w2", "spark")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--files", type=int, default=200)
+    ap.add_argument("--rows", type=int, default=25_000, help="rows per small file")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--dir", default=None, help="work directory (default: a temp dir, removed)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    root = args.dir or tempfile.mkdtemp(prefix="icectl-compact-bench-")
+    try:
+        shape = build(args, root)
+        print(f"built {shape['files']} files, {shape['bytes'] / 2**20:.0f} MiB in {shape['build_seconds']:.1f}s",
+              file=sys.stderr, flush=True)
+        runs: dict[str, list[dict]] = {t: [] for t in TOOLS}
+        problems = []
+        for rep in range(args.reps):
+            order = TOOLS if rep % 2 == 0 else tuple(reversed(TOOLS))
+            for tool in order:
+                runs[tool].append(run_one(tool, shape, root))
+                print(f"rep {rep} {tool}: {runs[tool][-1]['wall']:.2f}s", file=sys.stderr, flush=True)
+            states = {t: (runs[t][-1]["files_after"], runs[t][-1]["records"]) for t in TOOLS}
+            if len(set(s[1] for s in states.values())) != 1 or states["icectl-w1"] != states["icectl-w2"] or \
+                    states["icectl-w1"][0] > states["spark"][0]:
+                problems.append(f"rep {rep}: files/records after compaction differ: {states}")
+                print(f"!!! MISMATCH {problems[-1]}", file=sys.stderr)
+        med = lambda t, k: statistics.median(r[k] for r in runs[t])  # noqa: E731
+        result = {
+            "files": shape["files"], "rows-per-file": shape["rows"], "bytes": shape["bytes"], "reps": args.reps,
+            "tools": {t: {"seconds": round(med(t, "wall"), 2), "peak-rss-mb": round(med(t, "rss_mb"), 0),
+                          "runs": [round(r["wall"], 2) for r in runs[t]],
+                          "files-after": runs[t][-1]["files_after"]} for t in TOOLS},
+            "spark-session-start-seconds": round(med("spark", "start"), 2),
+            "spark-call-seconds": round(med("spark", "call"), 2),
+            "mismatches": problems,
+        }
+        sp = result["tools"]["spark"]["seconds"]
+        for t in ("icectl-w1", "icectl-w2"):
+            result["tools"][t]["x-faster-than-spark"] = round(sp / result["tools"][t]["seconds"], 2)
+        result["scaling-w1-to-w2"] = round(result["tools"]["icectl-w1"]["seconds"] /
+                                           result["tools"]["icectl-w2"]["seconds"], 2)
+        if args.json:
+            print(json.dumps(result, indent=2))
+        else:
+            print(f"{shape['files']} files x {shape['rows']} rows = {shape['bytes'] / 2**20:.0f} MiB, "
+                  f"median of {args.reps}")
+            print(f"{'tool':22} {'seconds':>8} {'peak RSS':>10} {'files after':>12} {'x vs spark':>11}")
+            for t in TOOLS:
+                r = result["tools"][t]
+                name = {"icectl-w1": "icectl --workers 1", "icectl-w2": "icectl --workers 2",
+                        "spark": "spark local[2]"}[t]
+                print(f"{name:22} {r['seconds']:8.2f} {r['peak-rss-mb']:7.0f} MiB {r['files-after']:12d} "
+                      f"{r.get('x-faster-than-spark', 1.0):10.2f}x")
+            print(f"spark: session start {result['spark-session-start-seconds']:.2f}s, "
+                  f"rewrite_data_files {result['spark-call-seconds']:.2f}s; "
+                  f"icectl scaling 1 -> 2 workers: {result['scaling-w1-to-w2']:.2f}x")
+            if problems:
+                print(f"MISMATCHES: {len(problems)} (see stderr)")
+        return 1 if problems else 0
+    finally:
+        if args.dir is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--spark-child":
+        spark_child(json.loads(sys.argv[2]))
+    else:
+        sys.exit(main())

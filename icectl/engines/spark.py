@@ -1,0 +1,302 @@
+"""The Spark engine: the same task functions, run in Spark executors' Python workers.
+
+``SparkEngine(master="local[2]")`` (or ``ICECTL_SPARK_MASTER``) starts - or joins - a
+SparkSession; ``SparkEngine(session=spark)`` uses a session the caller already has, which is how
+a PySpark job runs an icectl operation as a library call::
+
+    from icectl.engines.spark import SparkEngine
+    from icectl.ops.compact import compact_table
+    from icectl.table.table import Table
+
+    engine = SparkEngine(session=spark)                     # the job's SparkSession
+    result = compact_table(Table.load(location), engine=engine)   # planned and committed here
+
+``map(fn, tasks)`` makes one RDD with one partition per task, runs ``fn`` on each in the
+executors' Python workers and collects the results in task order. The driver keeps planning and
+committing; executors only write data files and return their metadata. Unless told otherwise,
+the icectl package of the driver is shipped to the executors (zipped once per SparkContext and
+added with ``addPyFile``), so executors need only pyspark and icectl's dependencies, not icectl.
+
+pyspark is imported here only, inside functions: it is the optional extra ``icectl[spark]``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import threading
+import uuid
+import zipfile
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+from icectl.engines import ProgressCallback, _Tracker, task_sizes
+from icectl.errors import UnsupportedFeature
+
+__all__ = ["SparkEngine", "MASTER_ENV", "require_pyspark", "executor_probe"]
+
+MASTER_ENV = "ICECTL_SPARK_MASTER"
+APP_NAME = "icectl"
+_POLL_SECONDS = 0.2
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+_shipped: dict[int, str] = {}  # id(SparkContext) -> the zip shipped to it
+_ship_lock = threading.Lock()
+
+
+def require_pyspark() -> Any:
+    """The pyspark module; UnsupportedFeature naming the extra when it is not installed."""
+    try:
+        import pyspark
+    except ImportError:
+        raise UnsupportedFeature(
+            "the spark engine needs pyspark, which is not installed "
+            "(install the extra: pip install 'icectl[spark]')") from None
+    return pyspark
+
+
+def executor_probe(task: Any) -> dict[str, Any]:
+    """Where a task ran: process id, and Spark's stage/partition/attempt when in an executor, the
+    icectl it imported and whether a shipped icectl zip is on its path. (A plain task function,
+    for checking an engine end to end.)"""
+    import icectl
+
+    out: dict[str, Any] = {"task": task, "pid": os.getpid(), "stage": None, "partition": None,
+                           "icectl": icectl.__file__,
+                           "shipped": any(str(p).endswith("icectl.zip") for p in sys.path)}
+    try:
+        from pyspark import TaskContext
+    except ImportError:
+        return out
+    ctx = TaskContext.get()
+    if ctx is not None:
+        out.update(stage=ctx.stageId(), partition=ctx.partitionId(), attempt=ctx.taskAttemptId())
+    return out
+
+
+class SparkEngine:
+    """Run task functions on Spark (see the module docs).
+
+    ``master``: a Spark master URL (``local[4]``, ``spark://host:7077``, ``yarn``); default
+    ``ICECTL_SPARK_MASTER``, else ``local[N]`` with N = ``workers`` or the machine's cores.
+    ``session``: an existing SparkSession (its context is used; ``master`` must then be unset).
+    ``ship_package``: add the driver's icectl package to the executors' Python path.
+    """
+
+    name = "spark"
+
+    def __init__(self, master: str | None = None, *, session: Any = None, workers: int | None = None,
+                 progress: ProgressCallback | None = None, ship_package: bool = True,
+                 app_name: str = APP_NAME) -> None:
+        from icectl.errors import InvalidInput
+
+        if workers is not None and workers < 1:
+            raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
+        if session is not None and master:
+            raise InvalidInput("give either a Spark master URL or an existing Spark session, not both")
+        self.master = master or os.environ.get(MASTER_ENV) or f"local[{workers or os.cpu_count() or 1}]"
+        self.session = session
+        self.progress = progress
+        self.ship_package = ship_package
+        self.app_name = app_name
+        self.last_job_group: str | None = None
+        self._owns_session = False
+
+    # -- the session -----------------------------------------------------------------------------
+
+    def spark_context(self) -> Any:
+        """The SparkContext tasks run on (starting a session when none was given)."""
+        if self.session is None:
+            require_pyspark()
+            from pyspark.sql import SparkSession
+
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+            builder = (SparkSession.builder.master(self.master).appName(self.app_name)
+                       .config("spark.ui.showConsoleProgress", "false")
+                       .config("spark.driver.extraJavaOptions",
+                               f"-Dlog4j2.configurationFile={_quiet_log_config()}"))
+            try:
+                self.session = builder.getOrCreate()
+            except Exception as e:  # the JVM or the master is unreachable
+                from icectl.errors import StorageError
+
+                raise StorageError(f"cannot start Spark with master {self.master}: "
+                                   f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+            self._owns_session = True
+            self.session.sparkContext.setLogLevel("FATAL")
+        return self.session.sparkContext
+
+    def stop(self) -> None:
+        """Stop the session this engine started (a session passed in is left running)."""
+        if self._owns_session and self.session is not None:
+            self.session.stop()
+            self.session = None
+            self._owns_session = False
+
+    def __enter__(self) -> "SparkEngine":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- running tasks ---------------------------------------------------------------------------
+
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T], *,
+            sizes: Sequence[int] | None = None) -> list[R]:
+        items = list(tasks)
+        if not items:
+            return []
+        tracker = _Tracker(task_sizes(items, sizes), self.progress)
+        sc = self.spark_context()
+        if self.ship_package:
+            ship_icectl(sc)
+        group = f"icectl-{uuid.uuid4().hex[:12]}"
+        self.last_job_group = group
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                sc.setJobGroup(group, f"icectl: {getattr(fn, '__name__', 'task')} x {len(items)}")
+                rdd = sc.parallelize(list(enumerate(items)), len(items))
+                outcome["results"] = rdd.map(_Indexed(fn)).collect()
+            except BaseException as e:  # noqa: BLE001 - re-raised in the driver thread
+                outcome["error"] = e
+
+        tracker.start()
+        thread = _thread(run)
+        thread.start()
+        while thread.is_alive():
+            thread.join(_POLL_SECONDS)
+            _poll(sc, group, tracker)
+        if "error" in outcome:
+            raise _task_error(outcome["error"])
+        pairs = sorted(outcome["results"], key=lambda p: p[0])
+        tracker.set(len(items), tracker.bytes_total)
+        return [r for _, r in pairs]
+
+
+_QUIET_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = stderr
+appender.console.type = Console
+appender.console.name = stderr
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.submit.name = org.apache.spark.deploy.SparkSubmit
+logger.submit.level = error
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
+
+
+def _quiet_log_config() -> str:
+    """A log4j2 configuration for a session icectl starts: errors only (icectl's stderr carries
+    its own notes; Spark's start-up chatter would drown them)."""
+    path = os.path.join(tempfile.gettempdir(), f"icectl-spark-log4j2-{os.getuid() if hasattr(os, 'getuid') else 0}.properties")
+    try:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(_QUIET_LOG4J2)
+    except OSError:
+        return ""
+    return "file://" + path
+
+
+class _Indexed:
+    """``(i, task) -> (i, fn(task))``: results are put back in task order by index."""
+
+    def __init__(self, fn: Callable[[Any], Any]) -> None:
+        self.fn = fn
+
+    def __call__(self, pair: tuple[int, Any]) -> tuple[int, Any]:
+        i, task = pair
+        return i, self.fn(task)
+
+
+def _thread(target: Callable[[], None]) -> threading.Thread:
+    """A thread whose Spark job-group setting reaches the JVM (pinned-thread mode)."""
+    try:
+        from pyspark import InheritableThread
+
+        return InheritableThread(target=target, daemon=True)
+    except ImportError:  # pragma: no cover - old pyspark
+        return threading.Thread(target=target, daemon=True)
+
+
+def _poll(sc: Any, group: str, tracker: _Tracker) -> None:
+    """Tasks finished so far, from Spark's status tracker (bytes pro rata of the tasks done)."""
+    try:
+        st = sc.statusTracker()
+        done = 0
+        for job_id in st.getJobIdsForGroup(group):
+            job = st.getJobInfo(job_id)
+            for stage_id in (job.stageIds if job is not None else ()):
+                stage = st.getStageInfo(stage_id)
+                if stage is not None:
+                    done += stage.numCompletedTasks
+    except Exception:  # noqa: BLE001 - progress is best effort
+        return
+    total = len(tracker.sizes)
+    done = min(done, total)
+    tracker.set(done, tracker.bytes_total * done // total if total else 0)
+
+
+def _task_error(e: BaseException) -> BaseException:
+    """A failed task's error as the driver should see it. Spark reports a Python worker's
+    exception inside a Java one, traceback and all; an icectl error keeps its kind and message,
+    any other error becomes one line naming the Python exception."""
+    import re
+
+    from icectl import errors
+
+    kinds = {k.__name__: k for k in (
+        errors.InvalidInput, errors.NotFound, errors.AlreadyExists, errors.ValidationError,
+        errors.CommitConflict, errors.StorageError, errors.CorruptMetadata, errors.UnsupportedFeature)}
+    text = str(e)
+    if "Traceback (most recent call last)" not in text:
+        return e
+    for line in text.splitlines():
+        m = re.match(r"^icectl\.errors\.(\w+): (.*)$", line.strip())
+        if m and m.group(1) in kinds:
+            return kinds[m.group(1)](m.group(2))
+    tail = text.split("Traceback (most recent call last)", 1)[1].splitlines()
+    for line in tail:
+        m = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)): (.*)$", line)
+        if m:
+            return RuntimeError(f"a task failed in a Spark executor: {m.group(1)}: {m.group(2)}")
+    return e
+
+
+# -- shipping icectl to executors ----------------------------------------------------------------
+
+
+def package_zip(directory: str | None = None) -> str:
+    """A zip of the installed icectl package (Python sources and package data), for
+    ``addPyFile``; written to ``directory`` (default: a new temporary directory)."""
+    import icectl
+
+    root = os.path.dirname(os.path.abspath(icectl.__file__))
+    out_dir = directory or tempfile.mkdtemp(prefix="icectl-spark-")
+    path = os.path.join(out_dir, "icectl.zip")
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in files:
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                full = os.path.join(folder, name)
+                zf.write(full, os.path.join("icectl", os.path.relpath(full, root)))
+    return path
+
+
+def ship_icectl(sc: Any) -> str:
+    """Add icectl to ``sc``'s executors once (idempotent per SparkContext); the zip's path."""
+    with _ship_lock:
+        key = id(sc._jsc) if hasattr(sc, "_jsc") else id(sc)
+        if key not in _shipped:
+            path = package_zip()
+            sc.addPyFile(path)
+            _shipped[key] = path
+        return _shipped[key]

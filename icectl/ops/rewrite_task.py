@@ -1,0 +1,302 @@
+"""The rewrite task: read data files through their deletes, write them again.
+
+One task function serves every operation that rewrites data files (``icectl compact`` and
+copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
+
+* :class:`RewriteTask` is plain data (picklable, no open files, no table): the input data files
+  with the delete files that apply to them (:class:`TaskInput`, :class:`TaskDelete`), the table
+  schema, the output partition spec and sort order as their JSON forms, the table properties,
+  the target file size, the table location (new files go to its data location), and optionally
+  a row filter whose matching rows are *dropped*.
+* :func:`run_rewrite_task` (module level, pure: it writes only the data files it names and
+  reports them) reads the rows with the scan reader (:mod:`icectl.scan.reader`, which applies
+  position deletes, deletion vectors and equality deletes), drops the rows the filter matches
+  (the scan's row filter, :mod:`icectl.scan.arrow_filter`, the same semantics as ``icectl
+  delete`` and ``icectl scan``), and writes the rest
+  through :func:`icectl.ops.write.write_data_files` (partitioned by the output spec, sorted,
+  rolled at the target size, field ids and metrics as every icectl writer). With a drop filter,
+  an input in which no row matches is left out (it needs no rewrite); the result names the
+  inputs the new files replace.
+* It returns :class:`RewriteTaskResult`: the new files' metadata (``DataFile`` values with
+  their partition paths) and counts.
+
+A failing task raises; its partly written files are deleted before the exception leaves it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from icectl.errors import InvalidInput
+from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
+from icectl.io.files import FileIO
+from icectl.io.parquet_write import TARGET_FILE_SIZE
+from icectl.spec.manifests import POSITION_DELETES, DataFile
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.schema import Schema
+from icectl.spec.sorting import SortOrder
+
+__all__ = ["TaskDelete", "TaskInput", "RewriteTask", "RewriteTaskResult", "run_rewrite_task",
+           "run_rewrite_task_guarded", "TaskFailed", "results_or_raise", "task_input"]
+
+
+@dataclass(frozen=True)
+class TaskDelete:
+    """A delete file that applies to an input data file (as the scan planner attached it)."""
+
+    path: str
+    content: int  # 1 position deletes (Parquet or a deletion vector), 2 equality deletes
+    file_format: str
+    content_offset: int | None = None
+    content_size_in_bytes: int | None = None
+    equality_ids: tuple[int, ...] | None = None
+    referenced_data_file: str | None = None  # the one data file a position delete applies to
+    record_count: int = 0
+
+    @property
+    def is_dv(self) -> bool:
+        return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
+
+
+@dataclass(frozen=True)
+class TaskInput:
+    """An input data file with the deletes that apply to it."""
+
+    path: str
+    file_format: str
+    spec_id: int
+    partition: tuple
+    record_count: int
+    file_size_in_bytes: int
+    data_sequence_number: int | None
+    deletes: tuple[TaskDelete, ...] = ()
+
+
+@dataclass(frozen=True)
+class RewriteTask:
+    """Everything one rewrite needs, as plain data (see the module docs)."""
+
+    inputs: tuple[TaskInput, ...]
+    schema: dict[str, Any]  # Schema.to_json()
+    spec: dict[str, Any]  # the output PartitionSpec.to_json()
+    sort_order: dict[str, Any] | None  # SortOrder.to_json(); None or no fields: unsorted
+    properties: dict[str, str]
+    format_version: int
+    target_file_size: int
+    table_location: str  # new files go to its data location (``write.data.path`` honoured)
+    operation_id: str  # names the operation (file names are unique per task anyway)
+    task_index: int = 0
+    drop_filter: str | None = None  # rows matching it are not written
+    case_sensitive: bool = False
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(f.file_size_in_bytes for f in self.inputs)
+
+
+@dataclass(frozen=True)
+class RewriteTaskResult:
+    """What a task wrote: the new data files (with partition paths) and row counts."""
+
+    task_index: int
+    files: tuple[tuple[DataFile, str], ...]
+    rows_read: int
+    rows_dropped: int
+    bytes_read: int
+    # the inputs the new files replace: all of them, except, with a drop filter, those in which
+    # no row matched (they stay as they are)
+    rewritten: tuple[str, ...] = ()
+
+    @property
+    def rows_written(self) -> int:
+        return sum(f.record_count for f, _ in self.files)
+
+    @property
+    def bytes_written(self) -> int:
+        return sum(f.file_size_in_bytes for f, _ in self.files)
+
+
+@dataclass(frozen=True)
+class TaskFailed:
+    """A task that raised, as plain data (exceptions need not pickle): the error's kind
+    (an :mod:`icectl.errors` class name) and message."""
+
+    task_index: int
+    kind: str
+    message: str
+
+
+def run_rewrite_task_guarded(task: RewriteTask) -> RewriteTaskResult | TaskFailed:
+    """:func:`run_rewrite_task`, with a failure returned instead of raised: an engine then
+    hands back every other task's result, so the driver can remove all the files written
+    before it reports the failure (see :func:`results_or_raise`)."""
+    try:
+        return run_rewrite_task(task)
+    except Exception as e:  # noqa: BLE001 - reported to the driver, which raises it
+        return TaskFailed(task.task_index, type(e).__name__, str(e))
+
+
+def results_or_raise(file_io: Any, outcomes: Sequence[RewriteTaskResult | TaskFailed]
+                     ) -> list[RewriteTaskResult]:
+    """The results of guarded tasks; if any failed, the files the others wrote are deleted and
+    the first failure is raised (as its icectl error kind, else as a RuntimeError)."""
+    failed = [o for o in outcomes if isinstance(o, TaskFailed)]
+    if not failed:
+        return list(outcomes)  # type: ignore[arg-type]
+    for o in outcomes:
+        if isinstance(o, RewriteTaskResult):
+            for f, _ in o.files:
+                file_io.delete_quietly(f.file_path)
+    from icectl import errors
+
+    first = failed[0]
+    kind = getattr(errors, first.kind, None)
+    if isinstance(kind, type) and issubclass(kind, errors.IcectlError):
+        raise kind(first.message)
+    raise RuntimeError(f"rewrite task {first.task_index} failed: {first.kind}: {first.message}")
+
+
+def task_input(planned: Any) -> TaskInput:
+    """The plain-data form of a planned file (a scan planner ``PlannedFile``)."""
+    return TaskInput(
+        path=planned.path, file_format=planned.file_format, spec_id=planned.spec_id,
+        partition=tuple(planned.partition), record_count=planned.record_count,
+        file_size_in_bytes=planned.file_size_in_bytes,
+        data_sequence_number=planned.data_sequence_number,
+        deletes=tuple(TaskDelete(path=d.path, content=d.content, file_format=d.file_format,
+                                 content_offset=d.content_offset,
+                                 content_size_in_bytes=d.content_size_in_bytes,
+                                 equality_ids=tuple(d.equality_ids) if d.equality_ids else None,
+                                 referenced_data_file=d.referenced_data_file,
+                                 record_count=d.record_count)
+                      for d in planned.deletes))
+
+
+class _TaskMetadata:
+    """The little of a table's metadata the scan reader and the data file writer consult:
+    the output spec and sort order stand for the table's defaults, and the target file size
+    for ``write.target-file-size-bytes``."""
+
+    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec,
+                 order: SortOrder | None):
+        self.properties = dict(task.properties)
+        self.properties[TARGET_FILE_SIZE] = str(task.target_file_size)
+        self.format_version = task.format_version
+        self.schema = schema
+        self.spec = spec
+        self.sort_order = order
+        self._specs = {spec.spec_id: spec}
+
+    def specs_by_id(self) -> Mapping[int, PartitionSpec]:
+        return self._specs
+
+
+class _TaskTable:
+    """A stand-in for a loaded table: what the scan reader and the writer need (``io``,
+    ``metadata``, ``location``)."""
+
+    def __init__(self, task: RewriteTask, schema: Schema, spec: PartitionSpec,
+                 order: SortOrder | None):
+        self.io = FileIO(task.storage_options or None)
+        self.metadata = _TaskMetadata(task, schema, spec, order)
+        self.location = task.table_location
+
+
+def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
+    """Rewrite the task's input files (see the module docs). Pure: it writes only new data
+    files, returns their metadata, and deletes them again if it fails."""
+    from icectl.ops.write import write_data_files
+
+    schema = Schema.from_json(task.schema)
+    spec = PartitionSpec.from_json(task.spec)
+    order = SortOrder.from_json(task.sort_order) if task.sort_order else None
+    table = _TaskTable(task, schema, spec, order)
+    rows, read, dropped, rewritten = _read_rows(table, schema, task)
+    written: list[str] = []
+    try:
+        files = write_data_files(table, rows, written) if rows.num_rows and rewritten else []
+    except BaseException:
+        for p in written:
+            table.io.delete_quietly(p)
+        raise
+    if order is not None and order.order_id == 0:  # an order that is not one of the table's
+        files = [(replace(f, sort_order_id=None), p) for f, p in files]
+    return RewriteTaskResult(task_index=task.task_index, files=tuple(files), rows_read=read,
+                             rows_dropped=dropped, bytes_read=task.input_bytes,
+                             rewritten=tuple(rewritten))
+
+
+def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask
+               ) -> tuple[pa.Table, int, int, list[str]]:
+    """The live rows of the inputs (deletes applied) minus those the drop filter matches, the
+    rows read and dropped, and the inputs rewritten. With a drop filter, the rows of an input
+    in which no row matches are left out and so is the input (it needs no rewrite)."""
+    from icectl.scan.plan_setup import bind_filter
+    from icectl.scan.reader import Scan, ScanFile
+
+    drop = TRUE
+    if task.drop_filter is not None:
+        drop = bind_filter(task.drop_filter, None, schema, task.case_sensitive)
+    ids = sorted(referenced_field_ids(drop)) if task.drop_filter is not None else []
+    batches: list[pa.RecordBatch] = []
+    rewritten: list[str] = []
+    read = dropped = 0
+    # one scan for all inputs (its delete-file caches are shared), reading one file at a time
+    scan = Scan(table=table, schema=schema, projected=list(schema.fields), snapshot_id=None,
+                files=[])
+    for f in task.inputs:
+        scan.files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
+                               partition=tuple(f.partition), record_count=f.record_count,
+                               data_sequence_number=f.data_sequence_number, first_row_id=None,
+                               residual=TRUE, deletes=tuple(f.deletes))]
+        mine: list[pa.RecordBatch] = []
+        n_dropped = 0
+        for b in scan.batches():
+            read += b.num_rows
+            if task.drop_filter is not None:
+                b, n = _drop_matching(b, drop, ids, schema)
+                n_dropped += n
+            if b.num_rows:
+                mine.append(b)
+        if task.drop_filter is not None and n_dropped == 0:
+            continue  # nothing to delete in this file: it stays
+        dropped += n_dropped
+        rewritten.append(f.path)
+        batches += mine
+    return pa.Table.from_batches(batches, schema=scan.arrow_schema()), read, dropped, rewritten
+
+
+def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema
+                   ) -> tuple[pa.RecordBatch, int]:
+    """``b`` without the rows ``expr`` matches (the scan's row filter, on whole columns)."""
+    from icectl.scan.arrow_filter import row_mask
+
+    if isinstance(expr, AlwaysFalse):
+        return b, 0
+    if isinstance(expr, AlwaysTrue):
+        return b.slice(0, 0), b.num_rows
+    cols = {fid: _column(b, schema, fid) for fid in ids}
+    kept = b.filter(pc.invert(row_mask(expr, lambda p: cols.get(p.field_id), b.num_rows)))
+    return kept, b.num_rows - kept.num_rows
+
+
+def _column(b: pa.RecordBatch, schema: Schema, fid: int) -> Any:
+    """The batch's values of field ``fid``: a top-level column, or a field of nested structs."""
+    from icectl.spec.types import StructType
+
+    chain = [fid]
+    while (parent := schema.parent_id(chain[-1])) is not None:
+        chain.append(parent)
+    chain.reverse()
+    arr = b.column(schema.find_field(chain[0]).name)
+    for parent_id, child_id in zip(chain, chain[1:]):
+        if not isinstance(schema.find_field(parent_id).type, StructType):
+            raise InvalidInput(f"the filter refers to {schema.find_field(fid).name!r} inside a "
+                               "list or map; rows can be filtered on struct fields only")
+        arr = pc.struct_field(arr, [arr.type.get_field_index(schema.find_field(child_id).name)])
+    return arr

@@ -1,0 +1,309 @@
+"""Replacing data files: the reference's ``RewriteFiles`` (``replace``) and ``OverwriteFiles``
+(``overwrite``) snapshot producers.
+
+Both remove data files and add data files in one snapshot; they differ in what the change means
+and so in what a lost race must re-check:
+
+* :class:`RewriteFilesProducer` (compaction) changes the layout, not the rows. Operation
+  ``replace``. The new files take the data sequence number of the snapshot the rewrite started
+  from (the reference's ``use-starting-sequence-number``), so an equality delete committed
+  meanwhile still applies to them. On a retry on top of newer snapshots it re-validates from the
+  starting snapshot: the replaced files are still live, and no position delete or deletion
+  vector added since applies to them (equality deletes are fine, see above); else
+  :class:`~icectl.errors.CommitConflict`.
+* :class:`OverwriteFilesProducer` (copy-on-write row deletes) changes rows. Its operation is the
+  reference's: ``delete`` when it only removes files, ``append`` when it only adds, else
+  ``overwrite``. New files get the new snapshot's sequence number. On a retry: the replaced
+  files are still live, no delete file at all was added for them since, and, at the
+  ``serializable`` isolation level, no data file added since may hold rows the filter selects.
+
+Delete files that only the replaced data files needed go in the same commit (``removed-*``
+summary counts): a deletion vector or file-scoped position delete of a replaced file; and, in
+the partitions the commit touches, position deletes no remaining data file can be the target of
+(by sequence number and ``file_path`` bounds) and equality deletes no remaining data file is
+older than (the reference's dangling-delete rules). Callers may name more delete files to remove.
+
+The commit machinery deletes every manifest an attempt wrote when the commit fails; the data
+files the operation wrote are the operation's to remove (it knows them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Callable, Iterable
+
+from icectl.errors import CommitConflict
+from icectl.io import avro
+from icectl.spec.manifests import (
+    ADDED,
+    DATA,
+    DELETED,
+    EQUALITY_DELETES,
+    EXISTING,
+    MANIFEST_DATA,
+    MANIFEST_DELETES,
+    POSITION_DELETES,
+    DataFile,
+    ManifestEntry,
+    ManifestFile,
+)
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.partition_path import partition_path
+from icectl.spec.properties import property_int
+from icectl.spec.snapshots import Snapshot
+from icectl.spec.summary import SummaryBuilder
+from icectl.table import validation
+from icectl.table.producer import SnapshotProducer
+from icectl.table.table import CommitAttempt, Table
+
+__all__ = ["RewriteFilesProducer", "OverwriteFilesProducer", "delete_file_key"]
+
+_FILE_PATH_ID = 2147483546  # position delete files' file_path column
+
+
+def delete_file_key(f: DataFile) -> tuple:
+    """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
+    return (f.content, f.file_path, f.content_offset)
+
+
+class RewriteFilesProducer(SnapshotProducer):
+    """Replace data files by others holding the same rows (see the module docs)."""
+
+    operation = "replace"
+
+    def __init__(self, table: Table, *, starting_snapshot_id: int | None,
+                 removed: Iterable[str], added: Iterable[tuple[DataFile, str]] = (),
+                 removed_deletes: Iterable[DataFile] = (), use_starting_sequence_number: bool = True,
+                 remove_dangling_deletes: bool = True, **kwargs: Any):
+        super().__init__(table, **kwargs)
+        self.starting_snapshot_id = starting_snapshot_id
+        self._removed_paths = set(removed)
+        self._added = list(added)  # (data file with spec_id, partition path)
+        self._explicit_deletes = {delete_file_key(f) for f in removed_deletes}
+        self._remove_dangling = remove_dangling_deletes
+        start = table.metadata.snapshot_by_id(starting_snapshot_id) \
+            if starting_snapshot_id is not None else None
+        self.data_sequence_number: int | None = None
+        if use_starting_sequence_number and start is not None:
+            self.data_sequence_number = start.sequence_number
+        self.removed_data: list[DataFile] = []  # filled by apply, for the summary
+        self.removed_deletes: list[DataFile] = []
+
+    # -- validation -----------------------------------------------------------------------
+
+    @property
+    def ignore_equality_deletes(self) -> bool:
+        return self.data_sequence_number is not None
+
+    def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        head = parent.snapshot_id if parent is not None else None
+        if head == self.starting_snapshot_id:
+            return
+        validation.validate_files_live(self.io, base, self.starting_snapshot_id, head,
+                                       self._removed_paths)
+        self._validate_more(base, head)
+
+    def _validate_more(self, base: TableMetadata, head: int | None) -> None:
+        """Checks that need the replaced files' entries: done in :meth:`apply` through
+        :meth:`_check_deletes`, once the entries are read."""
+
+    def _check_deletes(self, base: TableMetadata, parent: Snapshot | None) -> None:
+        head = parent.snapshot_id if parent is not None else None
+        if head == self.starting_snapshot_id:
+            return
+        validation.validate_no_new_deletes(self.io, base, self.starting_snapshot_id, head,
+                                           self.removed_data,
+                                           ignore_equality=self.ignore_equality_deletes)
+
+    # -- the snapshot ---------------------------------------------------------------------
+
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
+        limit = property_int(base.properties, "write.summary.partition-limit", 0)
+        b = SummaryBuilder(limit).added_files(self._added)
+        for f in self.removed_data + self.removed_deletes:
+            b.removed_file(f, _ppath(base, f))
+        return b
+
+    def apply(self, base: TableMetadata, parent: Snapshot | None,
+              attempt: CommitAttempt) -> list[ManifestFile]:
+        manifests = self.parent_manifests(base, parent)
+        self.removed_data, self.removed_deletes = [], []
+        state = _LiveState()
+        kept: list[ManifestFile] = []
+        loaded: dict[str, list[ManifestEntry]] = {}
+        for m in manifests:
+            if m.content != MANIFEST_DATA:
+                continue
+            entries = avro.load_manifest(self.io, m)
+            hit = False
+            for e in entries:
+                if e.status == DELETED:
+                    continue
+                f = e.data_file
+                if f.file_path in self._removed_paths:
+                    hit = True
+                    self.removed_data.append(f)
+                else:
+                    state.add(f, e.data_sequence_number)
+            if hit:
+                loaded[m.manifest_path] = entries
+        missing = self._removed_paths - {f.file_path for f in self.removed_data}
+        if missing:
+            raise CommitConflict(f"data file {sorted(missing)[0]} is no longer live in branch "
+                                 f"{self.branch}; run the operation again")
+        self._check_deletes(base, parent)
+        new_seq = self.data_sequence_number
+        for f, _ in self._added:
+            state.add(f, new_seq if new_seq is not None else 1 << 62)
+        state.touched = {(f.spec_id, f.partition) for f in self.removed_data}
+        removing_deletes = self._deletes_to_remove(base, manifests, state, loaded)
+        for m in manifests:
+            entries = loaded.get(m.manifest_path)
+            if entries is None:
+                kept.append(m)
+                continue
+            kept += self._rewrite_manifest(attempt, base, m, entries, removing_deletes)
+        added = self._write_added(attempt, base)
+        return added + kept
+
+    def _write_added(self, attempt: CommitAttempt, base: TableMetadata) -> list[ManifestFile]:
+        by_spec: dict[int, list[ManifestEntry]] = {}
+        for f, _ in self._added:
+            by_spec.setdefault(f.spec_id, []).append(
+                ManifestEntry(ADDED, self.snapshot_id, self.data_sequence_number, None, f))
+        out: list[ManifestFile] = []
+        for spec_id, entries in by_spec.items():
+            out += self.write_manifests(attempt, base, base.spec_by_id(spec_id), entries)
+        return out
+
+    def _deletes_to_remove(self, base: TableMetadata, manifests: list[ManifestFile],
+                           state: "_LiveState", loaded: dict[str, list[ManifestEntry]]) -> set:
+        """Keys of the delete files this commit removes; their manifests' entries go into
+        ``loaded`` (so they are rewritten)."""
+        unpartitioned = {s.spec_id for s in base.specs if s.is_unpartitioned()}
+        out: set = set()
+        for m in manifests:
+            if m.content != MANIFEST_DELETES:
+                continue
+            entries = avro.load_manifest(self.io, m)
+            hit = False
+            for e in entries:
+                if e.status == DELETED:
+                    continue
+                f = e.data_file
+                key = delete_file_key(f)
+                if key in self._explicit_deletes or (
+                        self._remove_dangling and self._dangling(f, e.data_sequence_number or 0,
+                                                                 state, unpartitioned)):
+                    out.add(key)
+                    self.removed_deletes.append(f)
+                    hit = True
+            if hit:
+                loaded[m.manifest_path] = entries
+        return out
+
+    def _dangling(self, f: DataFile, seq: int, state: "_LiveState", unpartitioned: set) -> bool:
+        if f.content == POSITION_DELETES:
+            target = _targeted_path(f)
+            if target is not None:
+                return target in self._removed_paths and not state.has_path(target)
+            if (f.spec_id, f.partition) not in state.touched:
+                return False
+            lo, hi = _path_bounds(f)
+            return not any(s <= seq and (lo is None or p >= lo) and (hi is None or p <= hi)
+                           for p, s in state.files(f.spec_id, f.partition))
+        if f.content == EQUALITY_DELETES:
+            if f.spec_id in unpartitioned:
+                if not state.touched:
+                    return False
+                return not any(s < seq for s in state.all_sequence_numbers())
+            if (f.spec_id, f.partition) not in state.touched:
+                return False
+            return not any(s < seq for _, s in state.files(f.spec_id, f.partition))
+        return False
+
+    def _rewrite_manifest(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
+                          entries: list[ManifestEntry], removing_deletes: set) -> list[ManifestFile]:
+        out: list[ManifestEntry] = []
+        for e in entries:
+            if e.status == DELETED:
+                continue  # deletes of an older snapshot are not carried forward
+            f = e.data_file
+            gone = (f.file_path in self._removed_paths if f.content == DATA
+                    else delete_file_key(f) in removing_deletes)
+            out.append(replace(e, status=DELETED if gone else EXISTING,
+                               snapshot_id=self.snapshot_id if gone else e.snapshot_id))
+        return self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id), out,
+                                    m.content)
+
+
+class OverwriteFilesProducer(RewriteFilesProducer):
+    """Remove data files and add the rows they keep (copy-on-write deletes; module docs)."""
+
+    def __init__(self, table: Table, *, starting_snapshot_id: int | None, removed: Iterable[str],
+                 added: Iterable[tuple[DataFile, str]] = (),
+                 conflict_filter: Callable[[DataFile], bool] | None = None, **kwargs: Any):
+        super().__init__(table, starting_snapshot_id=starting_snapshot_id, removed=removed,
+                         added=added, use_starting_sequence_number=False, **kwargs)
+        self._conflict_filter = conflict_filter
+
+    @property
+    def operation(self) -> str:  # type: ignore[override]
+        if self._removed_paths and not self._added:
+            return "delete"
+        if self._added and not self._removed_paths:
+            return "append"
+        return "overwrite"
+
+    def _validate_more(self, base: TableMetadata, head: int | None) -> None:
+        if self._conflict_filter is not None:
+            validation.validate_no_new_data(self.io, base, self.starting_snapshot_id, head,
+                                            self._conflict_filter)
+
+
+class _LiveState:
+    """The data files live after the commit, by partition, for the dangling-delete rules."""
+
+    def __init__(self) -> None:
+        self._by_partition: dict[tuple, list[tuple[str, int]]] = {}
+        self._paths: set[str] = set()
+        self.touched: set[tuple] = set()
+
+    def add(self, f: DataFile, seq: int | None) -> None:
+        self._by_partition.setdefault((f.spec_id, f.partition), []).append(
+            (f.file_path, seq if seq is not None else 0))
+        self._paths.add(f.file_path)
+
+    def has_path(self, path: str) -> bool:
+        return path in self._paths
+
+    def files(self, spec_id: int, partition: tuple) -> list[tuple[str, int]]:
+        return self._by_partition.get((spec_id, partition), [])
+
+    def all_sequence_numbers(self) -> Iterable[int]:
+        for files in self._by_partition.values():
+            for _, s in files:
+                yield s
+
+
+def _path_bounds(f: DataFile) -> tuple[str | None, str | None]:
+    lo = (f.lower_bounds or {}).get(_FILE_PATH_ID)
+    hi = (f.upper_bounds or {}).get(_FILE_PATH_ID)
+    return (lo.decode("utf-8", "replace") if lo is not None else None,
+            hi.decode("utf-8", "replace") if hi is not None else None)
+
+
+def _targeted_path(f: DataFile) -> str | None:
+    """The one data file a position delete file applies to, when it says so."""
+    if f.referenced_data_file:
+        return f.referenced_data_file
+    lo, hi = _path_bounds(f)
+    return lo if lo is not None and lo == hi else None
+
+
+def _ppath(md: TableMetadata, f: DataFile) -> str:
+    try:
+        spec = md.spec_by_id(f.spec_id)
+        return partition_path(spec, md.schema, f.partition) if spec.fields else ""
+    except Exception:  # noqa: BLE001 - a spec whose source column is gone: no partition path
+        return ""
