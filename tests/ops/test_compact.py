@@ -21,7 +21,7 @@ from icectl.ops.rewrite_task import run_rewrite_task
 from icectl.ops.write import write_rows
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, DataFile
-from icectl.table.producer import RowDeltaProducer
+from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
 from tests.ops.test_write import make_table

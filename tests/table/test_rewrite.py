@@ -11,7 +11,7 @@ import pytest
 from icectl.errors import CommitConflict
 from icectl.ops.write import write_rows
 from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
-from icectl.table.producer import RowDeltaProducer
+from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.rewrite import OverwriteFilesProducer, RewriteFilesProducer
 from icectl.table.table import Table
 
