@@ -36,7 +36,7 @@ from icectl.errors import InvalidInput
 from icectl.io.files import is_local, local_path
 
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "get", "info",
-           "manifest_key", "put", "set_enabled"]
+           "manifest_key", "put", "put_payload", "set_enabled"]
 
 FORMAT_VERSION = 1
 _MAGIC = b"ICTLMC\x00\x01"
@@ -164,7 +164,16 @@ def put(key: bytes, value: Any) -> bool:
     directory = cache_dir()
     if directory in _unwritable:
         return False
-    payload = pickle.dumps(value, protocol=5)
+    return put_payload(key, pickle.dumps(value, protocol=5))
+
+
+def put_payload(key: bytes, payload: bytes) -> bool:
+    """Store an already pickled value (:func:`put` does the pickling)."""
+    if not enabled():
+        return False
+    directory = cache_dir()
+    if directory in _unwritable:
+        return False
     header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, len(payload), zlib.crc32(payload))
     tmp = None
     try:

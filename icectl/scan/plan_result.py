@@ -4,6 +4,8 @@ decisions taken on manifests and files (for ``--explain``), and tasks bin-packed
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import attrgetter
 from typing import Iterable, Sequence
 
 from icectl.expr.expressions import Expression
@@ -153,11 +155,11 @@ class PlanResult:
 
     @property
     def total_bytes(self) -> int:
-        return sum(f.file_size_in_bytes for f in self.files)
+        return _column_sum(self.files, "file_size_in_bytes")
 
     @property
     def total_records(self) -> int:
-        return sum(f.record_count for f in self.files)
+        return _column_sum(self.files, "record_count")
 
     def tasks(self) -> list[ScanTask]:
         """Splits bin-packed into tasks (the reference's ``planTasks``)."""
@@ -174,3 +176,12 @@ class PlanResult:
             return max(s[2] + sum(d.scan_size for d in f.deletes), (1 + len(f.deletes)) * cost)
 
         return [ScanTask(tuple(b)) for b in pack(splits(), weight, size, lookback)]
+
+
+def _column_sum(files: list[PlannedFile], name: str) -> int:
+    """Sum of one column over the planned files, read from the decoded columns run by run."""
+    total = 0
+    for cols, run in groupby(files, key=attrgetter("_cols")):
+        col = getattr(cols, name)
+        total += sum([col[f._i] for f in run])
+    return total

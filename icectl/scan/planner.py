@@ -26,7 +26,7 @@ resolved inputs, immutable), and nothing is carried between them in closures:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.expr.evaluators import (
@@ -46,7 +46,12 @@ from icectl.expr.expressions import (
 )
 from icectl.expr.projection import inclusive_projection
 from icectl.io import avro
-from icectl.io.manifest_columns import ManifestColumns, load_manifest_columns
+from icectl.io.manifest_columns import (
+    ManifestColumns,
+    ManifestRequest,
+    load_manifest_columns,
+    manifest_request,
+)
 from icectl.scan.delete_index import (
     DELETE_FILE_PATH_ID,
     DataStats,
@@ -61,6 +66,7 @@ from icectl.scan.plan_result import (
     PlanResult,
     ScanTask,
 )
+from icectl.scan.parallel import check_workers, load_in_order
 from icectl.scan.plan_setup import (
     appended_manifests,
     appended_snapshots,
@@ -218,8 +224,16 @@ def plan_scan(
     open_file_cost: int | None = None,
     lookback: int | None = None,
     explain: bool = False,
+    workers: int | None = None,
+    on_files: Callable[[list[PlannedFile]], None] | None = None,
 ) -> PlanResult:
-    """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`)."""
+    """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`).
+
+    Manifests that miss the decoded-manifest caches are decoded in ``workers`` processes
+    (default: this machine's cores) when more than a few miss (:mod:`icectl.scan.parallel`).
+    ``on_files`` is called with the files planned from each manifest, in order, as soon as
+    they are planned (they are also in the result)."""
+    check_workers(workers)
     scan, result = _prepare(table, filter_text, filter_expr, snapshot_id, ref, as_of, columns,
                             case_sensitive, from_snapshot, to_snapshot, split_size,
                             open_file_cost, lookback, explain)
@@ -233,11 +247,14 @@ def plan_scan(
     result.delete_files_total = len(index)
     metrics = _metrics_inputs(scan, index)
     result.data_files_total = sum(_live_count(m) or 0 for m in data)
-    for m, kept, why in _select_manifests(scan, data):
+    selected = list(_select_manifests(scan, data))
+    decoded = load_in_order(scan.io, [_request(m, metrics.wanted, metrics.nan_ids)
+                                      for m, kept, _ in selected if kept], workers)
+    for m, kept, why in selected:
         if not kept:
             result.manifests.append(_decision(m, False, why))
             continue
-        mc = _load(scan.io, m, metrics.wanted, metrics.nan_ids)
+        mc = next(decoded)
         live = sum(1 for s in mc.status if s != DELETED)
         if _live_count(m) is None:
             result.data_files_total += live
@@ -245,6 +262,8 @@ def plan_scan(
         files = _attach_deletes(scan, mc, m, idx, index, metrics, result.file_decisions)
         result.files.extend(files)
         result.manifests.append(_decision(m, True, why, files=live, matched=len(files)))
+        if on_files is not None and files:
+            on_files(files)
     return result
 
 
@@ -461,6 +480,13 @@ def _data_stats(mc: ManifestColumns, i: int, eq_ids: frozenset[int]) -> DataStat
 
 
 # -- decoding and views of one row ----------------------------------------------------------------
+
+
+def _request(m: ManifestFile, wanted: Iterable[int], nan: Iterable[int]) -> ManifestRequest:
+    return manifest_request(
+        m.manifest_path, m.manifest_length, wanted_stats=frozenset(wanted),
+        nan_stats=frozenset(nan), added_snapshot_id=m.added_snapshot_id,
+        sequence_number=m.sequence_number, first_row_id=m.first_row_id)
 
 
 def _load(io: Any, m: ManifestFile, wanted: set[int],
