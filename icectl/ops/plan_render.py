@@ -112,12 +112,17 @@ def _pick(col: Any, idx: list[int], whole: bool) -> Any:
 
 
 def _ints(values: Any, default: Callable[[Any], Any] | None) -> list[str]:
-    try:
-        if not any(type(v) is bool for v in values):
-            return list(map(_int_repr, values))  # TypeError on None and non-ints
-    except TypeError:
-        pass
+    """Each value (ints, maybe None) as JSON, by one C-encoder call over the column."""
+    if not values:
+        return []
+    if _PLAIN.issuperset(map(type, values)):
+        out = json.dumps(values if type(values) is list else list(values))[1:-1].split(", ")
+        if len(out) == len(values):
+            return out
     return [_scalar(v, default) for v in values]
+
+
+_PLAIN = frozenset((int, bool, type(None)))
 
 
 def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
@@ -126,7 +131,7 @@ def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
 
     columns = [_pick(c, idx, whole) for c in parts]
     rows = list(zip(*columns)) if columns else [()] * len(idx)
-    if any(type(v) is float for c in columns for v in c):
+    if any(float in set(map(type, c)) for c in columns):
         return [frag.partition(spec_id, partition_key(v), v) for v in rows]
     seen: dict[tuple, str] = {}
     out = []

@@ -4,8 +4,9 @@ decisions taken on manifests and files (for ``--explain``), and tasks bin-packed
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import groupby
-from operator import attrgetter
+from functools import partial
+from itertools import groupby, repeat
+from operator import attrgetter, itemgetter
 from typing import Iterable, Sequence
 
 from icectl.expr.expressions import Expression
@@ -18,23 +19,40 @@ from icectl.spec.schema import Schema
 __all__ = ["PlannedFile", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult"]
 
 
-class PlannedFile:
+class PlannedFile(tuple):
     """A data file the scan reads, with its residual filter and delete files.
 
     A light view of one row of the decoded manifest columns: the file's fields are read from
-    the columns when accessed, so planning 200,000 files builds 200,000 small objects only.
+    the columns when accessed. It is a tuple underneath so that planning 200,000 files builds
+    them without a Python-level constructor call each (:meth:`run`); equality is identity.
     """
 
-    __slots__ = ("_cols", "_i", "spec_id", "residual", "deletes", "manifest_path")
+    __slots__ = ()
 
-    def __init__(self, cols: ManifestColumns, i: int, spec_id: int, residual: Expression,
-                 deletes: tuple, manifest_path: str):
-        self._cols = cols
-        self._i = i
-        self.spec_id = spec_id
-        self.residual = residual
-        self.deletes = deletes
-        self.manifest_path = manifest_path
+    def __new__(cls, cols: ManifestColumns, i: int, spec_id: int, residual: Expression,
+                deletes: tuple, manifest_path: str) -> "PlannedFile":
+        return tuple.__new__(cls, (cols, i, spec_id, residual, deletes, manifest_path))
+
+    @classmethod
+    def run(cls, cols: ManifestColumns, idx: Iterable[int], spec_id: int, residual: Expression,
+            manifest_path: str) -> list["PlannedFile"]:
+        """Views of the rows ``idx`` that share a residual and have no delete files."""
+        return list(map(partial(tuple.__new__, cls),
+                        zip(repeat(cols), idx, repeat(spec_id), repeat(residual), repeat(()),
+                            repeat(manifest_path))))
+
+    def __getnewargs__(self) -> tuple:
+        return tuple(self)
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+    _cols = property(itemgetter(0))
+    _i = property(itemgetter(1))
+    spec_id = property(itemgetter(2))
+    residual = property(itemgetter(3))
+    deletes = property(itemgetter(4))
+    manifest_path = property(itemgetter(5))
 
     @property
     def path(self) -> str:

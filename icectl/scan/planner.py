@@ -443,7 +443,7 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
     mpath = m.manifest_path
     if index.is_empty and si.residuals is None and not scan.explain:
         residual = si.full_expr
-        return [PlannedFile(mc, i, spec_id, residual, (), mpath) for i in idx]
+        return PlannedFile.run(mc, idx, spec_id, residual, mpath)
     paths = mc.file_path
     seqs = mc.data_sequence_number
     parts = mc.partitions
