@@ -19,10 +19,11 @@ that needs statistics of more field ids decodes again and stores the widened ent
 
 from __future__ import annotations
 
+import pickle
 import struct
 import threading
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from icectl.errors import CorruptMetadata
@@ -90,6 +91,48 @@ class ManifestColumns:
 
     def partition_tuple(self, i: int) -> tuple:
         return tuple(col[i] for col in self.partitions)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes not set: the columns of a cached entry not unpickled yet
+        lazy = self.__dict__.get("_lazy")
+        if not lazy or name not in lazy:
+            raise AttributeError(name)
+        value = pickle.loads(lazy[name])
+        self.__dict__[name] = value
+        lazy.pop(name, None)
+        return value
+
+
+# -- the cached form ------------------------------------------------------------------------------
+
+# Columns a plan reads for every entry (pruning); the others are pickled one by one in a cached
+# entry and unpickled on first use, so a plan that keeps few files never builds their paths.
+_EAGER = ("path", "length", "count", "status", "content", "partition_names", "partitions",
+          "stats", "stats_decoded", "nan_decoded", "inherited_from")
+_PACKED = "icectl-manifest-columns-1"
+_FIELD_NAMES = frozenset(f.name for f in fields(ManifestColumns))
+
+
+def pack(cols: ManifestColumns) -> tuple:
+    """The form a decoded manifest is cached in: eager fields, and each other column pickled
+    on its own (:func:`unpack` undoes it lazily)."""
+    d = {f.name: getattr(cols, f.name) for f in fields(ManifestColumns)}
+    eager = {k: d.pop(k) for k in _EAGER}
+    return (_PACKED, eager, {k: pickle.dumps(v, protocol=5) for k, v in d.items()})
+
+
+def unpack(value: Any) -> ManifestColumns | None:
+    """A :class:`ManifestColumns` from :func:`pack`'s form (None for anything else)."""
+    if not (isinstance(value, tuple) and len(value) == 3 and value[0] == _PACKED):
+        return None
+    _, eager, lazy = value
+    if not (isinstance(eager, dict) and isinstance(lazy, dict)
+            and set(eager) | set(lazy) == _FIELD_NAMES):
+        return None
+    cols = object.__new__(ManifestColumns)
+    cols.__dict__.update(eager)
+    cols.__dict__["_lazy"] = dict(lazy)
+    return cols
 
 
 def _decode_strings(raw: list) -> list:
@@ -272,8 +315,8 @@ def cached_manifest_columns(file_io: Any, req: ManifestRequest,
     disk_key = manifest_cache.manifest_key(file_io, req.path, req.length, req.inputs) \
         if manifest_cache.enabled() else None
     if disk_key is not None:
-        stored = manifest_cache.get(disk_key)
-        if (isinstance(stored, ManifestColumns) and stored.inherited_from == req.inputs
+        stored = unpack(manifest_cache.get(disk_key))
+        if (stored is not None and stored.inherited_from == req.inputs
                 and stored.path == req.path and stored.length == req.length):
             if wanted <= stored.stats_decoded and nan <= stored.nan_decoded:
                 _remember(key, stored)
@@ -292,7 +335,7 @@ def keep_decoded(req: ManifestRequest, disk_key: bytes | None, cols: ManifestCol
         if payload is not None:
             manifest_cache.put_payload(disk_key, payload)
         else:
-            manifest_cache.put(disk_key, cols)
+            manifest_cache.put(disk_key, pack(cols))
 
 
 def load_manifest_columns(

@@ -201,3 +201,27 @@ def test_empty_plan_and_tasks_document(table) -> None:
 def test_default_workers_are_the_usable_cores() -> None:
     n = parallel.default_workers()
     assert 1 <= n <= (os.cpu_count() or 1)
+
+
+def test_cached_entries_unpickle_columns_on_first_use(table) -> None:
+    import pickle
+
+    from icectl.io.manifest_columns import load_manifest_columns, pack, unpack
+
+    t = Table.load(table.location)
+    from icectl.io import avro
+
+    m = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list, 2)[0]
+    clear_cache()
+    cols = load_manifest_columns(t.io, m.manifest_path, m.manifest_length, wanted_stats={1},
+                                 added_snapshot_id=m.added_snapshot_id,
+                                 sequence_number=m.sequence_number)
+    back = unpack(pickle.loads(pickle.dumps(pack(cols), protocol=5)))
+    assert back is not None
+    assert "file_path" not in back.__dict__ and "status" in back.__dict__
+    assert back.status == cols.status and back.stats == cols.stats
+    assert back.file_path == cols.file_path and "file_path" in back.__dict__
+    assert back == cols  # every lazy column loads and equals the decoded one
+    assert unpack(("something else", {}, {})) is None and unpack(cols) is None
+    with pytest.raises(AttributeError):
+        back.no_such_column
