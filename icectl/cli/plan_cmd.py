@@ -102,7 +102,12 @@ def plan(
         # the document json.dumps(report.to_json(), indent=2) gives, rendered column-wise
         _write_chunks(report.json_chunks(_json_default), end="\n")
         return
-    _print_text(report.to_json(), tasks, explain)
+    if tasks or explain:
+        _print_text(report.to_json(), tasks, explain)
+        return
+    emit_table(["path", "partition", "records", "bytes", "residual", "delete-files"],
+               report.file_rows())
+    _print_summary(report.header_json())
 
 
 def _output_format(out_format: str | None, json_out: bool, summary: bool, tasks: bool,
@@ -141,6 +146,7 @@ def _human_bytes(n: int) -> str:
 
 
 def _print_text(view: dict[str, Any], tasks: bool, explain: bool) -> None:
+    """The text of --explain and --tasks (the file table is printed from the columns)."""
     if explain:
         lines = ["manifests:"]
         for m in view["explain"]["manifests"]:
@@ -158,12 +164,6 @@ def _print_text(view: dict[str, Any], tasks: bool, explain: bool) -> None:
             splits = ", ".join(f"{s['path']}@{s['start']}+{s['length']}" for s in t["splits"])
             rows.append([i, len(t["splits"]), t["length"], t["delete-files"], splits])
         emit_table(["task", "splits", "bytes", "delete-files", "ranges"], rows)
-    elif not explain:
-        rows = []
-        for f in view["files"]:
-            rows.append([f["path"], f["partition-path"], f["record-count"], f["file-size-in-bytes"],
-                         f["residual"], " ".join(d["path"] for d in f["delete-files"])])
-        emit_table(["path", "partition", "records", "bytes", "residual", "delete-files"], rows)
     _print_summary(view)
 
 

@@ -62,6 +62,25 @@ class PlanReport:
         return file_lines(self.result.files if files is None else files, self._partition,
                           _delete_view, default)
 
+    def header_json(self) -> dict[str, Any]:
+        """The document without ``files``, ``tasks`` and ``explain``."""
+        return _header(self.result)
+
+    def file_rows(self) -> list[tuple]:
+        """(path, partition path, records, bytes, residual, delete file paths) of each planned
+        file, for the text view (read column-wise, without the JSON view of each file)."""
+        out = []
+        residuals: dict[int, str] = {}
+        for f in self.result.files:
+            cols, i = f._cols, f._i
+            ppath = self._partition(f.spec_id, cols.partition_tuple(i))[1]
+            r = residuals.get(id(f.residual))
+            if r is None:
+                r = residuals[id(f.residual)] = str(f.residual)
+            out.append((cols.file_path[i], ppath, cols.record_count[i], cols.file_size_in_bytes[i],
+                        r, " ".join(d.path for d in f.deletes)))
+        return out
+
     def summary_json(self) -> dict[str, Any]:
         """The document without per-file output: the header, its summary and the task count."""
         view = _header(self.result)

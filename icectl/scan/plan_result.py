@@ -184,14 +184,18 @@ class PlanResult:
         size, cost, lookback = self.split_size, self.open_file_cost, self.lookback
 
         def splits() -> Iterable[tuple[PlannedFile, int, int]]:
-            for f in self.files:
-                for start, length in split_ranges(f.file_format, f.file_size_in_bytes,
-                                                  f.split_offsets, size):
-                    yield (f, start, length)
+            for cols, run in groupby(self.files, key=attrgetter("_cols")):
+                formats, sizes, offsets = cols.file_format, cols.file_size_in_bytes, cols.split_offsets
+                for f in run:
+                    i = f._i
+                    for start, length in split_ranges(formats[i], sizes[i], offsets[i], size):
+                        yield (f, start, length)
 
         def weight(s: tuple[PlannedFile, int, int]) -> int:
-            f = s[0]
-            return max(s[2] + sum(d.scan_size for d in f.deletes), (1 + len(f.deletes)) * cost)
+            deletes = s[0].deletes
+            if not deletes:
+                return s[2] if s[2] > cost else cost
+            return max(s[2] + sum(d.scan_size for d in deletes), (1 + len(deletes)) * cost)
 
         return [ScanTask(tuple(b)) for b in pack(splits(), weight, size, lookback)]
 

@@ -199,3 +199,19 @@ def test_plan_output_option_errors(tmp_path) -> None:
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr and "Traceback" not in r.stderr and r.stdout == ""
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_plan_text_table_rows_are_the_json_files(tmp_path) -> None:
+    loc = make(tmp_path)
+    for k, cat in enumerate(["a", "b", "a"]):
+        append(tmp_path, loc, f"f{k}.parquet", [k * 10 + 1, k * 10 + 2], cat)
+    doc = json.loads(_icectl(tmp_path, "plan", loc, "--filter", "id > 5", "--json").stdout)
+    text = _icectl(tmp_path, "plan", loc, "--filter", "id > 5")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].split() == ["path", "partition", "records", "bytes", "residual", "delete-files"]
+    rows = [line.split(None, 4) for line in lines[1:1 + len(doc["files"])]]
+    assert [(r[0], r[1], int(r[2]), int(r[3]), r[4].strip()) for r in rows] == [
+        (f["path"], f["partition-path"], f["record-count"], f["file-size-in-bytes"], f["residual"])
+        for f in doc["files"]]
+    assert lines[1 + len(doc["files"])].startswith("snapshot ")
