@@ -285,19 +285,32 @@ class JavaPlanner:
             self.proc.wait()
 
 
+# Runs a command as its child and reports the child's wall time and peak resident set. The
+# launcher is a small process, so the peak the child inherits at fork (ru_maxrss counts the
+# memory a process had before exec) is the launcher's, not this benchmark's.
+LAUNCHER = r"""
+import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write("\nlauncher %r %d\n" % (time.perf_counter() - t0, usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_child(cmd: list[str], env: dict[str, str], out_path: str) -> tuple[float, int]:
-    """Wall seconds and peak resident set (bytes, from wait4) of a fresh process writing its
-    stdout to a file."""
+    """Wall seconds and peak resident set (bytes) of a fresh process writing its stdout to a
+    file, both measured by a small launcher process around it."""
     with open(out_path, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        err = proc.stderr.read() if proc.stderr else b""
-        if proc.returncode != 0:
-            raise RuntimeError(f"{cmd[:4]}... failed ({proc.returncode}): {err.decode()[-2000:]}")
-    return elapsed, usage.ru_maxrss * 1024
+        proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *cmd], stdout=out,
+                              stderr=subprocess.PIPE, env=env)
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[:4]}... failed ({proc.returncode}): {err[-2000:]}")
+    last = err.rstrip().rsplit("\n", 1)[-1].split()
+    return float(last[1]), int(last[2]) * 1024
 
 
 def _loadavg() -> float:

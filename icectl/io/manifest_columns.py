@@ -107,8 +107,8 @@ class ManifestColumns:
 
 # Columns a plan reads for every entry (pruning); the others are pickled one by one in a cached
 # entry and unpickled on first use, so a plan that keeps few files never builds their paths.
-_EAGER = ("path", "length", "count", "status", "content", "partition_names", "partitions",
-          "stats", "stats_decoded", "nan_decoded", "inherited_from")
+_EAGER = ("path", "length", "count", "status", "content", "record_count", "partition_names",
+          "partitions", "stats", "stats_decoded", "nan_decoded", "inherited_from")
 _PACKED = "icectl-manifest-columns-1"
 _FIELD_NAMES = frozenset(f.name for f in fields(ManifestColumns))
 

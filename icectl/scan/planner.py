@@ -441,6 +441,8 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
     si = scan.specs[m.partition_spec_id]
     spec_id = m.partition_spec_id
     mpath = m.manifest_path
+    if not idx:
+        return []
     if index.is_empty and si.residuals is None and not scan.explain:
         residual = si.full_expr
         return PlannedFile.run(mc, idx, spec_id, residual, mpath)
