@@ -15,8 +15,8 @@ goes; :func:`file_lines` gives the same file objects one per line (JSON Lines).
 from __future__ import annotations
 
 import json
-from itertools import groupby, repeat
-from operator import attrgetter, itemgetter
+from itertools import repeat
+from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
 
 __all__ = ["document_chunks", "file_lines", "json_text"]
@@ -146,9 +146,10 @@ def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
 def _rows(files: Iterable[Any], frag: _Fragments,
           default: Callable[[Any], Any] | None) -> Iterator[list[tuple]]:
     """Per run of files from one decoded manifest, the template arguments of each file."""
-    for cols, group in groupby(files, key=attrgetter("_cols")):
-        fs = list(group)
-        idx = [f._i for f in fs]
+    from icectl.scan.plan_result import deletes_of, residual_of, row_of, runs
+
+    for cols, fs in runs(files):
+        idx = list(map(row_of, fs))
         whole = len(idx) == cols.count and idx == list(range(cols.count))
         spec_id = fs[0].spec_id
         paths = _pick(cols.file_path, idx, whole)
@@ -156,18 +157,22 @@ def _rows(files: Iterable[Any], frag: _Fragments,
             path = list(map(_escape, paths))
         except TypeError:
             path = [_scalar(p, default) for p in paths]
-        fmt = [frag.file_format(v) for v in _pick(cols.file_format, idx, whole)]
+        formats = _pick(cols.file_format, idx, whole)
+        if len(set(formats)) == 1:
+            fmt: Any = repeat(frag.file_format(formats[0]), len(idx))
+        else:
+            fmt = [frag.file_format(v) for v in formats]
         part = _partitions(frag, spec_id, cols.partitions, idx, whole)
         records = _ints(_pick(cols.record_count, idx, whole), default)
         sizes = _ints(_pick(cols.file_size_in_bytes, idx, whole), default)
         seqs = _ints(_pick(cols.data_sequence_number, idx, whole), default)
-        first = fs[0].residual
-        if all(f.residual is first for f in fs):
-            residual: Any = repeat(frag.residual(first), len(fs))
+        residuals = list(map(residual_of, fs))
+        if len(set(map(id, residuals))) == 1:
+            residual: Any = repeat(frag.residual(residuals[0]), len(fs))
         else:
-            residual = [frag.residual(f.residual) for f in fs]
-        if any(f.deletes for f in fs):
-            dels: Any = [frag.deletes(f.deletes) for f in fs]
+            residual = [frag.residual(r) for r in residuals]
+        if any(map(deletes_of, fs)):
+            dels: Any = [frag.deletes(d) for d in map(deletes_of, fs)]
         else:
             dels = repeat("[]", len(fs))
         yield list(zip(path, fmt, repeat(_int_repr(spec_id)), part, records, sizes, seqs,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import groupby, repeat
-from operator import attrgetter, itemgetter
-from typing import Iterable, Sequence
+from operator import itemgetter
+from typing import Iterable, Iterator, Sequence
 
 from icectl.expr.expressions import Expression
 from icectl.io.manifest_columns import ManifestColumns
@@ -16,7 +16,25 @@ from icectl.scan.tasks import pack, split_ranges
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 
-__all__ = ["PlannedFile", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult"]
+__all__ = ["PlannedFile", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult",
+           "columns_of", "row_of", "residual_of", "deletes_of", "runs"]
+
+# C-level accessors of a PlannedFile's parts, for code that walks many files at once
+columns_of = itemgetter(0)
+row_of = itemgetter(1)
+residual_of = itemgetter(3)
+deletes_of = itemgetter(4)
+_second = itemgetter(1)
+
+
+def runs(files: Iterable["PlannedFile"]) -> Iterator[tuple[ManifestColumns, list["PlannedFile"]]]:
+    """The files in runs of consecutive files from one decoded manifest (compared by identity:
+    comparing decoded manifests by value would read every column)."""
+    files = list(files) if not isinstance(files, list) else files
+    keyed = zip(map(id, map(columns_of, files)), files)
+    for _, run in groupby(keyed, key=itemgetter(0)):
+        fs = list(map(_second, run))
+        yield fs[0][0], fs
 
 
 class PlannedFile(tuple):
@@ -47,11 +65,11 @@ class PlannedFile(tuple):
     __eq__ = object.__eq__
     __ne__ = object.__ne__
     __hash__ = object.__hash__
-    _cols = property(itemgetter(0))
-    _i = property(itemgetter(1))
+    _cols = property(columns_of)
+    _i = property(row_of)
     spec_id = property(itemgetter(2))
-    residual = property(itemgetter(3))
-    deletes = property(itemgetter(4))
+    residual = property(residual_of)
+    deletes = property(deletes_of)
     manifest_path = property(itemgetter(5))
 
     @property
@@ -184,7 +202,7 @@ class PlanResult:
         size, cost, lookback = self.split_size, self.open_file_cost, self.lookback
 
         def splits() -> Iterable[tuple[PlannedFile, int, int]]:
-            for cols, run in groupby(self.files, key=attrgetter("_cols")):
+            for cols, run in runs(self.files):
                 formats, sizes, offsets = cols.file_format, cols.file_size_in_bytes, cols.split_offsets
                 for f in run:
                     i = f._i
@@ -203,7 +221,11 @@ class PlanResult:
 def _column_sum(files: list[PlannedFile], name: str) -> int:
     """Sum of one column over the planned files, read from the decoded columns run by run."""
     total = 0
-    for cols, run in groupby(files, key=attrgetter("_cols")):
+    for cols, run in runs(files):
         col = getattr(cols, name)
-        total += sum([col[f._i] for f in run])
+        idx = list(map(row_of, run))
+        if len(idx) == len(col) and idx[0] == 0 and idx[-1] == len(col) - 1:
+            total += sum(col)  # every row (positions are ascending and distinct)
+        else:
+            total += sum(map(col.__getitem__, idx))
     return total
