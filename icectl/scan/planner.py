@@ -26,6 +26,7 @@ resolved inputs, immutable), and nothing is carried between them in closures:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
@@ -255,7 +256,7 @@ def plan_scan(
             result.manifests.append(_decision(m, False, why))
             continue
         mc = next(decoded)
-        live = sum(1 for s in mc.status if s != DELETED)
+        live = mc.count - mc.status.count(DELETED)
         if _live_count(m) is None:
             result.data_files_total += live
         idx = _filter_entries(scan, mc, m, metrics, result.file_decisions)
@@ -390,7 +391,10 @@ def _filter_entries(scan: _Scan, mc: ManifestColumns, m: ManifestFile, metrics: 
     status = mc.status
     n = mc.count
     if scan.append_ids is None:
-        idx = [i for i in range(n) if status[i] != DELETED]
+        if DELETED in status:
+            idx = [i for i in range(n) if status[i] != DELETED]
+        else:
+            idx = list(range(n))
     else:
         sids = mc.snapshot_id
         idx = [i for i in range(n) if status[i] == ADDED and sids[i] in scan.append_ids]
@@ -409,7 +413,7 @@ def _filter_entries(scan: _Scan, mc: ManifestColumns, m: ManifestFile, metrics: 
                              for i, (ok, why) in zip(idx, verdicts) if not ok)
         else:
             might = metrics_might_match(expr, mc, idx, metrics.types)
-        idx = [i for i, ok in zip(idx, might) if ok]
+        idx = list(compress(idx, might))
     elif isinstance(expr, AlwaysFalse):
         idx = []
     return idx
