@@ -383,6 +383,13 @@ def whole_process(location: str, metadata_location: str, texts: dict[str, str | 
         if jp is not None:
             jp.close()
         shutil.rmtree(work, ignore_errors=True)
+    return _summarise(samples, counts, loads, workers, jp, texts, pyiceberg)
+
+
+def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dict[str, int]],
+               loads: list[float], workers: int | None, jp: "JavaPlanner | None",
+               texts: dict[str, str | None], pyiceberg: bool) -> dict[str, Any]:
+    """Medians of the whole-process samples, and the per-repetition ratios' medians."""
     fastavro_s = statistics.median(samples.pop("_fastavro")["s"])
     results: dict[str, Any] = {"fastavro_decode_all_s": fastavro_s, "load_average": loads,
                                "workers": workers, "cases": {}}
