@@ -12,7 +12,8 @@ pointing down only (tests/test_layering.py checks it)::
   options, time options, progress display, result rendering and error handling.
 * ``ops`` holds the operations. Each returns a result object whose ``to_json()`` is its stable
   ``--json`` view and raises :mod:`icectl.errors` kinds whose messages name no command-line flag.
-  ``ops/timeargs.py`` is the one parser of times; ``ops/compute`` the Arrow compute layer.
+  ``spec/timetext.py`` is the one parser of times (``ops/timeargs`` to operations, also used by
+  scan planning); ``ops/compute`` the Arrow compute layer.
 * ``scan`` plans scans; ``table`` loads tables and commits (rename that never overwrites, then
   the version hint, retried with re-validation); ``io`` reads and writes files, Avro and
   Parquet; ``expr`` is the filter language; ``spec`` the pure Iceberg model.

@@ -115,6 +115,7 @@ def test_the_rules_catch_what_they_forbid() -> None:
         ("ops", "from icectl.engines import get_engine\n"): False,
         ("ops/compute", "import pyarrow.compute as pc\n"): False,
         ("scan", "from icectl.ops.timeargs import parse_time_ms\n"): True,
+        ("scan", "from icectl.spec.timetext import parse_time_ms\n"): False,
     }
     for (layer, src), bad in cases.items():
         tree = ast.parse(src)

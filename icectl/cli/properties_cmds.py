@@ -26,8 +26,6 @@ Examples:
 
 def _emit_props(result: Any, json_out: bool) -> None:
     view = result.to_json()
-    view["format-version"] = result.after.format_version
-    view["properties"] = dict(result.after.properties)
     if json_out:
         emit_json(view)
         return
@@ -41,14 +39,13 @@ Example: icectl properties list ./wh/db/t --json
 """)
 @handle_errors
 def props_list(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.properties import list_properties
+    from icectl.ops.properties import show_properties
 
-    t = load_table(table, warehouse)
-    props = list_properties(t.metadata)
+    result = show_properties(load_table(table, warehouse))
     if json_out:
-        emit_json({"location": t.location, "format-version": t.metadata.format_version, "properties": props})
-    elif props:
-        emit_pairs(list(props.items()))
+        emit_json(result.to_json())
+    elif result.properties:
+        emit_pairs(list(result.properties.items()))
     else:
         err("no properties")
 
@@ -110,8 +107,6 @@ def upgrade(
 
     result = upgrade_table(load_table(table, warehouse), format_version, dry_run=dry_run)
     view = result.to_json()
-    view["previous-format-version"] = result.before.format_version
-    view["format-version"] = result.after.format_version
     if json_out:
         emit_json(view)
         return

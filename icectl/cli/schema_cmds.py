@@ -51,19 +51,8 @@ ColumnArg = Annotated[str, typer.Argument(metavar="COLUMN", help="Column path, e
 TypeArg = Annotated[str, typer.Argument(metavar="TYPE", help='Iceberg type, e.g. long, "decimal(12,2)", "struct<a: int>".', show_default=False)]
 
 
-def schema_result_view(result: Any) -> dict[str, Any]:
-    from icectl.ops.inspect import schema_view
-
-    md = result.after
-    out = result.to_json()
-    out["previous-schema-id"] = result.before.current_schema_id
-    out["last-column-id"] = md.last_column_id
-    out["schema"] = schema_view(md)
-    return out
-
-
 def emit_schema_result(result: Any, json_out: bool) -> None:
-    view = schema_result_view(result)
+    view = result.to_json()
     if json_out:
         emit_json(view)
         return

@@ -76,7 +76,7 @@ from icectl.spec.values import to_bytes, unscaled_to_decimal
 __all__ = [
     "FileMetrics", "ParquetField", "ParquetColumn", "read_parquet_footer_metrics",
     "parquet_schema_fields", "parquet_columns", "footer_metrics", "read_footer", "ColumnStats",
-    "column_stats",
+    "column_stats", "arrow_field_id",
 ]
 
 _FIELD_ID_KEY = b"PARQUET:field_id"
@@ -225,7 +225,9 @@ def _iceberg_primitive(col: Any) -> tuple[PrimitiveType | None, str | None, int,
     return None, f"Parquet type {physical} has no Iceberg type", 1, False
 
 
-def _field_id(arrow_field: Any) -> int | None:
+def arrow_field_id(arrow_field: Any) -> int | None:
+    """The Iceberg field id an Arrow field carries (``PARQUET:field_id``), None without one or
+    when it is not a number."""
     md = arrow_field.metadata or {}
     raw = md.get(_FIELD_ID_KEY)
     if raw is None:
@@ -247,7 +249,7 @@ class _Builder:
         self.any_file_ids = False
 
     def _id(self, arrow_field: Any, names: Sequence[str], alt_names: Sequence[str]) -> tuple[int | None, bool]:
-        fid = _field_id(arrow_field)
+        fid = arrow_field_id(arrow_field)
         if fid is not None:
             self.any_file_ids = True
             return fid, True

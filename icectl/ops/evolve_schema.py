@@ -10,7 +10,7 @@ With ``dry_run`` the new metadata is computed and returned but nothing is writte
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable, Mapping
 
 from icectl.errors import CommitConflict, InvalidInput
@@ -24,8 +24,8 @@ from icectl.table.producer import unreadable_current_snapshot
 from icectl.table.table import Table
 
 __all__ = [
-    "EvolveResult", "evolve_schema", "split_column_path", "default_json", "apply_change",
-    "apply_changes", "union_with_parquet", "CHANGE_OPS",
+    "EvolveResult", "SchemaChange", "as_result", "run_change", "evolve_schema", "split_column_path",
+    "default_json", "apply_change", "apply_changes", "union_with_parquet", "CHANGE_OPS",
 ]
 
 
@@ -56,14 +56,36 @@ class EvolveResult:
         }
 
 
+@dataclass(frozen=True)
+class SchemaChange(EvolveResult):
+    """A schema change; its JSON view adds the new current schema."""
+
+    def to_json(self) -> dict[str, Any]:
+        from icectl.ops.inspect import schema_view
+
+        md = self.after
+        out = super().to_json()
+        out["previous-schema-id"] = self.before.current_schema_id
+        out["last-column-id"] = md.last_column_id
+        out["schema"] = schema_view(md)
+        return out
+
+
+def as_result(cls: type, result: EvolveResult) -> Any:
+    """``result`` as the EvolveResult subclass ``cls`` (same fields), for its JSON view."""
+    return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
+
+
 def run_change(
     table: Table,
     change: Callable[[TableMetadata], TableMetadata],
     requirements: Callable[[TableMetadata], tuple],
     what: str,
     dry_run: bool = False,
-) -> EvolveResult:
-    """Commit ``change`` (or only compute it, with ``dry_run``).
+    result: type = EvolveResult,
+) -> Any:
+    """Commit ``change`` (or only compute it, with ``dry_run``); returns a ``result`` (an
+    EvolveResult subclass whose ``to_json`` adds what that kind of change reports).
 
     ``requirements(md)`` names the parts of the metadata the change depends on; a retry on a
     base where they differ stops with CommitConflict rather than applying the change to a
@@ -78,8 +100,8 @@ def run_change(
                    f"{'computed' if dry_run else 'committed'} anyway")
     if dry_run:
         after = change(before)
-        return EvolveResult(table.location, before, after, False, True, table.metadata_location,
-                            tuple(table.warnings))
+        return result(table.location, before, after, False, True, table.metadata_location,
+                      tuple(table.warnings))
 
     def update(base: TableMetadata) -> TableMetadata:
         if requirements(base) != expected:
@@ -91,8 +113,8 @@ def run_change(
     version = table.version
     table.commit(update)
     after = table.metadata
-    return EvolveResult(table.location, before, after, table.version != version, False,
-                        table.metadata_location, tuple(table.warnings))
+    return result(table.location, before, after, table.version != version, False,
+                  table.metadata_location, tuple(table.warnings))
 
 
 def schema_requirements(md: TableMetadata) -> tuple:
@@ -100,7 +122,7 @@ def schema_requirements(md: TableMetadata) -> tuple:
 
 
 def evolve_schema(table: Table, build: Callable[[SchemaUpdate], Any], *, dry_run: bool = False,
-                  case_sensitive: bool = True, case_sensitive_names: bool = False) -> EvolveResult:
+                  case_sensitive: bool = True, case_sensitive_names: bool = False) -> SchemaChange:
     """Apply the changes ``build`` makes to a SchemaUpdate of the current schema, in one commit.
 
     Names that differ only in case from another in the same struct are refused (exit 5) unless
@@ -112,7 +134,7 @@ def evolve_schema(table: Table, build: Callable[[SchemaUpdate], Any], *, dry_run
         build(update)
         return update_table_schema(base, update)
 
-    return run_change(table, change, schema_requirements, "schema", dry_run)
+    return run_change(table, change, schema_requirements, "schema", dry_run, SchemaChange)
 
 
 # -- building changes from user text -----------------------------------------------------------
@@ -240,7 +262,7 @@ def apply_changes(update: SchemaUpdate, changes: Iterable[Mapping[str, Any]]) ->
 
 
 def union_with_parquet(table: Table, path: str, *, dry_run: bool = False,
-                       case_sensitive_names: bool = False) -> EvolveResult:
+                       case_sensitive_names: bool = False) -> SchemaChange:
     """Add the columns of a Parquet file's schema that the table lacks (union by name)."""
     from icectl.io.parquet_schema import read_parquet_schema
 

@@ -7,15 +7,15 @@ default spec and last-partition-id it was based on are unchanged (the spec's
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from icectl.ops.evolve_schema import EvolveResult, run_change
+from icectl.ops.evolve_schema import EvolveResult, as_result, run_change
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.spec_update import SpecUpdate, update_table_spec
 from icectl.table.table import Table
 
-__all__ = ["SpecChange", "evolve_spec", "add_partition_field", "drop_partition_field",
+__all__ = ["SpecChange", "as_result", "evolve_spec", "add_partition_field", "drop_partition_field",
            "rename_partition_field", "replace_partition_field"]
 
 
@@ -36,11 +36,6 @@ class SpecChange(EvolveResult):
         return out
 
 
-def as_result(cls: type, result: EvolveResult) -> Any:
-    """``result`` as the EvolveResult subclass ``cls`` (same fields), for its JSON view."""
-    return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
-
-
 def spec_requirements(md: TableMetadata) -> tuple:
     return (md.default_spec_id, md.last_partition_id)
 
@@ -51,7 +46,7 @@ def evolve_spec(table: Table, build: Callable[[SpecUpdate], Any], *, dry_run: bo
         build(update)
         return update_table_spec(base, update)
 
-    return as_result(SpecChange, run_change(table, change, spec_requirements, "partition spec", dry_run))
+    return run_change(table, change, spec_requirements, "partition spec", dry_run, SpecChange)
 
 
 def add_partition_field(table: Table, term: str, name: str | None = None, *, dry_run: bool = False) -> SpecChange:

@@ -343,33 +343,41 @@ def metadata_log_view(md: TableMetadata, metadata_location: str | None) -> list[
     return rows
 
 
-def live_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
+def snapshot_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None, *,
+                     stats: bool = False) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
+    """Every entry of every manifest of a snapshot, with its manifest; column metrics only
+    with ``stats``."""
     from icectl.io.avro import load_manifest
-    from icectl.spec.manifests import DELETED
 
     for m in read_manifests(io, md, snapshot):
-        for e in load_manifest(io, m, include_stats=False):
-            if e.status != DELETED:
-                yield m, e
+        for e in load_manifest(io, m, include_stats=stats):
+            yield m, e
+
+
+def live_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
+    from icectl.spec.manifests import DELETED
+
+    return ((m, e) for m, e in snapshot_entries(io, md, snapshot) if e.status != DELETED)
 
 
 def partition_json(md: TableMetadata, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:
-    """A file's partition as JSON values (Appendix D JSON form) and as a path-like string."""
+    """A file's partition as JSON values (Appendix D JSON form) and as a path-like string (the
+    partition path's parts, shown unescaped)."""
+    from icectl.spec.partition_path import partition_texts
+
     spec = _spec_or_none(md, spec_id)
     if spec is None or not spec.fields:
         return {}, ""
     schema = md.schema
     ptype = spec.partition_type(schema)
     out: dict[str, Any] = {}
-    parts = []
     for pf, tf, v in zip(spec.fields, ptype.fields(), values):
-        out[pf.name] = None if v is None else _json_or_str(tf.type, v)
-        src = schema.find_field_or_none(pf.source_id)
-        parts.append(f"{pf.name}={pf.transform.to_human_string(v, src.type if src else None)}")
-    return out, "/".join(parts)
+        out[pf.name] = None if v is None else json_value_or_text(tf.type, v)
+    return out, "/".join(f"{name}={human}" for name, human in partition_texts(spec, schema, values))
 
 
-def _json_or_str(t: IcebergType, v: Any) -> Any:
+def json_value_or_text(t: IcebergType, v: Any) -> Any:
+    """A value's JSON single-value form (Appendix D), or its text when it has none."""
     try:
         return to_json_value(t, v)
     except Exception:  # noqa: BLE001

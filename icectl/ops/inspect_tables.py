@@ -11,24 +11,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from icectl.ops.inspect import iso_ms, read_manifests
+from icectl.ops.inspect import iso_ms, json_value_or_text, read_manifests, snapshot_entries
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.snapshots import Snapshot
-from icectl.spec.values import to_json_value
 
 
 def unified_partition_fields(md: TableMetadata) -> list[tuple[int, str, Any]]:
-    """(field id, name, type) of every partition field of every spec, by field id; a field's
-    name is the one of the newest spec that has it (the reference's unified partition type)."""
-    fields: dict[int, tuple[str, Any]] = {}
-    for spec in sorted(md.specs, key=lambda s: s.spec_id):
-        try:
-            ptype = spec.partition_type(md.schema)
-        except Exception:  # noqa: BLE001 - a spec over a dropped column: its fields keep no type
-            continue
-        for pf, tf in zip(spec.fields, ptype.fields()):
-            fields[pf.field_id] = (pf.name, tf.type)
-    return [(fid, name, t) for fid, (name, t) in sorted(fields.items())]
+    """(field id, name, type) of the reference's unified partition type
+    (:func:`icectl.spec.partitioning.unified_partition_type`)."""
+    return [(f.field_id, f.name, f.type) for f in unified_partition_type(md.specs, md.schema).fields()]
 
 
 def _unified_partition(md: TableMetadata, unified: list[tuple[int, str, Any]], spec_id: int,
@@ -42,23 +34,8 @@ def _unified_partition(md: TableMetadata, unified: list[tuple[int, str, Any]], s
     out: dict[str, Any] = {}
     for fid, name, t in unified:
         v = by_id.get(fid)
-        out[name] = None if v is None else _json(t, v)
+        out[name] = None if v is None else json_value_or_text(t, v)
     return out
-
-
-def _json(t: Any, v: Any) -> Any:
-    try:
-        return to_json_value(t, v)
-    except Exception:  # noqa: BLE001
-        return str(v)
-
-
-def _entries(io: Any, md: TableMetadata, snapshot: Snapshot | None, *, stats: bool = False):
-    from icectl.io.avro import load_manifest
-
-    for m in read_manifests(io, md, snapshot):
-        for e in load_manifest(io, m, include_stats=stats):
-            yield m, e
 
 
 def partitions_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
@@ -67,7 +44,7 @@ def partitions_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> l
 
     unified = unified_partition_fields(md)
     groups: dict[str, dict[str, Any]] = {}
-    for _, e in _entries(io, md, snapshot):
+    for _, e in snapshot_entries(io, md, snapshot):
         if not e.is_live:
             continue
         f = e.data_file
@@ -146,7 +123,7 @@ def entries_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list
         {"status": e.status, "status-name": e.status_name, "snapshot-id": e.snapshot_id,
          "sequence-number": e.sequence_number, "file-sequence-number": e.file_sequence_number,
          "manifest": m.manifest_path, "data-file": data_file_view(md, e.data_file, unified)}
-        for m, e in _entries(io, md, snapshot, stats=True)
+        for m, e in snapshot_entries(io, md, snapshot, stats=True)
     ]
 
 
@@ -178,7 +155,7 @@ def position_deletes_table(io: Any, md: TableMetadata, snapshot: Snapshot | None
 
     unified = unified_partition_fields(md)
     rows = []
-    for _, e in _entries(io, md, snapshot):
+    for _, e in snapshot_entries(io, md, snapshot):
         f = e.data_file
         if not e.is_live or f.content != 1:
             continue

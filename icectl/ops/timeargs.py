@@ -1,104 +1,18 @@
-"""Times on the command line, parsed in one place for every option that takes one.
-
-Every option naming a point in time (``--older-than`` of expire and orphans, ``--as-of`` of
-plan, ``--to-timestamp`` of snapshot rollback) goes through :func:`parse_time_ms` and accepts
-the same forms, documented in the README:
-
-* an ISO-8601 timestamp: ``2024-06-01T12:00:00Z``, ``2024-06-01 12:00:00.250``, with ``Z`` or an
-  offset such as ``+02:00``, or without a zone, read as UTC (the zone Iceberg stores snapshot
-  times in, so the same text means the same instant on every machine); a date alone
-  (``2024-06-01``) is midnight UTC;
-* epoch milliseconds: only digits (``1717243200000``);
-* a duration ago: a number and a unit, ``ms``, ``s``, ``m`` (minutes), ``h``, ``d``, ``w``
-  (``7d``, ``36h``, ``90m``, ``30s``, ``2w``, ``1.5h``; units combine: ``1d12h``), meaning that
-  long before now.
-
-Options naming a length of time (``--max-ref-age``, ``--max-snapshot-age``) take durations
-through :func:`parse_duration_ms`. A bad value is an InvalidInput (exit 2) whose one-line
-message repeats what was typed and names the accepted forms; the caller passes the option's
-name, so this module knows nothing about flags.
-"""
+"""Time arguments of operations: the one parser, :mod:`icectl.spec.timetext`, under the name the
+operations and the CLI import it by (it lives in the bottom layer so planning shares it)."""
 
 from __future__ import annotations
 
-import re
-import time
-from datetime import datetime, timezone
-
-from icectl.errors import InvalidInput
+from icectl.spec.timetext import (
+    DURATION_FORMS,
+    TIME_FORMS,
+    is_duration,
+    now_ms,
+    parse_cutoff,
+    parse_duration_ms,
+    parse_time_ms,
+    parse_timestamp_ms,
+)
 
 __all__ = ["parse_time_ms", "parse_duration_ms", "parse_timestamp_ms", "parse_cutoff", "now_ms",
-           "TIME_FORMS", "DURATION_FORMS"]
-
-_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
-_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)", re.I)
-_DURATION = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+$", re.I)
-
-DURATION_FORMS = "a number and a unit ms, s, m, h, d or w (e.g. 7d, 36h, 90m, 30s, 2w, 1d12h)"
-TIME_FORMS = ("an ISO-8601 timestamp (2024-06-01T12:00:00Z; UTC when no zone is given; or a date, "
-              "2024-06-01), epoch milliseconds (1717243200000) or a duration ago (7d, 36h, 90m, 30s, 2w)")
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _echo(text: str | None) -> str:
-    """What the user typed, quoted, on one line."""
-    if text is None:
-        return "nothing"
-    return f"'{text}'" if text.isprintable() else repr(text)
-
-
-def is_duration(text: str | None) -> bool:
-    return bool(_DURATION.match(text or ""))
-
-
-def parse_duration_ms(text: str | None, what: str = "duration") -> int:
-    """Milliseconds of a duration such as ``7d``, ``36h``, ``90m``, ``1d12h``."""
-    if text is None or not is_duration(text):
-        raise InvalidInput(f"invalid {what} {_echo(text)}: expected {DURATION_FORMS}")
-    total = 0.0
-    for number, unit in _PART.findall(text):
-        total += float(number) * _UNITS_MS[unit.lower()]
-    return int(round(total))
-
-
-def _iso_ms(raw: str) -> int | None:
-    iso = raw[:-1] + "+00:00" if raw.endswith(("Z", "z")) else raw
-    try:
-        dt = datetime.fromisoformat(iso)
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(round(dt.timestamp() * 1000))
-
-
-def parse_timestamp_ms(text: str | None, what: str = "timestamp") -> int:
-    """Epoch milliseconds of ISO-8601 text (UTC when no zone is given) or of epoch-millis digits."""
-    raw = (text or "").strip()
-    if raw.isdigit():
-        return int(raw)
-    got = _iso_ms(raw) if raw else None
-    if got is None:
-        raise InvalidInput(f"invalid {what} {_echo(text)}: expected an ISO-8601 timestamp "
-                           "(2024-06-01T12:00:00Z; UTC when no zone is given; or a date, 2024-06-01) "
-                           "or epoch milliseconds (1717243200000)")
-    return got
-
-
-def parse_time_ms(text: str | None, what: str = "time", now: int | None = None) -> int:
-    """A point in time as epoch milliseconds: a timestamp, epoch millis, or a duration before
-    ``now`` (default: the current time)."""
-    if text is not None and is_duration(text):
-        return (now if now is not None else now_ms()) - parse_duration_ms(text, what)
-    raw = (text or "").strip()
-    got = int(raw) if raw.isdigit() else (_iso_ms(raw) if raw else None)
-    if got is None:
-        raise InvalidInput(f"invalid {what} {_echo(text)}: expected {TIME_FORMS}")
-    return got
-
-
-# the name the retention commands were written against; the same function
-parse_cutoff = parse_time_ms
+           "is_duration", "TIME_FORMS", "DURATION_FORMS"]

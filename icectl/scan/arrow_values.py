@@ -14,6 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from icectl.io.parquet import arrow_field_id
 from icectl.io.parquet_write import arrow_type
 from icectl.spec.types import UUID, IcebergType, ListType, MapType, StructType
 
@@ -91,12 +92,6 @@ def internal_to_arrow(values: list[Any], t: IcebergType) -> Any:
     return pa.array([_py(v, t) for v in values], target)
 
 
-def _field_id(f: Any) -> int | None:
-    meta = f.metadata or {}
-    raw = meta.get(b"PARQUET:field_id")
-    return int(raw) if raw is not None else None
-
-
 def _default_array(f: Any, n: int) -> Any:
     from icectl.spec.values import from_json_value
 
@@ -116,7 +111,7 @@ def conform(arr: Any, t: IcebergType, file_field: Any = None) -> Any:
     if isinstance(t, StructType) and file_field is not None and pa.types.is_struct(arr.type):
         by_id = {}
         for i in range(arr.type.num_fields):
-            fid = _field_id(arr.type.field(i))
+            fid = arrow_field_id(arr.type.field(i))
             by_id[fid if fid is not None else arr.type.field(i).name] = i
         children = []
         kids = arr.flatten()

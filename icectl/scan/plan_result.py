@@ -11,7 +11,7 @@ from typing import Iterable, Iterator, Sequence
 
 from icectl.expr.expressions import Expression
 from icectl.io.manifest_columns import ManifestColumns
-from icectl.scan.delete_index import DeleteRef
+from icectl.table.delete_index import DeleteRef
 from icectl.scan.tasks import pack, split_ranges
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema

@@ -4,7 +4,6 @@ options."""
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
@@ -24,7 +23,7 @@ from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot, ancestors_of
-from icectl.spec.values import parse_timestamp
+from icectl.spec.timetext import parse_time_ms
 
 SPLIT_SIZE = "read.split.target-size"
 OPEN_FILE_COST = "read.split.open-file-cost"
@@ -33,24 +32,9 @@ LOOKBACK = "read.split.planning-lookback"
 
 
 def parse_as_of(text: str) -> int:
-    """A point in time as epoch milliseconds: digits are milliseconds; otherwise an ISO date or
-    timestamp (without a zone: UTC)."""
-    s = text.strip()
-    if s.lstrip("-").isdigit():
-        return int(s)
-    try:
-        if len(s) == 10:
-            d = _dt.date.fromisoformat(s)
-            return int(_dt.datetime(d.year, d.month, d.day, tzinfo=_dt.timezone.utc).timestamp() * 1000)
-        micros = parse_timestamp(s, tz=True) if _has_zone(s) else parse_timestamp(s)
-        return micros // 1000
-    except Exception:  # noqa: BLE001 - many shapes of bad input
-        raise InvalidInput(f"--as-of expects epoch milliseconds or an ISO timestamp, not {text!r}") from None
-
-
-def _has_zone(s: str) -> bool:
-    tail = s[10:]
-    return tail.endswith("Z") or "+" in tail or "-" in tail
+    """A scan's as-of time as epoch milliseconds, in every form the other time arguments take
+    (:func:`icectl.spec.timetext.parse_time_ms`: a timestamp, epoch milliseconds, a duration ago)."""
+    return parse_time_ms(text, "as-of time")
 
 
 def scan_schema(md: TableMetadata, snapshot: Snapshot | None, time_travel: bool) -> Schema:

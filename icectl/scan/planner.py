@@ -11,7 +11,7 @@ resolved inputs, immutable), and nothing is carried between them in closures:
    projected inclusively onto the partition struct (:class:`_Specs`), and manifests without
    live files or whose partition summaries cannot match are skipped;
 3. :func:`_index_deletes` -- decode the selected delete manifests column-wise, keep live delete
-   files whose partition matches, and index them (:mod:`icectl.scan.delete_index`);
+   files whose partition matches, and index them (:mod:`icectl.table.delete_index`);
 4. :func:`_filter_entries` -- per selected data manifest, decoded column-wise
    (:mod:`icectl.io.manifest_columns`): live entries whose partition tuple satisfies the
    projection and whose column metrics might match (:mod:`icectl.expr.eval_metrics`);
@@ -53,7 +53,7 @@ from icectl.io.manifest_columns import (
     load_manifest_columns,
     manifest_request,
 )
-from icectl.scan.delete_index import (
+from icectl.table.delete_index import (
     DELETE_FILE_PATH_ID,
     DataStats,
     DeleteIndex,

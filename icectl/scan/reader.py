@@ -11,13 +11,15 @@
    promoted types are widened (:func:`icectl.scan.arrow_values.conform`);
 3. rows deleted by position delete files, deletion vectors and equality deletes are dropped (the
    planner has already attached to each file the deletes whose sequence numbers apply);
-4. the residual filter is evaluated row by row with the expression module's row evaluator.
+4. the residual filter is evaluated on whole columns (:mod:`icectl.scan.arrow_filter`, the
+   expression module's row evaluator vectorized).
 
 Memory stays bounded by a batch (and a row group inside pyarrow), plus the delete sets.
 """
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,16 +36,18 @@ from icectl.errors import (
     UnsupportedFeature,
     ValidationError,
 )
-from icectl.expr.evaluators import evaluate_row
 from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
+from icectl.expr.ordering import value_key
 from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
 from icectl.io.parquet_write import arrow_field, arrow_type
 from icectl.io.puffin import read_deletion_vector
+from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
 from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
 from icectl.spec.name_mapping import table_name_mapping
+from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.schema import Schema
-from icectl.spec.types import INT, LONG, STRING, NestedField, StructType
+from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
 __all__ = ["open_scan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
            "LAST_UPDATED_SEQ_FIELD_ID"]
@@ -177,7 +181,7 @@ def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[s
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
                 files=files, with_metadata=with_metadata, batch_rows=batch_rows)
     if with_metadata:
-        scan.partition_type = _partition_type(table.metadata, schema)
+        scan.partition_type = unified_partition_type(table.metadata.specs, schema)
     return scan
 
 
@@ -196,22 +200,6 @@ def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
                       first_row_id=f.first_row_id, residual=f.residual,
                       deletes=tuple(f.deletes)) for f in r.files]
     return r.schema, r.columns, r.snapshot_id, files
-
-
-def _partition_type(md: Any, schema: Schema) -> StructType:
-    """All partition fields of all specs, by field id (the reference's unified partition type);
-    a field whose source column is gone is typed from the spec that still resolves it, else
-    skipped."""
-    seen: dict[int, NestedField] = {}
-    for spec in md.specs_by_id().values():
-        try:
-            ptype = spec.partition_type(schema)
-        except IcectlError:
-            continue
-        for f in ptype.fields():
-            if f.field_id not in seen:
-                seen[f.field_id] = NestedField(f.field_id, f.name, f.type, required=False)
-    return StructType(tuple(seen[k] for k in sorted(seen)))
 
 
 # -- one data file --------------------------------------------------------------------------------
@@ -236,26 +224,40 @@ class _FileReader:
     # deletes ---------------------------------------------------------------------------------
 
     def _deleted_positions(self) -> list[int]:
-        out: set[int] = set()
+        sources = []
         for d in self.f.deletes:
             if d.content != 1:
                 continue
             if d.is_dv:
-                out.update(read_deletion_vector(self.io, d.path, d.content_offset,
-                                                d.content_size_in_bytes))
+                sources.append(read_deletion_vector(self.io, d.path, d.content_offset,
+                                                    d.content_size_in_bytes))
             else:
-                out.update(self._position_file(d).get(self.f.path, ()))
+                sources.append(self._position_file(d).get(self.f.path, ()))
+        if len(sources) == 1:
+            return sorted(sources[0])
+        out: set[int] = set()
+        for positions in sources:
+            out.update(positions)
         return sorted(out)
 
-    def _position_file(self, d: Any) -> dict[str, list[int]]:
+    def _position_file(self, d: Any) -> dict[str, Any]:
+        """Positions by data file path. A file-scoped delete file (Spark's default) is read for
+        its one data file and not kept; a partition-scoped one is kept for the other data files
+        of its partition, its positions packed 8 bytes each."""
         cache = self.scan._pos_cache
         got = cache.get(d.path)
         if got is None:
             table = self._read_by_ids(d.path, [POS_DELETE_PATH_ID, POS_DELETE_POS_ID],
                                       ["file_path", "pos"])
+            if d.referenced_data_file is not None:
+                mask = pc.equal(table.column(0), pa.scalar(self.f.path, table.column(0).type))
+                return {self.f.path: table.column(1).filter(mask).to_pylist()}
             got = {}
-            for p, pos in zip(table.column(0).to_pylist(), table.column(1).to_pylist()):
-                got.setdefault(p, []).append(pos)
+            grouped = table.group_by(table.column_names[0]).aggregate(
+                [(table.column_names[1], "list")])
+            for path, positions in zip(grouped.column(0).to_pylist(),
+                                       grouped.column(1).to_pylist()):
+                got[path] = array("q", positions)
             cache[d.path] = got
         return got
 
@@ -268,7 +270,7 @@ class _FileReader:
                 raise UnsupportedFeature(f"equality delete file {d.path} has no equality ids")
             table = self._read_by_ids(d.path, list(ids), None)
             types = self._file_types(d.path, ids)
-            cols = [to_internal(table.column(i), types[fid]) for i, fid in enumerate(ids)]
+            cols = [_key_values(table.column(i), types[fid]) for i, fid in enumerate(ids)]
             got = (ids, set(zip(*cols)))
             cache[d.path] = got
         return got
@@ -404,36 +406,77 @@ class _FileReader:
 
     def _keep_mask(self, offset: int, n: int, cols: dict, arrow_fields: dict,
                    file_ids: dict) -> Any:
-        keep: bytearray | None = None
+        masks = []
         lo, hi = bisect_left(self.deleted, offset), bisect_left(self.deleted, offset + n)
         if hi > lo:
             keep = bytearray(b"\x01") * n
             for p in self.deleted[lo:hi]:
                 keep[p - offset] = 0
+            masks.append(pa.array(keep, pa.uint8()).cast(pa.bool_()))
         for d in self.eq_deletes:
-            ids, keys = self._equality_set(d)
-            types = self._file_types(self.f.path, ids)
-            key_cols = [to_internal(cols[i], types[i]) if i in cols else [None] * n for i in ids]
-            if keep is None:
-                keep = bytearray(b"\x01") * n
-            for i, k in enumerate(zip(*key_cols)):
-                if k in keys:
-                    keep[i] = 0
+            masks.append(self._equality_mask(d, n, cols, arrow_fields, file_ids))
         if self.residual_ids:
             values = {}
             for fid in self.residual_ids:
                 f = self.scan.schema.find_field(fid)
-                values[fid] = to_internal(self._column(fid, f, n, cols, arrow_fields, file_ids),
-                                          f.type)
-            if keep is None:
-                keep = bytearray(b"\x01") * n
-            for i in range(n):
-                if keep[i] and not evaluate_row(self.residual,
-                                                {fid: v[i] for fid, v in values.items()}):
-                    keep[i] = 0
-        if keep is None:
+                values[fid] = self._column(fid, f, n, cols, arrow_fields, file_ids)
+            masks.append(row_mask(self.residual, lambda p: values.get(p.field_id), n))
+        if not masks:
             return None
+        mask = masks[0]
+        for m in masks[1:]:
+            mask = pc.and_(mask, m)
+        return mask
+
+    def _equality_mask(self, d: Any, n: int, cols: dict, arrow_fields: dict,
+                       file_ids: dict) -> Any:
+        """Rows an equality delete file leaves (nulls match nulls). A one-column key of a type
+        Arrow compares as Python does is looked up by Arrow; other keys row by row."""
+        ids, keys = self._equality_set(d)
+        types = self._file_types(self.f.path, ids)
+        if len(ids) == 1:
+            fid = ids[0]
+            values = self._equality_values(d, keys, types[fid])
+            col = cols.get(fid)
+            if col is None:  # the file lacks the key column: all null
+                return constant_mask((None,) not in keys, n)
+            if values is not None:
+                data = comparable(conform(col, types[fid], arrow_fields[file_ids[fid]]),
+                                  floats=False)
+                if data is not None and data[1] == values.type:
+                    return pc.invert(pc.is_in(data[0], value_set=values, skip_nulls=False))
+        key_cols = [_key_values(cols[i], types[i]) if i in cols else [None] * n for i in ids]
+        keep = bytearray(b"\x01") * n
+        for i, k in enumerate(zip(*key_cols)):
+            if k in keys:
+                keep[i] = 0
         return pa.array(keep, pa.uint8()).cast(pa.bool_())
+
+    def _equality_values(self, d: Any, keys: set, t: Any) -> Any:
+        """The delete file's one-column keys as an Arrow array, or None when Arrow's equality
+        may differ from Python's for the type (floats, uuids, binary)."""
+        cache = self.scan._eq_cache
+        ck = (d.path, "arrow")
+        if ck not in cache:
+            got = None if t in (FLOAT, DOUBLE) else comparable(
+                internal_to_arrow([k[0] for k in keys], t), floats=False)
+            if got is not None:
+                try:  # the kernel exists for the type (one-element probe)
+                    pc.is_in(got[0][:1], value_set=got[0], skip_nulls=False)
+                except (pa.ArrowNotImplementedError, pa.ArrowTypeError, pa.ArrowInvalid):
+                    got = None
+            cache[ck] = None if got is None else got[0]
+        return cache[ck]
+
+
+def _key_values(arr: Any, t: Any) -> list[Any]:
+    """Equality-delete key values as the reference compares them: floats by
+    :func:`~icectl.expr.ordering.value_key` (NaN equals NaN, ``-0.0`` differs from ``0.0``, as
+    Java's ``Double.compare``), other types as their internal values."""
+    values = to_internal(arr, t)
+    if t in (FLOAT, DOUBLE):
+        return [None if v is None else value_key(v) for v in values]
+    return values
 
 
 @contextmanager

@@ -127,6 +127,13 @@ class DataFile:
         return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
 
     @property
+    def counted_size_in_bytes(self) -> int:
+        """The size snapshot summaries count for it: a deletion vector's blob, else the file."""
+        if self.is_deletion_vector and self.content_size_in_bytes is not None:
+            return self.content_size_in_bytes
+        return self.file_size_in_bytes
+
+    @property
     def content_name(self) -> str:
         return _FILE_CONTENT_NAMES.get(self.content, str(self.content))
 

@@ -13,7 +13,6 @@ forms (JSON text, gzip) are in :mod:`icectl.spec.metadata_json`.
 
 from __future__ import annotations
 
-import time
 import uuid as _uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
@@ -33,6 +32,7 @@ from icectl.spec.snapshots import (
     statistics_snapshot_id,
 )
 from icectl.spec.sorting import UNSORTED_ORDER, SortField, SortOrder
+from icectl.spec.timetext import now_ms
 
 __all__ = [
     "TableMetadata", "SUPPORTED_FORMAT_VERSIONS", "DEFAULT_FORMAT_VERSION", "RESERVED_PROPERTIES",
@@ -58,10 +58,6 @@ _KNOWN_KEYS = (
     "sort-orders", "properties", "current-snapshot-id", "next-row-id", "encryption-keys",
     "refs", "snapshots", "statistics", "partition-statistics", "snapshot-log", "metadata-log",
 )
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from icectl.spec.transforms import (
 from icectl.spec.types import DATE, IcebergType, PrimitiveType
 from icectl.spec.values import parse_literal
 
-__all__ = ["partition_path", "parse_partition_value", "hive_values", "NULL_TEXTS"]
+__all__ = ["partition_path", "partition_texts", "parse_partition_value", "hive_values", "NULL_TEXTS"]
 
 NULL_TEXTS = ("null", "__HIVE_DEFAULT_PARTITION__")
 
@@ -41,14 +41,19 @@ def _escape(text: str) -> str:
     return quote_plus(text, safe="*").replace("~", "%7E")
 
 
-def partition_path(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
-    """The reference's partition path of a partition tuple (``a=1/ts_day=2024-01-02``)."""
-    parts = []
+def partition_texts(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> list[tuple[str, str]]:
+    """``(field name, the transform's human string of its value)`` per partition field, not
+    escaped: the parts of a partition path, also shown as they are."""
+    out = []
     for f, v in zip(spec.fields, values):
         src = schema.find_field_or_none(f.source_id)
-        human = f.transform.to_human_string(v, src.type if src is not None else None)
-        parts.append(f"{_escape(f.name)}={_escape(human)}")
-    return "/".join(parts)
+        out.append((f.name, f.transform.to_human_string(v, src.type if src is not None else None)))
+    return out
+
+
+def partition_path(spec: PartitionSpec, schema: Schema, values: Sequence[Any]) -> str:
+    """The reference's partition path of a partition tuple (``a=1/ts_day=2024-01-02``)."""
+    return "/".join(f"{_escape(name)}={_escape(human)}" for name, human in partition_texts(spec, schema, values))
 
 
 _YEAR = re.compile(r"^([+-]?\d{4,})$")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from icectl.errors import CorruptMetadata, InvalidInput, ValidationError
+from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, ValidationError
 from icectl.spec.parse import PartitionTerm
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import (
@@ -40,6 +40,7 @@ from icectl.spec.types import (
 __all__ = [
     "PartitionField", "PartitionSpec", "UNPARTITIONED_SPEC", "PARTITION_DATA_ID_START",
     "build_spec", "default_partition_name", "resolve_source_column", "check_term_transform",
+    "unified_partition_type",
 ]
 
 PARTITION_DATA_ID_START = 1000
@@ -337,3 +338,21 @@ def build_spec(
         dedup[key] = pf
         fields.append(pf)
     return PartitionSpec(spec_id, tuple(fields))
+
+
+def unified_partition_type(specs: Iterable[PartitionSpec], schema: Schema) -> StructType:
+    """Every partition field of every spec, ordered by field id, all optional: the reference's
+    unified partition type (the ``_partition`` column, the ``partitions``/``entries`` tables).
+
+    A field's name and type come from the newest spec (highest id) that has it, as the
+    reference picks the most recent name of a renamed field; a spec that cannot be bound to
+    ``schema`` is skipped."""
+    fields: dict[int, NestedField] = {}
+    for spec in sorted(specs, key=lambda s: s.spec_id, reverse=True):
+        try:
+            ptype = spec.partition_type(schema)
+        except IcectlError:
+            continue
+        for f in ptype.fields():
+            fields.setdefault(f.field_id, NestedField(f.field_id, f.name, f.type, required=False))
+    return StructType(tuple(fields[k] for k in sorted(fields)))

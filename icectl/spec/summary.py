@@ -61,16 +61,6 @@ COUNTER_KEYS = (
 _SIZE_AND_DELETE_KEYS = frozenset(COUNTER_KEYS[12:])
 
 
-def _is_dv(f: DataFile) -> bool:
-    return f.content == POSITION_DELETES and f.file_format.upper() == "PUFFIN"
-
-
-def _content_size(f: DataFile) -> int:
-    if _is_dv(f) and f.content_size_in_bytes is not None:
-        return f.content_size_in_bytes
-    return f.file_size_in_bytes
-
-
 class _Counters:
     """Counters for one scope (the whole snapshot or one partition)."""
 
@@ -92,12 +82,12 @@ class _Counters:
                 DELETED_DATA_FILES, REMOVED_EQ_DELETE_FILES, REMOVED_POS_DELETE_FILES,
                 REMOVED_DELETE_FILES, REMOVED_DVS, DELETED_RECORDS, REMOVED_FILES_SIZE,
                 REMOVED_POS_DELETES, REMOVED_EQ_DELETES)
-        v[size] += _content_size(f)
+        v[size] += f.counted_size_in_bytes
         if f.content == DATA:
             v[files] += 1
             v[records] += f.record_count
         elif f.content == POSITION_DELETES:
-            if _is_dv(f):
+            if f.is_deletion_vector:
                 v[dvs] += 1
             else:
                 v[pos_files] += 1

@@ -16,10 +16,11 @@ Deleting old versions frees their names, so "the rename succeeded" alone does no
 commit extended the newest version: a writer that stalled long enough could rename into a name
 freed under it, behind newer versions no reader looks at. So a commit checks both before the
 rename (its base is the newest listed version and still exists, no hint names anything newer)
-and after it (no newer version or hint appeared, the base still exists) - unless a newer version
-lists this one (name and timestamp) in its metadata log: another writer already built on it. A commit that fails
-the check after its rename removes the file it renamed (only if it still holds its own bytes)
-and raises :class:`VersionConflict`, so the caller re-reads, re-validates and retries.
+and after it (no newer version or hint appeared, the base still exists). When newer versions
+did appear, the commit still landed if another writer already built on it; that is proved by
+:func:`_built_on` (see there for why a name and a timestamp alone are not proof). A commit that
+fails the check after its rename removes the file it renamed (only if it still holds its own
+bytes) and raises :class:`VersionConflict`, so the caller re-reads, re-validates and retries.
 
 The hint is never moved backwards: a writer whose version is no longer the newest leaves the hint
 alone, and after writing it checks again and corrects a hint a slower writer lowered.
@@ -339,35 +340,75 @@ def _check_newest(io: FileIO, location: str, base: CommittedVersion | None, next
 
 
 def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, version: int,
-                    final: str, new: TableMetadata) -> None:
+                    final: str, new: TableMetadata, data: bytes) -> None:
     """After the rename: prove the new version extended the newest one (see the module docs)."""
     newer = sorted(v for v in set(_list_versions(io, location)) if v > version)
     hinted = _read_hint(io, location) or 0
     base_ok = base is None or io.exists(base.metadata_location)
     if not newer and hinted <= version and base_ok:
         return
-    name = final.rsplit("/", 1)[-1]
-    # Snapshots only this commit adds: ids are random, so a newer version holding one of them
-    # was built on ours even when its metadata log no longer names our file (a short log).
-    ours = {s.snapshot_id for s in new.snapshots}
-    if base is not None:
-        ours -= {s.snapshot_id for s in base.metadata.snapshots}
-    for v in newer:  # another writer may already have built on this version: then it counts
+    later = []
+    for v in newer:
         path = find_metadata_file(io, location, v)
         if path is None:
             continue
         try:
-            later = read_metadata(io, path)
+            later.append(read_metadata(io, path))
         except (NotFound, CorruptMetadata):
             continue
-        if any(e.metadata_file.rsplit("/", 1)[-1] == name and e.timestamp_ms == new.last_updated_ms
-               for e in later.metadata_log):
-            return
-        if ours & {s.snapshot_id for s in later.snapshots}:
-            return
+    if _built_on(io, base, final, new, data, later):
+        return
     why = (f"version {max(newer + [hinted])} exists" if newer or hinted > version
            else f"the base {base.metadata_location if base else ''} was removed")
     raise VersionConflict(version, f"{final} was created under a newer table ({why})", conflict=True)
+
+
+def _built_on(io: FileIO, base: CommittedVersion | None, final: str, new: TableMetadata,
+              data: bytes, later: list[TableMetadata]) -> bool:
+    """Whether one of the ``later`` versions was built on the version this commit wrote.
+
+    A version names its predecessor only by file name and ``last-updated-ms`` in its metadata
+    log (the format has no other back-link, and Java writes and keeps nothing more). Both can
+    repeat: a racing writer that committed the same version number on the same base in the same
+    millisecond leaves the same entry, and if its version was later dropped from the log and
+    deleted, this commit could rename into the freed name and mistake the racer's successors for
+    its own - a lost commit reported as done. So two proofs, each tied to this commit alone:
+
+    * **Snapshots.** Snapshot ids are random 63-bit numbers: a later version holding a snapshot
+      this commit added was built on it, whatever its metadata log still says.
+    * **Metadata log, guarded against a freed name.** A later version naming our file and our
+      timestamp counts only if the name cannot have been freed and taken again. A name is freed
+      only by a writer that dropped it from the log with ``delete-after-commit`` on, and nobody
+      deletes a file that no log names any more. So if a later version with clean-up on no longer
+      names our file while our exact bytes (compared in full) still sit under that name, the name
+      was freed before our rename and taken by us: the entries naming it belong to the racer's
+      version. Built on ours, the writer that dropped it would have deleted our file (or is about
+      to: then this errs on the safe side, and the retry re-validates on the newest version).
+    """
+    ours = {s.snapshot_id for s in new.snapshots}
+    if base is not None:
+        ours -= {s.snapshot_id for s in base.metadata.snapshots}
+    if any(ours & {s.snapshot_id for s in md.snapshots} for md in later):
+        return True
+    name = final.rsplit("/", 1)[-1]
+
+    def names_ours(md: TableMetadata, exact: bool) -> bool:
+        return any(e.metadata_file.rsplit("/", 1)[-1] == name
+                   and (not exact or e.timestamp_ms == new.last_updated_ms) for e in md.metadata_log)
+
+    if not any(names_ours(md, exact=True) for md in later):
+        return False
+    freed = any(_cleans_up(md) and not names_ours(md, exact=False) for md in later)
+    return not (freed and _still_holds(io, final, data))
+
+
+def _still_holds(io: FileIO, path: str, data: bytes) -> bool:
+    try:
+        return io.read(path) == data
+    except NotFound:
+        return False
+    except IcectlError:
+        return True  # unreadable is not shown to be deleted: keep to the safe side
 
 
 def _undo_rename(io: FileIO, path: str, data: bytes) -> None:
@@ -425,7 +466,7 @@ def commit(
         raise
 
     try:
-        _check_extended(io, location, base, next_version, final, new)
+        _check_extended(io, location, base, next_version, final, new, data)
     except VersionConflict:
         _undo_rename(io, final, data)
         raise

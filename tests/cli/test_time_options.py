@@ -136,7 +136,9 @@ def test_orphans_older_than_takes_every_form(history) -> None:
     orphan.write_bytes(b"x")
     old = time.time() - 2 * 86_400  # the stray file is two days old
     os.utime(orphan, (old, old))
-    cases = forms(int(old * 1000) + 6 * HOUR)  # a time after the stray file was written...
+    # a time after the stray file was written, on a later UTC day, so that the date form (its
+    # midnight) is after the file too, whatever the time of day the test runs...
+    cases = forms((int(old * 1000) // DAY + 1) * DAY + 6 * HOUR)
     cases["before"] = (f"{3 * 24}h", 0)  # ...and one before it
     results = run_all([("orphans", loc, "--older-than", text, "--json") for text, _ in cases.values()])
     for (form, (text, _)), r in zip(cases.items(), results):

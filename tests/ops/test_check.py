@@ -344,7 +344,7 @@ def test_record_count_against_the_parquet_footer(tmp_path: Path) -> None:
 
 
 def test_position_delete_files_name_their_data_file_by_equal_bounds(tmp_path: Path) -> None:
-    from icectl.scan.delete_index import DELETE_FILE_PATH_ID
+    from icectl.table.delete_index import DELETE_FILE_PATH_ID
     from icectl.spec.manifests import POSITION_DELETES
 
     t = build(tmp_path, partition=None, writes=1)

@@ -64,3 +64,16 @@ def test_bad_durations(bad: str) -> None:
     with pytest.raises(InvalidInput) as e:
         parse_duration_ms(bad, "--max-ref-age")
     assert str(e.value) == f"invalid --max-ref-age '{bad}': expected {DURATION_FORMS}"
+
+
+@pytest.mark.parametrize("text", ["2023-11-14T22:13:20Z", "2023-11-14 22:13:20", "2023-11-14",
+                                  "2023-11-14T23:13:20+01:00", "1700000000000", "7d"])
+def test_scan_as_of_is_the_same_parser(text, monkeypatch) -> None:
+    """Planning's as-of time (scan layer, which may not import ops) is parsed by the same code."""
+    from icectl.scan import plan_setup
+    from icectl.spec import timetext
+
+    monkeypatch.setattr(timetext, "now_ms", lambda: NOW)
+    assert plan_setup.parse_as_of(text) == parse_time_ms(text, now=NOW)
+    with pytest.raises(InvalidInput, match="as-of time 'yesterday'"):
+        plan_setup.parse_as_of("yesterday")

@@ -3,7 +3,9 @@ residual filter and schema evolution (files built with pyarrow, committed throug
 
 from __future__ import annotations
 
+import datetime
 import struct
+from decimal import Decimal
 import zlib
 
 import pyarrow as pa
@@ -219,3 +221,49 @@ def test_unreadable_data_file_is_a_one_line_error_naming_it(tmp_path):
         fh.write(b"\0" * 64)
     with pytest.raises(IcectlError, match="a.parquet"):
         rows(t)
+
+
+ONE_KEY_CASES = {
+    # schema type, data file Arrow type, data values, delete-file Arrow type, delete keys
+    "int-promoted": ("long", pa.int32(), [1, 2, None, 4], pa.int64(), [2, None]),
+    "string": ("string", pa.string(), ["a", "é", None, ""], pa.string(), ["é", ""]),
+    "decimal": ("decimal(9,2)", pa.decimal128(9, 2), [Decimal("1.25"), Decimal("-1.00"), None, Decimal("0.00")],
+                pa.decimal128(9, 2), [Decimal("-1.00"), Decimal("0.00")]),
+    "date": ("date", pa.date32(), [0, 19000, None, -5], pa.date32(), [19000, None]),
+    "timestamp": ("timestamp", pa.timestamp("us"), [0, 5, None, -7], pa.timestamp("us"), [-7]),
+    "boolean": ("boolean", pa.bool_(), [True, False, None, True], pa.bool_(), [True]),
+    "double (row by row)": ("double", pa.float64(), [0.5, -0.0, None, 2.0], pa.float64(), [0.5, None]),
+    "binary (row by row)": ("binary", pa.binary(), [b"a", b"\x00", None, b""], pa.binary(), [b"\x00"]),
+}
+
+
+@pytest.mark.parametrize("case", list(ONE_KEY_CASES), ids=list(ONE_KEY_CASES))
+def test_one_column_equality_deletes_on_every_kind_of_key(tmp_path, case):
+    """One-column keys are looked up by Arrow where it compares as Python does, row by row
+    otherwise; either way a null key deletes null rows, and only the keys given."""
+    schema, dtype, values, ktype, keys = ONE_KEY_CASES[case]
+    if dtype == pa.date32():
+        values = [None if v is None else datetime.date(1970, 1, 1) + datetime.timedelta(days=v) for v in values]
+        keys = [None if v is None else datetime.date(1970, 1, 1) + datetime.timedelta(days=v) for v in keys]
+    t = make_table(tmp_path, f"id long, k {schema}", 2)
+    p = write_parquet(tmp_path / "t/data/a.parquet", {"id": [0, 1, 2, 3], "k": values},
+                      [field("id", pa.int64(), 1), field("k", dtype, 2)])
+    commit(t, [data_file(p, 4)])
+    d = eq_delete_file(tmp_path / "t/data/eq.parquet", (2,), {"k": keys}, [field("k", ktype, 2)])
+    commit(Table.load(t.location), deletes=[d], op="delete")
+    gone = {i for i, v in enumerate(values) if v in keys}
+    assert sorted(r["id"] for r in rows(t)) == [i for i in range(4) if i not in gone]
+
+
+def test_float_equality_keys_compare_as_the_reference(tmp_path):
+    """Java compares equality-delete keys with Double.compare: a NaN key deletes NaN rows, and
+    -0.0 and 0.0 are different keys."""
+    t = make_table(tmp_path, "id long, k double", 2)
+    p = write_parquet(tmp_path / "t/data/a.parquet",
+                      {"id": [0, 1, 2, 3, 4], "k": [float("nan"), -0.0, 0.0, 1.5, None]},
+                      [field("id", pa.int64(), 1), field("k", pa.float64(), 2)])
+    commit(t, [data_file(p, 5)])
+    d = eq_delete_file(tmp_path / "t/data/eq.parquet", (2,), {"k": [float("nan"), -0.0]},
+                       [field("k", pa.float64(), 2)])
+    commit(Table.load(t.location), deletes=[d], op="delete")
+    assert sorted(r["id"] for r in rows(t)) == [2, 3, 4]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icectl.scan.delete_index import DataStats, DeleteIndex, DeleteRef, targeted_path
+from icectl.table.delete_index import DataStats, DeleteIndex, DeleteRef, targeted_path
 from icectl.scan.tasks import pack, split_offsets_valid, split_ranges
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.types import LONG, STRING

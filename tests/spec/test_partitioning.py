@@ -253,3 +253,22 @@ def test_sources_in_struct_are_allowed_but_not_struct_itself():
                      NestedField(4, "t", TIMESTAMPTZ)))
     spec = build_spec(schema, "bucket(2, s.a), days(t)")
     assert [f.source_id for f in spec.fields] == [2, 4]
+
+
+def test_unified_partition_type_takes_the_newest_name_and_orders_by_field_id() -> None:
+    """One unified partition type (scan's ``_partition`` column and the partitions/entries
+    tables): every field of every spec by field id, all optional, and a renamed field under
+    the name of the newest spec that has it, as the reference names it."""
+    from icectl.spec.partitioning import PartitionField, PartitionSpec, unified_partition_type
+    from icectl.spec.transforms import IDENTITY, BucketTransform
+
+    schema = parse_schema("id long not null, region string")
+    v0 = PartitionSpec(0, (PartitionField(1, 1000, "id", IDENTITY),))
+    v1 = PartitionSpec(1, (PartitionField(1, 1000, "id_renamed", IDENTITY),
+                           PartitionField(2, 1001, "region_bucket", BucketTransform(4))))
+    v2 = PartitionSpec(2, (PartitionField(2, 1001, "region_b", BucketTransform(4)),))
+    for specs in ([v0, v1, v2], [v2, v0, v1]):
+        got = unified_partition_type(specs, schema)
+        assert [(f.field_id, f.name, str(f.type), f.required) for f in got.fields()] == [
+            (1000, "id_renamed", "long", False), (1001, "region_b", "int", False)]
+    assert len(unified_partition_type([], schema).fields()) == 0

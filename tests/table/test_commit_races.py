@@ -4,8 +4,10 @@ success. Every acknowledged commit is in the final table."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import os
+from dataclasses import replace
 
 import pytest
 
@@ -103,11 +105,21 @@ def test_writer_whose_base_was_deleted_does_not_reuse_the_freed_name(location):
     assert final.version == 5 and {"slow", "fast-0", "fast-2"} <= set(final.metadata.properties)
 
 
-@pytest.mark.xfail(strict=False, reason="known gap: a racing version with the same name and the same millisecond in a later metadata log is taken as proof of this commit (open, see the closing note)")
-def test_name_freed_between_check_and_rename_is_undone_and_retried(location, monkeypatch):
+def _last_updated_ms(path: str) -> int:
+    with open(path, "rb") as f:
+        return json.load(f)["last-updated-ms"]
+
+
+@pytest.mark.parametrize("same_ms", [False, True], ids=["own-clock", "same-millisecond"])
+def test_name_freed_between_check_and_rename_is_undone_and_retried(location, monkeypatch, same_ms):
     """The race inside the commit: the base is deleted and the next name freed after the writer
     checked it was the newest but before its rename. The rename succeeds into the freed name; the
-    commit sees newer versions that do not build on it, removes its file and retries."""
+    commit sees newer versions that do not build on it, removes its file and retries.
+
+    ``same-millisecond`` forces the racer's v2 to carry the slow writer's ``last-updated-ms``, so
+    the racer's v3 names ``v2.metadata.json`` with exactly the slow commit's timestamp: the
+    metadata log alone cannot tell the two v2s apart, and the commit must still not be taken as
+    landed (it was lost before the fix whenever the clocks agreed)."""
     Table.create(location, make_metadata(location, 2, **CLEANUP))
     slow = Table.load(location)
     io = FileIO()
@@ -118,7 +130,13 @@ def test_name_freed_between_check_and_rename_is_undone_and_retried(location, mon
         if dst.endswith("/v2.metadata.json") and not raced:
             raced.append(dst)
             fast = Table.load(location, io=io)
-            for i in range(3):
+            ts = _last_updated_ms(src)
+            if same_ms:
+                fast.commit(lambda md: replace(with_properties(md, {"fast-0": "x"}), last_updated_ms=ts))
+                assert _last_updated_ms(fast.metadata_location) == ts
+            else:
+                fast.commit(_set(**{"fast-0": "x"}))
+            for i in (1, 2):
                 fast.commit(_set(**{f"fast-{i}": "x"}))
             assert not os.path.exists(dst) and fast.version == 4
         return real_rename(self, src, dst, **kw)
@@ -131,6 +149,34 @@ def test_name_freed_between_check_and_rename_is_undone_and_retried(location, mon
     assert final.version == 5 and {"slow", "fast-0", "fast-1", "fast-2"} <= set(final.metadata.properties)
     assert not os.path.exists(os.path.join(location, "metadata", "v2.metadata.json"))
     assert store._read_hint(io, location) == 5
+
+
+@pytest.mark.parametrize("cleanup", [True, False], ids=["cleanup", "no-cleanup"])
+def test_metadata_commit_built_on_and_dropped_before_the_check_is_not_repeated(location, monkeypatch, cleanup):
+    """Two commits land on ours between our rename and our check, with a one-entry metadata log:
+    the newest version no longer names ours. With clean-up its writer deleted our file; without,
+    the file stays. Either way v3 names our file and timestamp and nothing could have freed the
+    name, so the commit landed: it must not be undone or applied again (a counter shows it)."""
+    props = CLEANUP if cleanup else {"write.metadata.previous-versions-max": "1"}
+    Table.create(location, make_metadata(location, 2, **props))
+    writer = Table.load(location)
+    real_rename = FileIO.rename_no_replace
+    done = []
+
+    def rename_then_two_commits(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if dst.endswith("/v2.metadata.json") and not done:
+            done.append(dst)
+            for i in range(2):
+                Table.load(location).commit(_set(**{f"other-{i}": "x"}))
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_two_commits)
+    writer.commit(lambda md: with_properties(md, {"count": str(int(md.properties.get("count", "0")) + 1)}))
+    assert writer.version == 2
+    final = Table.load(location)
+    assert final.version == 4
+    assert final.metadata.properties["count"] == "1"
+    assert os.path.exists(os.path.join(location, "metadata", "v2.metadata.json")) is not cleanup
 
 
 def test_commit_built_on_between_rename_and_check_is_not_repeated(location, monkeypatch):

@@ -4,14 +4,13 @@ merging and branches, checked by reading back what was written."""
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 
 import pytest
 
 from icectl.errors import CommitConflict, ValidationError
 from icectl.io import avro
 from icectl.spec.manifests import ADDED, DATA, EXISTING, DataFile
-from icectl.spec.metadata import add_snapshot, set_ref, with_properties
+from icectl.spec.metadata import set_ref, with_properties
 from icectl.spec.snapshots import SnapshotRef, TAG
 from icectl.table.producer import FastAppendProducer, MergePolicy, new_snapshot_id, pack_end
 from icectl.table.table import RetryPolicy, Table

@@ -29,17 +29,6 @@ TOTALS = ("total-data-files", "total-records", "total-delete-files", "total-posi
           "total-equality-deletes", "total-files-size")
 
 
-def _is_dv(f: DataFile) -> bool:
-    return f.content == POSITION_DELETES and f.file_format.upper() == "PUFFIN"
-
-
-def _size(f: DataFile) -> int:
-    """A file's size as summaries count it: a deletion vector's blob, else the whole file."""
-    if _is_dv(f) and f.content_size_in_bytes is not None:
-        return f.content_size_in_bytes
-    return f.file_size_in_bytes
-
-
 @dataclass
 class ManifestFacts:
     """What the check keeps of one manifest after reading it once."""
@@ -181,7 +170,7 @@ def _facts(m: ManifestFile, entries: list, ptype: StructType | None, problems: P
 
 
 def _add_totals(t: dict[str, int], f: DataFile) -> None:
-    t["total-files-size"] += _size(f)
+    t["total-files-size"] += f.counted_size_in_bytes
     if f.content == DATA:
         t["total-data-files"] += 1
         t["total-records"] += f.record_count

@@ -8,7 +8,7 @@ from typing import Mapping
 
 from icectl.ops.check.manifests import TOTALS, ManifestFacts
 from icectl.ops.check.model import Problems
-from icectl.scan.delete_index import DELETE_FILE_PATH_ID, targeted_path
+from icectl.table.delete_index import DELETE_FILE_PATH_ID, targeted_path
 from icectl.spec.manifests import ADDED, DATA, POSITION_DELETES, DataFile, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot
@@ -136,12 +136,12 @@ def _check_deletes(s: Snapshot, got: list[ManifestFacts], problems: Problems, re
             target = _target(df)
             if target is None:
                 continue
-            if df.file_format.upper() == "PUFFIN":
+            if df.is_deletion_vector:
                 dvs[target] += 1
             key = ("dangling", df.file_path, df.content_offset, target)
             if target not in live and key not in reported:
                 reported.add(key)
-                what = "deletion vector in" if df.file_format.upper() == "PUFFIN" else "position delete file"
+                what = "deletion vector in" if df.is_deletion_vector else "position delete file"
                 problems.warning("dangling-delete", df.file_path,
                                  f"{what} names data file {target}, which is not live in snapshot {s.snapshot_id}")
     for target, n in dvs.items():

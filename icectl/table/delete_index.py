@@ -50,6 +50,25 @@ class DeleteRef:
     null_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     value_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
+    @classmethod
+    def from_data_file(cls, f: Any, data_sequence_number: int, manifest_path: str = "") -> "DeleteRef":
+        """The reference to a delete file read by the record reader (``spec.manifests.DataFile``,
+        its ``spec_id`` set from its manifest); equality-field statistics decoded lazily by
+        :meth:`DeleteIndex._eq_may_apply` stay raw here, as the planner's columns keep them."""
+        referenced = f.referenced_data_file
+        if f.content != EQUALITY_DELETES:
+            referenced = targeted_path(referenced, (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID),
+                                       (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID))
+        return cls(
+            path=f.file_path, content=f.content, file_format=f.file_format,
+            record_count=f.record_count, file_size_in_bytes=f.file_size_in_bytes,
+            data_sequence_number=data_sequence_number, spec_id=f.spec_id, partition=f.partition,
+            referenced_data_file=referenced, content_offset=f.content_offset,
+            content_size_in_bytes=f.content_size_in_bytes, equality_ids=f.equality_ids,
+            manifest_path=manifest_path, lower_bounds=dict(f.lower_bounds or {}),
+            upper_bounds=dict(f.upper_bounds or {}), null_counts=dict(f.null_value_counts or {}),
+            value_counts=dict(f.value_counts or {}))
+
     @property
     def is_dv(self) -> bool:
         return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
