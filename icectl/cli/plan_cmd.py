@@ -99,6 +99,9 @@ def plan(
             _print_summary(view)
         return
     if fmt == "json":
+        if _fields_selected():  # the shared --field selection works on the JSON view
+            emit_json(report.to_json())
+            return
         # the document json.dumps(report.to_json(), indent=2) gives, rendered column-wise
         _write_chunks(report.json_chunks(_json_default), end="\n")
         return
@@ -125,6 +128,13 @@ def _output_format(out_format: str | None, json_out: bool, summary: bool, tasks:
     if summary and explain:
         raise InvalidInput("--summary prints counts only: it cannot be combined with --explain")
     return fmt
+
+
+def _fields_selected() -> bool:
+    """Whether the shared ``--field`` option chose fields for ``emit_json`` to print."""
+    from icectl.cli import output
+
+    return getattr(output, "_selected_fields", None) is not None
 
 
 def _write_chunks(chunks: Any, end: str = "") -> None:
