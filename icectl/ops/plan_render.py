@@ -144,8 +144,9 @@ def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
 
 
 def _rows(files: Iterable[Any], frag: _Fragments,
-          default: Callable[[Any], Any] | None) -> Iterator[list[tuple]]:
-    """Per run of files from one decoded manifest, the template arguments of each file."""
+          default: Callable[[Any], Any] | None) -> Iterator[Iterator[tuple]]:
+    """Per run of files from one decoded manifest (never empty), the template arguments of
+    each file."""
     from icectl.scan.plan_result import deletes_of, residual_of, row_of, runs
 
     for cols, fs in runs(files):
@@ -175,8 +176,8 @@ def _rows(files: Iterable[Any], frag: _Fragments,
             dels: Any = [frag.deletes(d) for d in map(deletes_of, fs)]
         else:
             dels = repeat("[]", len(fs))
-        yield list(zip(path, fmt, repeat(_int_repr(spec_id)), part, records, sizes, seqs,
-                       residual, dels))
+        yield zip(path, fmt, repeat(_int_repr(spec_id)), part, records, sizes, seqs, residual,
+                  dels)
 
 
 def document_chunks(view: dict[str, Any], files: Iterable[Any],
@@ -194,11 +195,9 @@ def document_chunks(view: dict[str, Any], files: Iterable[Any],
     yield ',\n  "files": ['
     frag = _Fragments(partition, delete_view, 2, default)
     first = True
+    fill = _FILE_INDENTED.__mod__
     for rows in _rows(files, frag, default):
-        if not rows:
-            continue
-        body = ",\n".join([_FILE_INDENTED % r for r in rows])
-        yield ("\n" if first else ",\n") + body
+        yield ("\n" if first else ",\n") + ",\n".join(map(fill, rows))
         first = False
     yield "]" if first else "\n  ]"
     for k, v in tail.items():
@@ -217,6 +216,6 @@ def file_lines(files: Iterable[Any],
     """Each planned file as one line of JSON (the ``files`` objects of the plan document), in
     chunks of whole lines ending with a newline."""
     frag = _Fragments(partition, delete_view, None, default)
+    fill = _FILE_LINE.__mod__
     for rows in _rows(files, frag, default):
-        if rows:
-            yield "\n".join([_FILE_LINE % r for r in rows]) + "\n"
+        yield "\n".join(map(fill, rows)) + "\n"
