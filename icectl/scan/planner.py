@@ -13,7 +13,8 @@ resolved inputs, immutable), and nothing is carried between them in closures:
 3. :func:`_index_deletes` -- decode the selected delete manifests column-wise, keep live delete
    files whose partition matches, and index them (:mod:`icectl.table.delete_index`);
 4. :func:`_filter_entries` -- per selected data manifest, decoded column-wise
-   (:mod:`icectl.io.manifest_columns`): live entries whose partition tuple satisfies the
+   (:mod:`icectl.io.manifest_columns`; the cache misses in worker processes when more than a
+   few miss, arriving in manifest order, :mod:`icectl.scan.parallel`): live entries whose partition tuple satisfies the
    projection and whose column metrics might match (:mod:`icectl.expr.eval_metrics`);
 5. :func:`_attach_deletes` -- each kept file with its residual (strict / inclusive projection
    on its partition, cached per partition) and its delete files;
