@@ -181,58 +181,241 @@ json.dump([{"path": f.file.file_path, "record-count": f.file.record_count,
            for f in t.scan(row_filter=flt).plan_files()], sys.stdout)
 """
 
+# A JVM (local Spark session of the interop tests' stack: Iceberg 1.10.2 Java) kept running for
+# the whole benchmark. It reads a case name per line on stdin, plans the table with Iceberg Java
+# (HadoopTables.load + newScan().filter(...).planFiles(), the tasks counted in the JVM) and
+# answers with the seconds it took and the file count. The first request of each case is a
+# warm-up whose time is reported separately.
+JAVA_PROCESS = r"""
+import json, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+from spark_support import start_spark
+location, scratch = sys.argv[1], Path(sys.argv[2])
+manifests, files = map(int, sys.argv[4].split("x"))
+sys.path.insert(0, sys.argv[5])
+import plan_bench
+t0 = time.perf_counter()
+spark = start_spark(scratch / "wh", scratch).session
+jvm = spark._jvm
+E = jvm.org.apache.iceberg.expressions.Expressions
+Iterables = jvm.org.apache.iceberg.relocated.com.google.common.collect.Iterables
+tables = jvm.org.apache.iceberg.hadoop.HadoopTables(spark._jsc.hadoopConfiguration())
 
-def timed_process(cmd: list[str], env: dict[str, str], out_path: str, reps: int,
-                  before: Callable[[], None] | None = None) -> float:
-    """Median wall time of a fresh process writing its stdout to a file."""
-    times = []
-    for _ in range(reps):
-        if before is not None:
-            before()
-        with open(out_path, "wb") as out:
-            t0 = time.perf_counter()
-            subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, env=env, check=True)
-            times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+def expr(name):
+    lo, hi = plan_bench.java_filter_bounds(name, manifests, files)
+    if name == "one-day":
+        return E.And(E.greaterThanOrEqual("ts", lo), E.lessThan("ts", hi)) if False else             getattr(E, "and")(E.greaterThanOrEqual("ts", lo), E.lessThan("ts", hi))
+    if name == "id-range":
+        return getattr(E, "and")(E.greaterThanOrEqual("id", jvm.java.lang.Long(lo)),
+                                 E.lessThanOrEqual("id", jvm.java.lang.Long(hi)))
+    return E.alwaysTrue()
+
+print(json.dumps({"ready": True, "start-seconds": time.perf_counter() - t0}), flush=True)
+for line in sys.stdin:
+    name = line.strip()
+    if not name:
+        break
+    t0 = time.perf_counter()
+    table = tables.load(location)
+    tasks = table.newScan().filter(expr(name)).planFiles()
+    n = Iterables.size(tasks)
+    tasks.close()
+    print(json.dumps({"seconds": time.perf_counter() - t0, "files": n}), flush=True)
+spark.stop()
+"""
+
+
+def java_filter_bounds(name: str, manifests: int, files: int) -> tuple[Any, Any]:
+    """The literal bounds of a case for Iceberg Java's Expressions (strings for timestamps)."""
+    import datetime as dt
+    day = START_DAY + manifests // 2
+    k = (manifests // 2) * files + files // 3
+    lo = k * 1000 + 100
+    if name == "one-day":
+        d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
+        d1 = d + dt.timedelta(days=1)
+        return f"{d.isoformat()}T00:00:00+00:00", f"{d1.isoformat()}T00:00:00+00:00"
+    if name == "id-range":
+        return lo, lo + 50
+    return None, None
+
+
+class JavaPlanner:
+    """The long-running JVM of :data:`JAVA_PROCESS`."""
+
+    def __init__(self, location: str, manifests: int, files: int, scratch: str):
+        here = os.path.dirname(os.path.abspath(__file__))
+        interop = os.path.join(os.path.dirname(here), "tests", "interop")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", JAVA_PROCESS, location, scratch, interop,
+             f"{manifests}x{files}", here],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.start_seconds = self._answer()["start-seconds"]
+        self.warmed: set[str] = set()
+        self.warmup_seconds: dict[str, float] = {}
+
+    def _answer(self) -> dict[str, Any]:
+        line = self.proc.stdout.readline() if self.proc.stdout else ""
+        if not line:
+            raise RuntimeError("the Iceberg Java planner process ended (is the Spark stack installed?)")
+        return json.loads(line)
+
+    def plan(self, name: str) -> tuple[float, int]:
+        """Seconds of one warm in-JVM plan of case ``name`` (a warm-up run first, once)."""
+        assert self.proc.stdin is not None
+        if name not in self.warmed:
+            self.proc.stdin.write(name + "\n")
+            self.proc.stdin.flush()
+            self.warmup_seconds[name] = self._answer()["seconds"]
+            self.warmed.add(name)
+        self.proc.stdin.write(name + "\n")
+        self.proc.stdin.flush()
+        got = self._answer()
+        return got["seconds"], got["files"]
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.write("\n")
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+# Runs a command as its child and reports the child's wall time and peak resident set. The
+# launcher is a small process, so the peak the child inherits at fork (ru_maxrss counts the
+# memory a process had before exec) is the launcher's, not this benchmark's.
+LAUNCHER = r"""
+import os, sys, time
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+sys.stderr.write("\nlauncher %r %d\n" % (time.perf_counter() - t0, usage.ru_maxrss))
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_child(cmd: list[str], env: dict[str, str], out_path: str) -> tuple[float, int]:
+    """Wall seconds and peak resident set (bytes) of a fresh process writing its stdout to a
+    file, both measured by a small launcher process around it."""
+    with open(out_path, "wb") as out:
+        proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *cmd], stdout=out,
+                              stderr=subprocess.PIPE, env=env)
+    err = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError(f"{cmd[:4]}... failed ({proc.returncode}): {err[-2000:]}")
+    last = err.rstrip().rsplit("\n", 1)[-1].split()
+    return float(last[1]), int(last[2]) * 1024
+
+
+def _loadavg() -> float:
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return float("nan")
 
 
 def whole_process(location: str, metadata_location: str, texts: dict[str, str | None],
-                  manifests: int, files: int, reps: int, pyiceberg: bool) -> dict[str, Any]:
-    """Whole-process ``icectl plan --json > file``: warm, cold and bypassed persistent cache, and
-    a whole-process pyiceberg plan."""
+                  manifests: int, files: int, reps: int, pyiceberg: bool,
+                  java: bool = False, workers: int | None = None) -> dict[str, Any]:
+    """Whole-process ``icectl plan --json > file`` with the persistent cache cold (emptied first;
+    it fills it) and warm (filled by the cold run just before), a whole-process pyiceberg plan,
+    Iceberg Java's warm in-JVM planner and a plain fastavro decode of every manifest, all
+    interleaved repetition by repetition so the same load weighs on each."""
     work = tempfile.mkdtemp(prefix="plan-bench-proc-")
     cache = os.path.join(work, "cache")
     out_path = os.path.join(work, "out.json")
+    # as installed software runs: with compiled modules (the development shell may disable them)
     env = dict(os.environ, ICECTL_CACHE_DIR=cache)
-    env.pop("ICECTL_NO_CACHE", None)
-    results: dict[str, Any] = {}
+    for k in ("ICECTL_NO_CACHE", "PYTHONDONTWRITEBYTECODE"):
+        env.pop(k, None)
+    here = os.path.dirname(os.path.abspath(__file__))
+    cmds: dict[str, list[str]] = {}
+    py_cmds: dict[str, list[str]] = {}
+    for name, text in texts.items():
+        cmds[name] = [sys.executable, "-m", "icectl", "plan", location, "--json"] + \
+            (["--filter", text] if text is not None else []) + \
+            (["--workers", str(workers)] if workers else [])
+        py_cmds[name] = [sys.executable, "-c", PYICEBERG_PROCESS, metadata_location, name,
+                         f"{manifests}x{files}", here]
+    samples: dict[str, dict[str, list[float]]] = {n: {} for n in texts}
+    counts: dict[str, dict[str, int]] = {n: {} for n in texts}
+    loads: list[float] = []
+    jp = JavaPlanner(location, manifests, files, os.path.join(work, "spark")) if java else None
     try:
-        for name, text in texts.items():
-            cmd = [sys.executable, "-m", "icectl", "plan", location, "--json"]
-            if text is not None:
-                cmd += ["--filter", text]
-            empty = lambda: shutil.rmtree(cache, ignore_errors=True)  # noqa: E731
-            cold = timed_process(cmd, env, out_path, reps, before=empty)
-            uncached = timed_process(cmd, dict(env, ICECTL_NO_CACHE="1"), out_path, reps)
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, env=env, check=True)  # fill
-            warm = timed_process(cmd, env, out_path, reps)
-            planned = len(json.load(open(out_path))["files"])
-            case: dict[str, Any] = {"icectl_warm_s": warm, "icectl_cold_s": cold,
-                                    "icectl_no_cache_s": uncached, "files": planned}
-            if pyiceberg:
-                py_cmd = [sys.executable, "-c", PYICEBERG_PROCESS, metadata_location, name,
-                          f"{manifests}x{files}", os.path.dirname(os.path.abspath(__file__))]
-                py = timed_process(py_cmd, env, out_path, reps)
-                case.update(pyiceberg_s=py, pyiceberg_files=len(json.load(open(out_path))),
-                            speedup_warm=py / warm, speedup_cold=py / cold)
-            results[name] = case
-            print(f"{name:10s} whole process: icectl warm {warm:.3f} s, cold {cold:.3f} s, "
-                  f"no cache {uncached:.3f} s, {planned} files"
-                  + (f"; pyiceberg {case['pyiceberg_s']:.3f} s ({case['pyiceberg_files']} files); "
-                     f"speed-up warm {case['speedup_warm']:.1f}x, cold {case['speedup_cold']:.1f}x"
-                     if pyiceberg else ""), file=sys.stderr)
+        # compile every module once (.pyc), as an installed package has them
+        run_child(cmds["no-filter"] if "no-filter" in cmds else next(iter(cmds.values())),
+                  dict(env, ICECTL_NO_CACHE="1"), out_path)
+        if pyiceberg:
+            run_child(py_cmds[next(iter(py_cmds))], env, out_path)
+        for rep in range(reps):
+            loads.append(_loadavg())
+            t0 = time.perf_counter()
+            run_fastavro(location)
+            samples.setdefault("_fastavro", {}).setdefault("s", []).append(time.perf_counter() - t0)
+            for name in texts:
+                s = samples[name]
+                shutil.rmtree(cache, ignore_errors=True)
+                sec, rss = run_child(cmds[name], env, out_path)
+                s.setdefault("icectl_cold_s", []).append(sec)
+                s.setdefault("icectl_cold_rss", []).append(rss)
+                sec, rss = run_child(cmds[name], env, out_path)
+                s.setdefault("icectl_warm_s", []).append(sec)
+                s.setdefault("icectl_warm_rss", []).append(rss)
+                counts[name]["icectl"] = len(json.load(open(out_path))["files"])
+                if pyiceberg:
+                    sec, rss = run_child(py_cmds[name], env, out_path)
+                    s.setdefault("pyiceberg_s", []).append(sec)
+                    s.setdefault("pyiceberg_rss", []).append(rss)
+                    counts[name]["pyiceberg"] = len(json.load(open(out_path)))
+                if jp is not None:
+                    sec, n = jp.plan(name)
+                    s.setdefault("java_warm_s", []).append(sec)
+                    counts[name]["java"] = n
+            print(f"repetition {rep + 1}/{reps} done (load average {loads[-1]:.1f})",
+                  file=sys.stderr)
     finally:
+        if jp is not None:
+            jp.close()
         shutil.rmtree(work, ignore_errors=True)
+    return _summarise(samples, counts, loads, workers, jp, texts, pyiceberg)
+
+
+def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dict[str, int]],
+               loads: list[float], workers: int | None, jp: "JavaPlanner | None",
+               texts: dict[str, str | None], pyiceberg: bool) -> dict[str, Any]:
+    """Medians of the whole-process samples, and the per-repetition ratios' medians."""
+    fastavro_s = statistics.median(samples.pop("_fastavro")["s"])
+    results: dict[str, Any] = {"fastavro_decode_all_s": fastavro_s, "load_average": loads,
+                               "workers": workers, "cases": {}}
+    if jp is not None:
+        results["java_session_start_s"] = jp.start_seconds
+        results["java_warmup_s"] = jp.warmup_seconds
+    for name in texts:
+        s = samples[name]
+        case: dict[str, Any] = {k: statistics.median(v) for k, v in s.items()}
+        case["files"] = counts[name]
+        # ratios of each repetition (same load), then their median
+        ratio = lambda a, b: statistics.median(x / y for x, y in zip(s[a], s[b]))  # noqa: E731
+        if pyiceberg:
+            case["x_pyiceberg_warm"] = ratio("pyiceberg_s", "icectl_warm_s")
+            case["x_pyiceberg_cold"] = ratio("pyiceberg_s", "icectl_cold_s")
+        if jp is not None:
+            case["x_java_warm"] = ratio("java_warm_s", "icectl_warm_s")
+        case["cold_vs_fastavro"] = case["icectl_cold_s"] / fastavro_s
+        results["cases"][name] = case
+        print(f"{name:10s} whole process: icectl warm {case['icectl_warm_s']:.3f} s, "
+              f"cold {case['icectl_cold_s']:.3f} s"
+              + (f"; pyiceberg {case['pyiceberg_s']:.3f} s (x{case['x_pyiceberg_warm']:.1f} warm)"
+                 if pyiceberg else "")
+              + (f"; java warm {case['java_warm_s']:.3f} s (x{case['x_java_warm']:.2f})"
+                 if jp is not None else "")
+              + f"; files {counts[name]}", file=sys.stderr)
     return results
 
 
@@ -304,6 +487,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--process", action="store_true",
                    help="also time whole processes (icectl plan --json > file, cache warm/cold/off; pyiceberg)")
     p.add_argument("--no-inprocess", action="store_true", help="skip the in-process timings")
+    p.add_argument("--java", action="store_true",
+                   help="with --process: also Iceberg Java's warm in-JVM planner (local Spark stack)")
+    p.add_argument("--workers", type=int, default=None,
+                   help="icectl plan --workers N in the whole-process runs (default: its own)")
     args = p.parse_args(argv)
     manifests = args.manifests or (20 if args.quick else 200)
     files = args.files or (500 if args.quick else 1000)
@@ -334,9 +521,11 @@ def main(argv: list[str] | None = None) -> int:
                                    "repetitions": reps, "cases": {}}
         from icectl.io import manifest_cache
         manifest_cache.set_enabled(False)  # in-process figures time decoding
-        fa_s, fa_n = timed(lambda: run_fastavro(location), reps)
+        fa_s = float("nan")
+        if not args.no_inprocess:
+            fa_s, fa_n = timed(lambda: run_fastavro(location), reps)
+            print(f"fastavro decode of all manifests: {fa_s:.3f} s ({fa_n} records)", file=sys.stderr)
         results["fastavro_decode_all_s"] = fa_s
-        print(f"fastavro decode of all manifests: {fa_s:.3f} s ({fa_n} records)", file=sys.stderr)
         for name, text in ({} if args.no_inprocess else texts).items():
             cold_s, n_cold = timed(lambda: run_icectl(location, text, True), reps)
             warm_s, n_warm = timed(lambda: run_icectl(location, text, False), reps)
@@ -356,7 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.process:
             results["whole_process"] = whole_process(
                 location, metadata_location, texts, manifests, files, reps,
-                not args.no_pyiceberg)
+                not args.no_pyiceberg, java=args.java, workers=args.workers)
         if not args.no_memory:
             mem = memory_of_plan(location)
             results["memory_no_filter"] = mem
@@ -374,10 +563,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def format_table(r: dict[str, Any]) -> str:
-    lines = [f"{r['manifests']} manifests x {r['files_per_manifest']} files, median of {r['repetitions']}",
-             f"plain fastavro decode of all manifests: {r['fastavro_decode_all_s']:.3f} s",
-             f"{'case':10s} {'icectl cold':>12s} {'icectl warm':>12s} {'pyiceberg':>10s} "
-             f"{'x cold':>7s} {'x warm':>7s} {'cold/fastavro':>14s} {'files':>7s}"]
+    lines = [f"{r['manifests']} manifests x {r['files_per_manifest']} files, median of {r['repetitions']}"]
+    if r["cases"]:
+        lines += [f"plain fastavro decode of all manifests (in process): {r['fastavro_decode_all_s']:.3f} s",
+                  f"{'case':10s} {'icectl cold':>12s} {'icectl warm':>12s} {'pyiceberg':>10s} "
+                  f"{'x cold':>7s} {'x warm':>7s} {'cold/fastavro':>14s} {'files':>7s}"]
     for name, c in r["cases"].items():
         py = c.get("pyiceberg_s")
         lines.append(
@@ -387,17 +577,25 @@ def format_table(r: dict[str, Any]) -> str:
             + f"{c['cold_vs_fastavro']:14.2f} {c['icectl_files']:7d}")
     proc = r.get("whole_process")
     if proc:
-        lines.append("whole process (icectl plan --json > file):")
-        lines.append(f"{'case':10s} {'warm':>9s} {'cold':>9s} {'no cache':>9s} {'pyiceberg':>10s} "
-                     f"{'x warm':>7s} {'x cold':>7s} {'files':>7s}")
-        for name, c in proc.items():
-            py = c.get("pyiceberg_s")
+        loads = proc["load_average"]
+        lines.append(f"whole process (icectl plan --json > file), interleaved; load average "
+                     f"{min(loads):.1f}-{max(loads):.1f}; plain fastavro decode "
+                     f"{proc['fastavro_decode_all_s']:.3f} s")
+        if "java_session_start_s" in proc:
+            lines.append(f"Iceberg Java: session start {proc['java_session_start_s']:.1f} s, warm-up "
+                         + ", ".join(f"{k} {v:.2f} s" for k, v in proc["java_warmup_s"].items()))
+        lines.append(f"{'case':10s} {'warm':>8s} {'cold':>8s} {'pyiceberg':>9s} {'java':>8s} "
+                     f"{'x py warm':>9s} {'x py cold':>9s} {'x java':>7s} {'cold/fa':>7s} "
+                     f"{'RSS warm':>8s} {'RSS cold':>8s} files")
+        for name, c in proc["cases"].items():
+            num = lambda k, f: (f % c[k]) if k in c else "-"  # noqa: E731
             lines.append(
-                f"{name:10s} {c['icectl_warm_s']:8.3f}s {c['icectl_cold_s']:8.3f}s "
-                f"{c['icectl_no_cache_s']:8.3f}s "
-                + (f"{py:9.3f}s {c['speedup_warm']:6.1f}x {c['speedup_cold']:6.1f}x " if py is not None
-                   else f"{'-':>10s} {'-':>7s} {'-':>7s} ")
-                + f"{c['files']:7d}")
+                f"{name:10s} {c['icectl_warm_s']:7.3f}s {c['icectl_cold_s']:7.3f}s "
+                f"{num('pyiceberg_s', '%8.3fs'):>9s} {num('java_warm_s', '%7.3fs'):>8s} "
+                f"{num('x_pyiceberg_warm', '%8.1fx'):>9s} {num('x_pyiceberg_cold', '%8.1fx'):>9s} "
+                f"{num('x_java_warm', '%6.2fx'):>7s} {c['cold_vs_fastavro']:7.2f} "
+                f"{c['icectl_warm_rss'] / 2**20:7.0f}M {c['icectl_cold_rss'] / 2**20:7.0f}M "
+                f"{c['files']}")
     mem = r.get("memory_no_filter")
     if mem:
         lines.append(f"no-filter plan: tracemalloc peak {mem['tracemalloc_peak_bytes'] / 2**20:.0f} MiB, "

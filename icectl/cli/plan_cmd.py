@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any, Optional
 
 import typer
 
 from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
-from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
+from icectl.cli.output import _json_default, emit_json, emit_pairs, emit_table, emit_text
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
 
@@ -55,6 +56,9 @@ def plan(
     open_file_cost: Annotated[Optional[int], typer.Option("--open-file-cost", help="Weight of opening a file in bytes (default: read.split.open-file-cost, 4 MiB).")] = None,
     lookback: Annotated[Optional[int], typer.Option("--lookback", help="Open bins considered when packing (default: read.split.planning-lookback, 10).")] = None,
     warehouse: WarehouseOpt = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes decoding manifests the cache does not hold (default: the machine's cores).")] = None,
+    out_format: Annotated[Optional[str], typer.Option("--format", help="Output: text, json (as --json) or jsonl (one planned file per line, written as planned).")] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="Print counts only (files, records, bytes, delete files, tasks), no per-file output.")] = False,
     no_cache: NoCacheOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
@@ -68,18 +72,78 @@ def plan(
     if incremental and any(x is not None for x in (snapshot, ref, as_of)):
         raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, --ref or --as-of")
     as_of_ms = parse_time_option(as_of, "--as-of") if as_of is not None else None
+    fmt = _output_format(out_format, json_out, summary, tasks, explain)
+    if workers is not None and workers < 1:
+        raise InvalidInput(f"--workers must be at least 1 (got {workers})")
     apply_no_cache(no_cache)
     t = load_table(table, warehouse)
     cols = None if columns is None else [c for c in columns.split(",")]
+    streamed = None
+    if fmt == "jsonl":
+        from icectl.ops.plan import PlanReport
+
+        lines = PlanReport(t.metadata, None)
+        streamed = lambda files: _write_chunks(lines.jsonl_chunks(files, _json_default))  # noqa: E731
     report = plan_table(
         t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=cols,
         snapshot_id=snapshot, ref=ref, case_sensitive=case_sensitive, from_snapshot=from_snapshot,
-        to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost, lookback=lookback)
-    view = report.to_json()
-    if json_out:
-        emit_json(view)
+        to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost,
+        lookback=lookback, workers=workers, on_files=streamed)
+    if fmt == "jsonl":
         return
-    _print_text(view, tasks, explain)
+    if summary:
+        view = report.summary_json()
+        if fmt == "json":
+            emit_json(view)
+        else:
+            _print_summary(view)
+        return
+    if fmt == "json":
+        if _fields_selected():  # the shared --field selection works on the JSON view
+            emit_json(report.to_json())
+            return
+        # the document json.dumps(report.to_json(), indent=2) gives, rendered column-wise
+        _write_chunks(report.json_chunks(_json_default), end="\n")
+        return
+    if tasks or explain:
+        _print_text(report.to_json(), tasks, explain)
+        return
+    emit_table(["path", "partition", "records", "bytes", "residual", "delete-files"],
+               report.file_rows())
+    _print_summary(report.header_json())
+
+
+def _output_format(out_format: str | None, json_out: bool, summary: bool, tasks: bool,
+                   explain: bool) -> str:
+    fmt = "json" if json_out else "text"
+    if out_format is not None:
+        fmt = out_format.strip().lower()
+        if fmt not in ("text", "json", "jsonl"):
+            raise InvalidInput(f"--format must be text, json or jsonl (got {out_format!r})")
+        if json_out and fmt != "json":
+            raise InvalidInput(f"--json cannot be combined with --format {fmt}")
+    if fmt == "jsonl" and (summary or tasks or explain):
+        other = "--summary" if summary else "--tasks" if tasks else "--explain"
+        raise InvalidInput(f"--format jsonl lists planned files: it cannot be combined with {other}")
+    if summary and explain:
+        raise InvalidInput("--summary prints counts only: it cannot be combined with --explain")
+    return fmt
+
+
+def _fields_selected() -> bool:
+    """Whether the shared ``--field`` option chose fields for ``emit_json`` to print."""
+    from icectl.cli import output
+
+    return getattr(output, "_selected_fields", None) is not None
+
+
+def _write_chunks(chunks: Any, end: str = "") -> None:
+    write = sys.stdout.write
+    for chunk in chunks:
+        write(chunk)
+    if end:
+        write(end)
+    sys.stdout.flush()
 
 
 def _human_bytes(n: int) -> str:
@@ -92,6 +156,7 @@ def _human_bytes(n: int) -> str:
 
 
 def _print_text(view: dict[str, Any], tasks: bool, explain: bool) -> None:
+    """The text of --explain and --tasks (the file table is printed from the columns)."""
     if explain:
         lines = ["manifests:"]
         for m in view["explain"]["manifests"]:
@@ -109,12 +174,10 @@ def _print_text(view: dict[str, Any], tasks: bool, explain: bool) -> None:
             splits = ", ".join(f"{s['path']}@{s['start']}+{s['length']}" for s in t["splits"])
             rows.append([i, len(t["splits"]), t["length"], t["delete-files"], splits])
         emit_table(["task", "splits", "bytes", "delete-files", "ranges"], rows)
-    elif not explain:
-        rows = []
-        for f in view["files"]:
-            rows.append([f["path"], f["partition-path"], f["record-count"], f["file-size-in-bytes"],
-                         f["residual"], " ".join(d["path"] for d in f["delete-files"])])
-        emit_table(["path", "partition", "records", "bytes", "residual", "delete-files"], rows)
+    _print_summary(view)
+
+
+def _print_summary(view: dict[str, Any]) -> None:
     s = view["summary"]
     pairs = [
         ("snapshot", view["snapshot-id"]),

@@ -8,7 +8,10 @@ the same path and length is never served stale), the inheritance inputs and the 
 of the cache.
 
 An entry is a header (magic, format version, key digest, payload length, CRC-32 of the payload)
-followed by a pickle (protocol 5) of the decoded value. The header is checked before anything
+followed by a pickle (protocol 5) of the value (for a manifest, the form of
+:func:`icectl.io.manifest_columns.pack`: the columns pruning reads, and every other column
+pickled on its own and unpickled on first use, so loading an entry builds only what the plan
+touches). The header is checked before anything
 is unpickled; a mismatch or truncation is a miss, and the caller decodes again and overwrites.
 Writes go to a temporary file in the cache directory renamed into place (last writer wins;
 entries for one key are equal by construction). The directory is bounded by
@@ -36,10 +39,10 @@ from icectl.errors import InvalidInput
 from icectl.io.files import is_local, local_path
 
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "get", "info",
-           "manifest_key", "put", "set_enabled"]
+           "manifest_key", "put", "put_payload", "set_enabled"]
 
-FORMAT_VERSION = 1
-_MAGIC = b"ICTLMC\x00\x01"
+FORMAT_VERSION = 2  # 2: manifest columns in their packed form (manifest_columns.pack)
+_MAGIC = b"ICTLMC\x00\x02"
 _HEADER = struct.Struct("<8sI32sQI")  # magic, version, key digest, payload length, crc32
 _SUFFIX = ".mc"
 _TMP_PREFIX = ".tmp-"
@@ -164,7 +167,16 @@ def put(key: bytes, value: Any) -> bool:
     directory = cache_dir()
     if directory in _unwritable:
         return False
-    payload = pickle.dumps(value, protocol=5)
+    return put_payload(key, pickle.dumps(value, protocol=5))
+
+
+def put_payload(key: bytes, payload: bytes) -> bool:
+    """Store an already pickled value (:func:`put` does the pickling)."""
+    if not enabled():
+        return False
+    directory = cache_dir()
+    if directory in _unwritable:
+        return False
     header = _HEADER.pack(_MAGIC, FORMAT_VERSION, key, len(payload), zlib.crc32(payload))
     tmp = None
     try:

@@ -19,10 +19,11 @@ that needs statistics of more field ids decodes again and stores the widened ent
 
 from __future__ import annotations
 
+import pickle
 import struct
 import threading
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from icectl.errors import CorruptMetadata
@@ -31,7 +32,8 @@ from icectl.io.avro_container import decoded_blocks, split_header
 from icectl.io.manifest_codegen import Decoder, compile_decoder
 from icectl.spec.manifests import inherit_columns
 
-__all__ = ["ManifestColumns", "ColumnStats", "decode_manifest", "load_manifest_columns",
+__all__ = ["ManifestColumns", "ColumnStats", "ManifestRequest", "decode_manifest",
+           "load_manifest_columns", "manifest_request", "cached_manifest_columns", "keep_decoded",
            "clear_cache", "cache_info"]
 
 
@@ -89,6 +91,48 @@ class ManifestColumns:
 
     def partition_tuple(self, i: int) -> tuple:
         return tuple(col[i] for col in self.partitions)
+
+    def __getattr__(self, name: str) -> Any:
+        # only called for attributes not set: the columns of a cached entry not unpickled yet
+        lazy = self.__dict__.get("_lazy")
+        if not lazy or name not in lazy:
+            raise AttributeError(name)
+        value = pickle.loads(lazy[name])
+        self.__dict__[name] = value
+        lazy.pop(name, None)
+        return value
+
+
+# -- the cached form ------------------------------------------------------------------------------
+
+# Columns a plan reads for every entry (pruning); the others are pickled one by one in a cached
+# entry and unpickled on first use, so a plan that keeps few files never builds their paths.
+_EAGER = ("path", "length", "count", "status", "content", "record_count", "partition_names",
+          "partitions", "stats", "stats_decoded", "nan_decoded", "inherited_from")
+_PACKED = "icectl-manifest-columns-1"
+_FIELD_NAMES = frozenset(f.name for f in fields(ManifestColumns))
+
+
+def pack(cols: ManifestColumns) -> tuple:
+    """The form a decoded manifest is cached in: eager fields, and each other column pickled
+    on its own (:func:`unpack` undoes it lazily)."""
+    d = {f.name: getattr(cols, f.name) for f in fields(ManifestColumns)}
+    eager = {k: d.pop(k) for k in _EAGER}
+    return (_PACKED, eager, {k: pickle.dumps(v, protocol=5) for k, v in d.items()})
+
+
+def unpack(value: Any) -> ManifestColumns | None:
+    """A :class:`ManifestColumns` from :func:`pack`'s form (None for anything else)."""
+    if not (isinstance(value, tuple) and len(value) == 3 and value[0] == _PACKED):
+        return None
+    _, eager, lazy = value
+    if not (isinstance(eager, dict) and isinstance(lazy, dict)
+            and set(eager) | set(lazy) == _FIELD_NAMES):
+        return None
+    cols = object.__new__(ManifestColumns)
+    cols.__dict__.update(eager)
+    cols.__dict__["_lazy"] = dict(lazy)
+    return cols
 
 
 def _decode_strings(raw: list) -> list:
@@ -211,16 +255,87 @@ def decode_manifest(
 _CACHE: dict[tuple[str, int], ManifestColumns] = {}
 _CACHE_LOCK = threading.Lock()
 _CACHE_MAX_ENTRIES = 2_000_000  # total manifest entries kept
+_cached_entries = 0
 
 
 def clear_cache() -> None:
+    global _cached_entries
     with _CACHE_LOCK:
         _CACHE.clear()
+        _cached_entries = 0
 
 
 def cache_info() -> dict[str, int]:
     with _CACHE_LOCK:
         return {"manifests": len(_CACHE), "entries": sum(c.count for c in _CACHE.values())}
+
+
+@dataclass(frozen=True)
+class ManifestRequest:
+    """What to decode of one manifest: its path and length (from the manifest list), the field
+    ids whose statistics (and NaN counts) are wanted, and the inheritance inputs. Plain data:
+    it pickles to worker processes."""
+
+    path: str
+    length: int
+    wanted: frozenset
+    nan: frozenset
+    inputs: tuple  # (added_snapshot_id, sequence_number, first_row_id)
+
+    def decode(self, data: bytes) -> ManifestColumns:
+        a, s, f = self.inputs
+        return decode_manifest(data, path=self.path, wanted_stats=self.wanted, nan_stats=self.nan,
+                               added_snapshot_id=a, sequence_number=s, first_row_id=f)
+
+
+def manifest_request(path: str, length: int, *, wanted_stats: frozenset[int] | set[int] = frozenset(),
+                     added_snapshot_id: int | None = None, sequence_number: int | None = None,
+                     first_row_id: int | None = None,
+                     nan_stats: frozenset[int] | set[int] | None = None) -> ManifestRequest:
+    wanted = frozenset(wanted_stats)
+    nan = wanted if nan_stats is None else frozenset(nan_stats) & wanted
+    return ManifestRequest(path, length, wanted, nan,
+                           (added_snapshot_id, sequence_number, first_row_id))
+
+
+def cached_manifest_columns(file_io: Any, req: ManifestRequest,
+                            ) -> tuple[ManifestColumns | None, ManifestRequest, bytes | None]:
+    """A cached decoding of ``req`` (in memory, else on disk), or None with the request to
+    decode (widened to the statistics a cached entry already had, so the stored entry keeps
+    them) and the disk-cache key to store the result under (None: not cached on disk)."""
+    key = (req.path, req.length)
+    wanted, nan = req.wanted, req.nan
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+    if hit is not None and hit.inherited_from == req.inputs:
+        if wanted <= hit.stats_decoded and nan <= hit.nan_decoded:
+            return hit, req, None
+        wanted = wanted | hit.stats_decoded
+        nan = nan | hit.nan_decoded
+    disk_key = manifest_cache.manifest_key(file_io, req.path, req.length, req.inputs) \
+        if manifest_cache.enabled() else None
+    if disk_key is not None:
+        stored = unpack(manifest_cache.get(disk_key))
+        if (stored is not None and stored.inherited_from == req.inputs
+                and stored.path == req.path and stored.length == req.length):
+            if wanted <= stored.stats_decoded and nan <= stored.nan_decoded:
+                _remember(key, stored)
+                return stored, req, None
+            wanted = wanted | stored.stats_decoded
+            nan = nan | stored.nan_decoded
+    return None, ManifestRequest(req.path, req.length, wanted, nan, req.inputs), disk_key
+
+
+def keep_decoded(req: ManifestRequest, disk_key: bytes | None, cols: ManifestColumns,
+                 payload: bytes | None = None) -> None:
+    """Remember a fresh decoding in memory and store it on disk under ``disk_key`` (``payload``:
+    its pickle when a worker process already made it)."""
+    _remember((req.path, req.length), cols)
+    if disk_key is not None:
+        if payload is not None:
+            manifest_cache.put_payload(disk_key, payload)
+        else:
+            manifest_cache.put(disk_key, pack(cols))
 
 
 def load_manifest_columns(
@@ -243,40 +358,25 @@ def load_manifest_columns(
     manifest's mtime, see :mod:`icectl.io.manifest_cache`); an entry decoded with fewer
     statistics than wanted is decoded again with the union of both sets and stored again.
     """
-    key = (path, length)
-    wanted = frozenset(wanted_stats)
-    nan = wanted if nan_stats is None else frozenset(nan_stats) & wanted
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-    inputs = (added_snapshot_id, sequence_number, first_row_id)
-    if hit is not None and hit.inherited_from == inputs:
-        if wanted <= hit.stats_decoded and nan <= hit.nan_decoded:
-            return hit
-        wanted = wanted | hit.stats_decoded
-        nan = nan | hit.nan_decoded
-    disk_key = manifest_cache.manifest_key(file_io, path, length, inputs) \
-        if manifest_cache.enabled() else None
-    if disk_key is not None:
-        stored = manifest_cache.get(disk_key)
-        if (isinstance(stored, ManifestColumns) and stored.inherited_from == inputs
-                and stored.path == path and stored.length == length):
-            if wanted <= stored.stats_decoded and nan <= stored.nan_decoded:
-                _remember(key, stored)
-                return stored
-            wanted = wanted | stored.stats_decoded
-            nan = nan | stored.nan_decoded
-    cols = decode_manifest(file_io.read(path), path=path, wanted_stats=wanted, nan_stats=nan,
+    req = manifest_request(path, length, wanted_stats=wanted_stats,
                            added_snapshot_id=added_snapshot_id, sequence_number=sequence_number,
-                           first_row_id=first_row_id)
-    _remember(key, cols)
-    if disk_key is not None:
-        manifest_cache.put(disk_key, cols)
+                           first_row_id=first_row_id, nan_stats=nan_stats)
+    hit, req, disk_key = cached_manifest_columns(file_io, req)
+    if hit is not None:
+        return hit
+    cols = req.decode(file_io.read(path))
+    keep_decoded(req, disk_key, cols)
     return cols
 
 
 def _remember(key: tuple[str, int], cols: ManifestColumns) -> None:
+    global _cached_entries
     with _CACHE_LOCK:
-        total = sum(c.count for c in _CACHE.values())
-        if total + cols.count > _CACHE_MAX_ENTRIES:
+        old = _CACHE.get(key)
+        if old is not None:
+            _cached_entries -= old.count
+        if _cached_entries + cols.count > _CACHE_MAX_ENTRIES:
             _CACHE.clear()
+            _cached_entries = 0
         _CACHE[key] = cols
+        _cached_entries += cols.count

@@ -8,8 +8,9 @@ file).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.spec.metadata import TableMetadata
 
@@ -39,6 +40,53 @@ class PlanReport:
             view["explain"] = _explain_view(r)
         return view
 
+    def json_chunks(self, default: Callable[[Any], Any] | None = None) -> Iterator[str]:
+        """The text of ``json.dumps(self.to_json(), indent=2, ensure_ascii=False)`` in chunks,
+        rendered from the decoded columns (:mod:`icectl.ops.plan_render`)."""
+        if self.with_tasks:
+            yield json.dumps(self.to_json(), indent=2, ensure_ascii=False, default=default)
+            return
+        from icectl.ops.plan_render import document_chunks
+
+        view = _header(self.result)
+        if self.with_explain:
+            view["explain"] = _explain_view(self.result)
+        yield from document_chunks(view, self.result.files, self._partition, _delete_view, default)
+
+    def jsonl_chunks(self, files: Iterable[Any] | None = None,
+                     default: Callable[[Any], Any] | None = None) -> Iterator[str]:
+        """Each planned file (of ``files``, default the plan's) as one JSON line: the objects of
+        the document's ``files`` list."""
+        from icectl.ops.plan_render import file_lines
+
+        return file_lines(self.result.files if files is None else files, self._partition,
+                          _delete_view, default)
+
+    def header_json(self) -> dict[str, Any]:
+        """The document without ``files``, ``tasks`` and ``explain``."""
+        return _header(self.result)
+
+    def file_rows(self) -> list[tuple]:
+        """(path, partition path, records, bytes, residual, delete file paths) of each planned
+        file, for the text view (read column-wise, without the JSON view of each file)."""
+        out = []
+        residuals: dict[int, str] = {}
+        for f in self.result.files:
+            cols, i = f._cols, f._i
+            ppath = self._partition(f.spec_id, cols.partition_tuple(i))[1]
+            r = residuals.get(id(f.residual))
+            if r is None:
+                r = residuals[id(f.residual)] = str(f.residual)
+            out.append((cols.file_path[i], ppath, cols.record_count[i], cols.file_size_in_bytes[i],
+                        r, " ".join(d.path for d in f.deletes)))
+        return out
+
+    def summary_json(self) -> dict[str, Any]:
+        """The document without per-file output: the header, its summary and the task count."""
+        view = _header(self.result)
+        view["summary"]["tasks"] = len(self.result.tasks())
+        return view
+
     def _partition(self, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:
         from icectl.expr.evaluators import partition_key
         from icectl.ops.inspect import partition_json
@@ -57,7 +105,8 @@ class PlanReport:
 def plan_table(table: Any, filter_text: str | None = None, *, tasks: bool = False,
                explain: bool = False, as_of_ms: int | None = None,
                columns: Sequence[str] | None = None, **options: Any) -> PlanReport:
-    """Plan a scan of ``table``; ``options`` are those of :func:`icectl.scan.plan_scan`."""
+    """Plan a scan of ``table``; ``options`` are those of :func:`icectl.scan.plan_scan`
+    (``workers``, ``on_files`` among them)."""
     from icectl.scan import plan_scan
 
     result = plan_scan(table, filter_text, as_of=as_of_ms, columns=columns, explain=explain, **options)

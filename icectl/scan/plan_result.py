@@ -4,7 +4,10 @@ decisions taken on manifests and files (for ``--explain``), and tasks bin-packed
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from functools import partial
+from itertools import groupby, repeat
+from operator import itemgetter
+from typing import Iterable, Iterator, Sequence
 
 from icectl.expr.expressions import Expression
 from icectl.io.manifest_columns import ManifestColumns
@@ -13,26 +16,61 @@ from icectl.scan.tasks import pack, split_ranges
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 
-__all__ = ["PlannedFile", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult"]
+__all__ = ["PlannedFile", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult",
+           "columns_of", "row_of", "residual_of", "deletes_of", "runs"]
+
+# C-level accessors of a PlannedFile's parts, for code that walks many files at once
+columns_of = itemgetter(0)
+row_of = itemgetter(1)
+residual_of = itemgetter(3)
+deletes_of = itemgetter(4)
+_second = itemgetter(1)
 
 
-class PlannedFile:
+def runs(files: Iterable["PlannedFile"]) -> Iterator[tuple[ManifestColumns, list["PlannedFile"]]]:
+    """The files in runs of consecutive files from one decoded manifest (compared by identity:
+    comparing decoded manifests by value would read every column)."""
+    files = list(files) if not isinstance(files, list) else files
+    keyed = zip(map(id, map(columns_of, files)), files)
+    for _, run in groupby(keyed, key=itemgetter(0)):
+        fs = list(map(_second, run))
+        yield fs[0][0], fs
+
+
+class PlannedFile(tuple):
     """A data file the scan reads, with its residual filter and delete files.
 
     A light view of one row of the decoded manifest columns: the file's fields are read from
-    the columns when accessed, so planning 200,000 files builds 200,000 small objects only.
+    the columns when accessed. It is a tuple underneath so that planning 200,000 files builds
+    them without a Python-level constructor call each (:meth:`run`); equality is identity.
     """
 
-    __slots__ = ("_cols", "_i", "spec_id", "residual", "deletes", "manifest_path")
+    __slots__ = ()
 
-    def __init__(self, cols: ManifestColumns, i: int, spec_id: int, residual: Expression,
-                 deletes: tuple, manifest_path: str):
-        self._cols = cols
-        self._i = i
-        self.spec_id = spec_id
-        self.residual = residual
-        self.deletes = deletes
-        self.manifest_path = manifest_path
+    def __new__(cls, cols: ManifestColumns, i: int, spec_id: int, residual: Expression,
+                deletes: tuple, manifest_path: str) -> "PlannedFile":
+        return tuple.__new__(cls, (cols, i, spec_id, residual, deletes, manifest_path))
+
+    @classmethod
+    def run(cls, cols: ManifestColumns, idx: Iterable[int], spec_id: int, residual: Expression,
+            manifest_path: str) -> list["PlannedFile"]:
+        """Views of the rows ``idx`` that share a residual and have no delete files."""
+        return list(map(partial(tuple.__new__, cls),
+                        zip(repeat(cols), idx, repeat(spec_id), repeat(residual), repeat(()),
+                            repeat(manifest_path))))
+
+    def __getnewargs__(self) -> tuple:
+        return tuple(self)
+
+    __eq__ = object.__eq__
+    __ne__ = object.__ne__
+    __hash__ = object.__hash__
+    _cols = property(columns_of)
+    _i = property(row_of)
+    spec_id = property(itemgetter(2))
+    residual = property(residual_of)
+    deletes = property(deletes_of)
+    manifest_path = property(itemgetter(5))
 
     @property
     def path(self) -> str:
@@ -153,24 +191,41 @@ class PlanResult:
 
     @property
     def total_bytes(self) -> int:
-        return sum(f.file_size_in_bytes for f in self.files)
+        return _column_sum(self.files, "file_size_in_bytes")
 
     @property
     def total_records(self) -> int:
-        return sum(f.record_count for f in self.files)
+        return _column_sum(self.files, "record_count")
 
     def tasks(self) -> list[ScanTask]:
         """Splits bin-packed into tasks (the reference's ``planTasks``)."""
         size, cost, lookback = self.split_size, self.open_file_cost, self.lookback
 
         def splits() -> Iterable[tuple[PlannedFile, int, int]]:
-            for f in self.files:
-                for start, length in split_ranges(f.file_format, f.file_size_in_bytes,
-                                                  f.split_offsets, size):
-                    yield (f, start, length)
+            for cols, run in runs(self.files):
+                formats, sizes, offsets = cols.file_format, cols.file_size_in_bytes, cols.split_offsets
+                for f in run:
+                    i = f._i
+                    for start, length in split_ranges(formats[i], sizes[i], offsets[i], size):
+                        yield (f, start, length)
 
         def weight(s: tuple[PlannedFile, int, int]) -> int:
-            f = s[0]
-            return max(s[2] + sum(d.scan_size for d in f.deletes), (1 + len(f.deletes)) * cost)
+            deletes = s[0].deletes
+            if not deletes:
+                return s[2] if s[2] > cost else cost
+            return max(s[2] + sum(d.scan_size for d in deletes), (1 + len(deletes)) * cost)
 
         return [ScanTask(tuple(b)) for b in pack(splits(), weight, size, lookback)]
+
+
+def _column_sum(files: list[PlannedFile], name: str) -> int:
+    """Sum of one column over the planned files, read from the decoded columns run by run."""
+    total = 0
+    for cols, run in runs(files):
+        col = getattr(cols, name)
+        idx = list(map(row_of, run))
+        if len(idx) == len(col) and idx[0] == 0 and idx[-1] == len(col) - 1:
+            total += sum(col)  # every row (positions are ascending and distinct)
+        else:
+            total += sum(map(col.__getitem__, idx))
+    return total

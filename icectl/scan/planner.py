@@ -13,7 +13,8 @@ resolved inputs, immutable), and nothing is carried between them in closures:
 3. :func:`_index_deletes` -- decode the selected delete manifests column-wise, keep live delete
    files whose partition matches, and index them (:mod:`icectl.table.delete_index`);
 4. :func:`_filter_entries` -- per selected data manifest, decoded column-wise
-   (:mod:`icectl.io.manifest_columns`): live entries whose partition tuple satisfies the
+   (:mod:`icectl.io.manifest_columns`; the cache misses in worker processes when more than a
+   few miss, arriving in manifest order, :mod:`icectl.scan.parallel`): live entries whose partition tuple satisfies the
    projection and whose column metrics might match (:mod:`icectl.expr.eval_metrics`);
 5. :func:`_attach_deletes` -- each kept file with its residual (strict / inclusive projection
    on its partition, cached per partition) and its delete files;
@@ -26,7 +27,8 @@ resolved inputs, immutable), and nothing is carried between them in closures:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Sequence
+from itertools import compress
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.expr.evaluators import (
@@ -46,7 +48,12 @@ from icectl.expr.expressions import (
 )
 from icectl.expr.projection import inclusive_projection
 from icectl.io import avro
-from icectl.io.manifest_columns import ManifestColumns, load_manifest_columns
+from icectl.io.manifest_columns import (
+    ManifestColumns,
+    ManifestRequest,
+    load_manifest_columns,
+    manifest_request,
+)
 from icectl.table.delete_index import (
     DELETE_FILE_PATH_ID,
     DataStats,
@@ -61,6 +68,7 @@ from icectl.scan.plan_result import (
     PlanResult,
     ScanTask,
 )
+from icectl.scan.parallel import check_workers, load_in_order
 from icectl.scan.plan_setup import (
     appended_manifests,
     appended_snapshots,
@@ -218,8 +226,16 @@ def plan_scan(
     open_file_cost: int | None = None,
     lookback: int | None = None,
     explain: bool = False,
+    workers: int | None = None,
+    on_files: Callable[[list[PlannedFile]], None] | None = None,
 ) -> PlanResult:
-    """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`)."""
+    """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`).
+
+    Manifests that miss the decoded-manifest caches are decoded in ``workers`` processes
+    (default: this machine's cores) when more than a few miss (:mod:`icectl.scan.parallel`).
+    ``on_files`` is called with the files planned from each manifest, in order, as soon as
+    they are planned (they are also in the result)."""
+    check_workers(workers)
     scan, result = _prepare(table, filter_text, filter_expr, snapshot_id, ref, as_of, columns,
                             case_sensitive, from_snapshot, to_snapshot, split_size,
                             open_file_cost, lookback, explain)
@@ -233,18 +249,23 @@ def plan_scan(
     result.delete_files_total = len(index)
     metrics = _metrics_inputs(scan, index)
     result.data_files_total = sum(_live_count(m) or 0 for m in data)
-    for m, kept, why in _select_manifests(scan, data):
+    selected = list(_select_manifests(scan, data))
+    decoded = load_in_order(scan.io, [_request(m, metrics.wanted, metrics.nan_ids)
+                                      for m, kept, _ in selected if kept], workers)
+    for m, kept, why in selected:
         if not kept:
             result.manifests.append(_decision(m, False, why))
             continue
-        mc = _load(scan.io, m, metrics.wanted, metrics.nan_ids)
-        live = sum(1 for s in mc.status if s != DELETED)
+        mc = next(decoded)
+        live = mc.count - mc.status.count(DELETED)
         if _live_count(m) is None:
             result.data_files_total += live
         idx = _filter_entries(scan, mc, m, metrics, result.file_decisions)
         files = _attach_deletes(scan, mc, m, idx, index, metrics, result.file_decisions)
         result.files.extend(files)
         result.manifests.append(_decision(m, True, why, files=live, matched=len(files)))
+        if on_files is not None and files:
+            on_files(files)
     return result
 
 
@@ -371,7 +392,10 @@ def _filter_entries(scan: _Scan, mc: ManifestColumns, m: ManifestFile, metrics: 
     status = mc.status
     n = mc.count
     if scan.append_ids is None:
-        idx = [i for i in range(n) if status[i] != DELETED]
+        if DELETED in status:
+            idx = [i for i in range(n) if status[i] != DELETED]
+        else:
+            idx = list(range(n))
     else:
         sids = mc.snapshot_id
         idx = [i for i in range(n) if status[i] == ADDED and sids[i] in scan.append_ids]
@@ -390,7 +414,7 @@ def _filter_entries(scan: _Scan, mc: ManifestColumns, m: ManifestFile, metrics: 
                              for i, (ok, why) in zip(idx, verdicts) if not ok)
         else:
             might = metrics_might_match(expr, mc, idx, metrics.types)
-        idx = [i for i, ok in zip(idx, might) if ok]
+        idx = list(compress(idx, might))
     elif isinstance(expr, AlwaysFalse):
         idx = []
     return idx
@@ -422,9 +446,11 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
     si = scan.specs[m.partition_spec_id]
     spec_id = m.partition_spec_id
     mpath = m.manifest_path
+    if not idx:
+        return []
     if index.is_empty and si.residuals is None and not scan.explain:
         residual = si.full_expr
-        return [PlannedFile(mc, i, spec_id, residual, (), mpath) for i in idx]
+        return PlannedFile.run(mc, idx, spec_id, residual, mpath)
     paths = mc.file_path
     seqs = mc.data_sequence_number
     parts = mc.partitions
@@ -461,6 +487,13 @@ def _data_stats(mc: ManifestColumns, i: int, eq_ids: frozenset[int]) -> DataStat
 
 
 # -- decoding and views of one row ----------------------------------------------------------------
+
+
+def _request(m: ManifestFile, wanted: Iterable[int], nan: Iterable[int]) -> ManifestRequest:
+    return manifest_request(
+        m.manifest_path, m.manifest_length, wanted_stats=frozenset(wanted),
+        nan_stats=frozenset(nan), added_snapshot_id=m.added_snapshot_id,
+        sequence_number=m.sequence_number, first_row_id=m.first_row_id)
 
 
 def _load(io: Any, m: ManifestFile, wanted: set[int],

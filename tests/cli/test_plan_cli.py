@@ -134,3 +134,84 @@ def test_plan_finds_a_38_digit_decimal_partition_value(tmp_path) -> None:
                        timeout=120, cwd=tmp_path)
     assert r.returncode == 0 and "import time" in r.stderr
     assert "pyarrow" not in r.stderr
+
+
+def _icectl(cwd, *args: str) -> "subprocess.CompletedProcess":
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
+                          text=True, timeout=120, cwd=cwd)
+
+
+def test_plan_jsonl_and_summary_agree_with_the_json_document(tmp_path) -> None:
+    loc = make(tmp_path)
+    for k, cat in enumerate(["a", "b", "a", "c", "b"]):
+        append(tmp_path, loc, f"f{k}.parquet", [k * 10 + 1, k * 10 + 2], cat)
+    for flt in ([], ["--filter", "cat = 'a' or id > 40"], ["--filter", "id < 0"]):
+        r = _icectl(tmp_path, "plan", loc, *flt, "--json")
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        assert r.stdout.endswith("}\n")
+        # --format json is --json, and N workers plan what one does
+        assert _icectl(tmp_path, "plan", loc, *flt, "--format", "json").stdout == r.stdout
+        assert _icectl(tmp_path, "plan", loc, *flt, "--json", "--workers", "1",
+                       "--no-cache").stdout == r.stdout
+        assert _icectl(tmp_path, "plan", loc, *flt, "--json", "--workers", "2",
+                       "--no-cache").stdout == r.stdout
+
+        lines = _icectl(tmp_path, "plan", loc, *flt, "--format", "jsonl")
+        assert lines.returncode == 0, lines.stderr
+        assert [json.loads(x) for x in lines.stdout.splitlines()] == doc["files"]
+        assert lines.stdout == "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in doc["files"])
+
+        s = _icectl(tmp_path, "plan", loc, *flt, "--summary", "--json")
+        assert s.returncode == 0, s.stderr
+        summary = json.loads(s.stdout)
+        assert "files" not in summary and "tasks" not in summary
+        tasks = json.loads(_icectl(tmp_path, "plan", loc, *flt, "--tasks", "--json").stdout)
+        assert summary["summary"] == tasks["summary"]  # the counts, with the task count
+        assert summary["summary"]["tasks"] == len(tasks["tasks"])
+        assert {k: v for k, v in summary.items() if k != "summary"} == \
+            {k: v for k, v in doc.items() if k not in ("summary", "files")}
+        matched = doc["summary"]["data-files-matched"]
+        assert summary["summary"]["data-files-matched"] == matched == len(doc["files"])
+        assert summary["summary"]["records"] == sum(f["record-count"] for f in doc["files"])
+        assert summary["summary"]["bytes"] == sum(f["file-size-in-bytes"] for f in doc["files"])
+
+        text = _icectl(tmp_path, "plan", loc, *flt, "--summary")
+        assert text.returncode == 0, text.stderr
+        assert f"data files    {matched} of 5" in text.stdout
+        assert f"tasks         {summary['summary']['tasks']}" in text.stdout
+        assert ".parquet" not in text.stdout  # no per-file output
+
+
+def test_plan_output_option_errors(tmp_path) -> None:
+    loc = make(tmp_path)
+    append(tmp_path, loc, "a.parquet", [1], "a")
+    for args, needle in ((["--format", "xml"], "--format must be"),
+                         (["--format", "jsonl", "--tasks"], "--tasks"),
+                         (["--format", "jsonl", "--summary"], "--summary"),
+                         (["--summary", "--explain"], "--explain"),
+                         (["--json", "--format", "text"], "--json cannot"),
+                         (["--workers", "0"], "--workers must be at least 1")):
+        r = _icectl(tmp_path, "plan", loc, *args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert needle in r.stderr and "Traceback" not in r.stderr and r.stdout == ""
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_plan_text_table_rows_are_the_json_files(tmp_path) -> None:
+    loc = make(tmp_path)
+    for k, cat in enumerate(["a", "b", "a"]):
+        append(tmp_path, loc, f"f{k}.parquet", [k * 10 + 1, k * 10 + 2], cat)
+    doc = json.loads(_icectl(tmp_path, "plan", loc, "--filter", "id > 5", "--json").stdout)
+    text = _icectl(tmp_path, "plan", loc, "--filter", "id > 5")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert lines[0].split() == ["path", "partition", "records", "bytes", "residual", "delete-files"]
+    rows = [line.split(None, 4) for line in lines[1:1 + len(doc["files"])]]
+    assert [(r[0], r[1], int(r[2]), int(r[3]), r[4].strip()) for r in rows] == [
+        (f["path"], f["partition-path"], f["record-count"], f["file-size-in-bytes"], f["residual"])
+        for f in doc["files"]]
+    assert lines[1 + len(doc["files"])].startswith("snapshot ")

@@ -645,3 +645,56 @@ def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: A
             warm = view(loc, text)
             assert not decoded, (label, text)
             assert plain == cold == warm, (label, text)
+
+
+_PARALLEL_SCRIPT = r"""
+import json, sys
+from icectl.cli.output import _json_default
+from icectl.io import manifest_cache
+from icectl.io.manifest_columns import clear_cache
+from icectl.ops.plan import plan_table
+from icectl.scan import parallel
+from icectl.table.table import Table
+
+manifest_cache.set_enabled(False)
+parallel.PARALLEL_MIN_MISSES = 1  # these tables have few manifests: use the pool for any miss
+pooled = []
+real = parallel._parallel
+parallel._parallel = lambda *a: pooled.append(1) or real(*a)
+out = []
+for location, texts in json.loads(sys.argv[1]):
+    for text in texts:
+        docs = []
+        for workers in (1, 2):
+            clear_cache()
+            for tasks in (False, True):
+                r = plan_table(Table.load(location), text, tasks=tasks, explain=True,
+                               workers=workers)
+                fast = "".join(r.json_chunks(_json_default))
+                plain = json.dumps(r.to_json(), indent=2, ensure_ascii=False,
+                                   default=_json_default)
+                docs.append((fast == plain, plain))
+        out.append([location, text, docs])
+print(json.dumps({"pooled": len(pooled), "plans": out}))
+"""
+
+
+def test_parallel_plans_equal_serial_plans(tables: dict[str, Built], tmp_path: Any) -> None:
+    """Manifests decoded in worker processes give the same plan as decoded in the planning
+    process, on every table and fixed filter; and the column-wise --json rendering is byte for
+    byte json.dumps of the plan document. Run in a fresh process: the pool forks, which is
+    only done from a process without threads (this one runs a JVM gateway)."""
+    import json
+    import subprocess
+    import sys
+
+    work = [(tables[label].location, texts) for label, texts in FIXED.items()]
+    r = subprocess.run([sys.executable, "-c", _PARALLEL_SCRIPT, json.dumps(work)],
+                       capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(r.stdout)
+    assert got["pooled"] >= len([t for _, ts in work for t in ts])
+    for location, text, docs in got["plans"]:
+        assert all(same for same, _ in docs), (location, text)
+        serial_files, serial_tasks, par_files, par_tasks = (d for _, d in docs)
+        assert par_files == serial_files and par_tasks == serial_tasks, (location, text)

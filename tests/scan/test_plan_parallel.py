@@ -1,0 +1,227 @@
+"""Cold planning in worker processes, and the column-wise rendering of plans.
+
+A plan whose manifests are decoded in forked workers is the same plan as one decoded in the
+planning process; the column-wise ``--json`` text is byte for byte ``json.dumps`` of the plan
+document, and the JSON lines are its ``files`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from icectl.cli.output import _json_default
+from icectl.errors import CorruptMetadata
+from icectl.io import manifest_cache, manifest_columns
+from icectl.io.manifest_columns import clear_cache
+from icectl.ops.create import create_table
+from icectl.ops.plan import PlanReport, plan_table
+from icectl.scan import parallel
+from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, MANIFEST_DATA, MANIFEST_DELETES, \
+    POSITION_DELETES, DataFile, ManifestEntry
+from icectl.spec.summary import SummaryBuilder
+from icectl.spec.types import LONG
+from icectl.spec.values import to_bytes
+from icectl.table.producer import SnapshotProducer
+from icectl.table.table import Table
+
+DAY = 19723
+
+
+class _Producer(SnapshotProducer):
+    def __init__(self, table: Table, data: list[DataFile], deletes: list[DataFile], op: str):
+        super().__init__(table)
+        self.data, self.deletes, self.operation = data, deletes, op
+
+    def apply(self, base, parent, attempt):
+        out = []
+        for files, content in ((self.data, MANIFEST_DATA), (self.deletes, MANIFEST_DELETES)):
+            if files:
+                entries = [ManifestEntry(ADDED, self.snapshot_id, None, None, f) for f in files]
+                out += self.write_manifests(attempt, base, base.spec, entries, content)
+        return out + self.parent_manifests(base, parent)
+
+    def summary(self, base):
+        return SummaryBuilder()
+
+
+def _data(path: str, part: tuple, lo: int, hi: int, rc: int = 10) -> DataFile:
+    return DataFile(DATA, path, "PARQUET", part, rc, 1000 + lo, value_counts={1: rc},
+                    null_value_counts={1: 0}, lower_bounds={1: to_bytes(LONG, lo)},
+                    upper_bounds={1: to_bytes(LONG, hi)}, split_offsets=(4,))
+
+
+def _commit(t: Table, data=(), deletes=(), op="append") -> None:
+    _Producer(t, list(data), list(deletes), op).commit()
+
+
+@pytest.fixture
+def table(tmp_path) -> Table:
+    """Eight data manifests (days and an odd path), then deletes of every kind."""
+    loc = str(tmp_path / "t")
+    create_table(loc, schema_text="id long, ts timestamptz, cat string", partition_text="days(ts)",
+                 format_version=2)
+    t = Table.load(loc)
+    for k in range(8):
+        _commit(t, [_data(f"{loc}/data/d{k}-{j} \"é\".parquet", (DAY + k,), k * 100 + j * 10,
+                          k * 100 + j * 10 + 9) for j in range(3)])
+    pos = DataFile(POSITION_DELETES, f"{loc}/data/pos.parquet", "PARQUET", (DAY,), 2, 60,
+                   lower_bounds={2147483546: f"{loc}/data/d0-0".encode()},
+                   upper_bounds={2147483546: f"{loc}/data/d0-2~".encode()})
+    eq = DataFile(EQUALITY_DELETES, f"{loc}/data/eq.parquet", "PARQUET", (DAY + 1,), 1, 70,
+                  equality_ids=(1,), value_counts={1: 1}, null_value_counts={1: 0},
+                  lower_bounds={1: to_bytes(LONG, 105)}, upper_bounds={1: to_bytes(LONG, 105)})
+    _commit(t, [], [pos, eq], op="delete")
+    _commit(t, [_data(f"{loc}/data/late.parquet", (None,), 5000, 5010)])
+    return Table.load(loc)
+
+
+@pytest.fixture
+def no_disk_cache():
+    manifest_cache.set_enabled(False)
+    yield
+    manifest_cache.set_enabled(True)
+
+
+def _doc(report: PlanReport) -> str:
+    return "".join(report.json_chunks(_json_default))
+
+
+def _plan(t: Table, text: str | None = None, **kw: Any) -> PlanReport:
+    clear_cache()
+    return plan_table(Table.load(t.location), text, **kw)
+
+
+FILTERS = [None, "id between 100 and 115", "ts >= '2024-01-03T00:00:00+00:00' and id > 210",
+           "id < 0", "ts is null or id = 5005"]
+
+
+@pytest.mark.parametrize("text", FILTERS)
+def test_parallel_plan_equals_serial(table, no_disk_cache, monkeypatch, text) -> None:
+    calls = []
+    real = parallel._parallel
+    monkeypatch.setattr(parallel, "_parallel", lambda *a: calls.append(1) or real(*a))
+    serial = _plan(table, text, workers=1)
+    assert not calls
+    par = _plan(table, text, workers=2)
+    assert calls, "more than a few misses with 2 workers decode in worker processes"
+    assert _doc(par) == _doc(serial)
+    assert [f.path for f in par.result.files] == [f.path for f in serial.result.files]
+    assert par.result.manifests == serial.result.manifests
+    assert (par.result.data_files_total, par.result.delete_files_total) == \
+        (serial.result.data_files_total, serial.result.delete_files_total)
+
+
+def test_few_misses_decode_in_process(table, no_disk_cache, monkeypatch) -> None:
+    monkeypatch.setattr(parallel, "_parallel", lambda *a: pytest.fail("no pool for few misses"))
+    # one day: the manifest list is pruned first, so one data manifest is opened
+    r = _plan(table, "ts >= '2024-01-05T00:00:00+00:00' and ts < '2024-01-06T00:00:00+00:00'",
+              workers=4)
+    assert r.result.manifests_scanned == 1
+    assert [f.path.rsplit("/", 1)[1] for f in r.result.files][0].startswith("d4-")
+
+
+def test_parallel_decoding_fills_the_persistent_cache(table, monkeypatch) -> None:
+    manifest_cache.clear()
+    par = _plan(table, "id > 3", workers=2)
+    assert manifest_cache.info().entries >= 9  # every data manifest (and the delete manifest)
+
+    def no_decode(*a, **k):
+        raise AssertionError("a warm plan must not decode")
+
+    monkeypatch.setattr(manifest_columns, "decode_manifest", no_decode)
+    warm = _plan(table, "id > 3", workers=2)
+    assert _doc(warm) == _doc(par)
+
+
+def test_worker_errors_reach_the_planner(table, no_disk_cache) -> None:
+    t = Table.load(table.location)
+    from icectl.io import avro
+
+    ml = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list, 2)
+    data = [m for m in ml if m.content == MANIFEST_DATA]
+    victim = data[3].manifest_path
+    raw = open(victim, "rb").read()
+    with open(victim, "r+b") as f:  # same length, garbage inside the first block
+        f.seek(len(raw) // 2)
+        f.write(b"\xff" * 64)
+    with pytest.raises(CorruptMetadata):
+        _plan(table, None, workers=2)
+    with pytest.raises(CorruptMetadata):
+        _plan(table, None, workers=1)
+
+
+def test_workers_must_be_positive(table) -> None:
+    from icectl.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="at least 1"):
+        _plan(table, None, workers=0)
+
+
+@pytest.mark.parametrize("text", FILTERS)
+@pytest.mark.parametrize("explain", [False, True])
+def test_columnwise_document_is_json_dumps(table, text, explain) -> None:
+    r = _plan(table, text, explain=explain)
+    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    assert _doc(r) == expected
+    lines = "".join(r.jsonl_chunks(default=_json_default)).splitlines()
+    files = r.to_json()["files"]
+    assert [json.loads(x) for x in lines] == files
+    assert lines == [json.dumps(f, ensure_ascii=False) for f in files]
+
+
+def test_rendering_of_float_and_odd_partitions(tmp_path) -> None:
+    loc = str(tmp_path / "f")
+    create_table(loc, schema_text="id long, x double, s string", partition_text="x, s",
+                 format_version=2)
+    t = Table.load(loc)
+    parts = [(0.0, "a"), (-0.0, "a"), (float("nan"), "b\n\"q\""), (None, None), (1.5e300, "ü")]
+    _commit(t, [_data(f"{loc}/data/f{i}.parquet", p, i, i) for i, p in enumerate(parts)])
+    r = _plan(t, None)
+    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    assert _doc(r) == expected
+    # -0.0 and 0.0 are different partitions, each rendered as itself
+    assert '"x": -0.0' in expected and '"x": 0.0' in expected and "NaN" in expected
+    assert "".join(r.jsonl_chunks(default=_json_default)).count("\n") == 5
+
+
+def test_empty_plan_and_tasks_document(table) -> None:
+    r = _plan(table, "id < 0")
+    assert json.loads(_doc(r))["files"] == []
+    r = _plan(table, None, tasks=True)
+    assert _doc(r) == json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    s = _plan(table, None).summary_json()
+    assert s["summary"]["tasks"] == len(r.to_json()["tasks"])
+    assert "files" not in s and "tasks" not in s
+
+
+def test_default_workers_are_the_usable_cores() -> None:
+    n = parallel.default_workers()
+    assert 1 <= n <= (os.cpu_count() or 1)
+
+
+def test_cached_entries_unpickle_columns_on_first_use(table) -> None:
+    import pickle
+
+    from icectl.io.manifest_columns import load_manifest_columns, pack, unpack
+
+    t = Table.load(table.location)
+    from icectl.io import avro
+
+    m = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list, 2)[0]
+    clear_cache()
+    cols = load_manifest_columns(t.io, m.manifest_path, m.manifest_length, wanted_stats={1},
+                                 added_snapshot_id=m.added_snapshot_id,
+                                 sequence_number=m.sequence_number)
+    back = unpack(pickle.loads(pickle.dumps(pack(cols), protocol=5)))
+    assert back is not None
+    assert "file_path" not in back.__dict__ and "status" in back.__dict__
+    assert back.status == cols.status and back.stats == cols.stats
+    assert back.file_path == cols.file_path and "file_path" in back.__dict__
+    assert back == cols  # every lazy column loads and equals the decoded one
+    assert unpack(("something else", {}, {})) is None and unpack(cols) is None
+    with pytest.raises(AttributeError):
+        back.no_such_column
