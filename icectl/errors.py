@@ -77,6 +77,34 @@ EXIT_CHECK_FAILED = 10  # `icectl check` found at least one error-severity probl
 EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
 EXIT_INTERRUPTED = 130
 
+# The exit-code table: code, kind (the "kind" of the JSON error object; "" for codes that are
+# not errors) and meaning. `icectl --help`, README.md and man/icectl.1 show exactly these rows
+# (tests/test_docs.py compares them).
+EXIT_CODES: tuple[tuple[int, str, str], ...] = (
+    (EXIT_OK, "", "success"),
+    (1, "error", "other icectl error"),
+    (2, "invalid-input", "invalid input or usage: a bad value, number, filter, option or command"),
+    (3, "not-found", "not found: a table, snapshot, ref, column or file"),
+    (4, "already-exists", "already exists: a table at the location given to create"),
+    (5, "validation", "validation failed: a change the spec or the table's state forbids"),
+    (6, "commit-conflict", "commit conflict: other writers won every retry; nothing was left"),
+    (7, "storage", "storage error: permissions, I/O"),
+    (8, "corrupt-metadata", "corrupt metadata: unreadable JSON or Avro, missing fields"),
+    (9, "unsupported", "unsupported feature, such as a format version above 3"),
+    (EXIT_CHECK_FAILED, "", "check found problems (at least one of error severity)"),
+    (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
+    (EXIT_INTERRUPTED, "interrupted", "interrupted"),
+)
+
+
+def kind_of_exit_code(code: int) -> str:
+    """The JSON error kind of an exit code ("error" for codes outside the table)."""
+    for c, kind, _ in EXIT_CODES:
+        if c == code and kind:
+            return kind
+    return "error"
+
+
 ERROR_KINDS: tuple[type[IcectlError], ...] = (
     IcectlError,
     InvalidInput,

@@ -221,7 +221,7 @@ MANIFEST_COLUMNS = ["content", "spec", "seq", "added-snapshot", "added", "existi
 @handle_errors
 def inspect_snapshot(
     table: TableArg,
-    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="[ID]", help="Snapshot id (default: current).", show_default=False)] = None,
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="ID", help="Snapshot id (default: current).", show_default=False)] = None,
     ref: RefOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,

@@ -104,7 +104,7 @@ def _show(result, json_out: bool) -> None:
 @handle_errors
 def rollback(
     table: TableArg,
-    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="[ID]", help="Snapshot id to roll back to.",
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="ID", help="Snapshot id to roll back to.",
                                                          show_default=False)] = None,
     to_timestamp: Annotated[Optional[str], typer.Option(
         "--to-timestamp", help="Roll back to the newest ancestor committed before this time.",
