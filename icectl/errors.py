@@ -8,10 +8,28 @@ from __future__ import annotations
 
 
 class IcectlError(Exception):
-    """Base of every error icectl raises on purpose."""
+    """Base of every error icectl raises on purpose.
+
+    Messages name things (the partition value, the input format), never command-line flags. An
+    error about one argument of a library call says which in ``argument`` (the keyword, e.g.
+    ``columns``); a refusal that a keyword argument lifts names it in ``override`` and what it
+    then does in ``effect``. The CLI turns both into its option names.
+    """
 
     exit_code = 1
     kind = "error"
+    argument: str | None = None
+    override: str | None = None
+    effect: str | None = None
+
+    def __init__(self, *args: object, argument: str | None = None, override: str | None = None,
+                 effect: str | None = None) -> None:
+        super().__init__(*args)
+        if argument is not None:
+            self.argument = argument
+        if override is not None:
+            self.override = override
+            self.effect = effect
 
 
 class InvalidInput(IcectlError):

@@ -43,6 +43,40 @@ def report_error(message: str, exit_code: int, as_json: bool, prefix: str | None
                                   "exit-code": exit_code}}, ensure_ascii=False))
 
 
+def cli_message(e: IcectlError) -> str:
+    """An error's message with the command's option names: the library names the thing (the
+    partition value, the input format) and says which argument of its call the error is about
+    (``argument``) or which keyword lifts a refusal (``override``); the CLI names the option."""
+    text = str(e)
+    option = option_for(e.argument) if e.argument else None
+    if option and not text.startswith(option):
+        text = f"{option}: {text}"
+    if e.override:
+        lift = option_for(e.override) or "--" + e.override.replace("_", "-")
+        text += f" ({lift} {e.effect})" if e.effect else f" ({lift})"
+    return text
+
+
+# library keywords whose option has another name (the rest: the same name, dashed)
+OPTION_OF_ARGUMENT = {"partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
+                      "snapshot_id": "snapshot", "max_workers": "workers"}
+
+
+def option_for(argument: str) -> str | None:
+    """The long option of the running command that sets a library call's ``argument``."""
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    params = getattr(getattr(ctx, "command", None), "params", []) if ctx is not None else []
+    for name in (argument, OPTION_OF_ARGUMENT.get(argument), argument.removesuffix("_ms")):
+        for p in params:
+            if name and p.name == name and getattr(p, "param_type_name", "") == "option":
+                longs = [o for o in p.opts if o.startswith("--")]
+                if longs:
+                    return longs[0]
+    return None
+
+
 FieldOpt = Annotated[
     Optional[List[str]],
     typer.Option(
@@ -84,7 +118,7 @@ def handle_errors(fn: F) -> F:
         except IcectlError as e:
             if debug_enabled():
                 traceback.print_exc(file=sys.stderr)
-            report_error(str(e), e.exit_code, as_json)
+            report_error(cli_message(e), e.exit_code, as_json)
             raise typer.Exit(e.exit_code) from None
         except KeyboardInterrupt:
             report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)

@@ -61,7 +61,7 @@ MaxSnapshotAgeOpt = Annotated[Optional[str], typer.Option(
     "--max-snapshot-age", help="Branch history younger than this is kept by `icectl expire` (e.g. 7d).",
     show_default=False)]
 MinSnapshotsOpt = Annotated[Optional[int], typer.Option(
-    "--min-snapshots-to-keep", help="`icectl expire` keeps at least this many snapshots of the branch.",
+    "--min-snapshots-to-keep", min=1, help="`icectl expire` keeps at least this many snapshots of the branch.",
     show_default=False)]
 
 

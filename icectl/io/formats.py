@@ -35,7 +35,8 @@ def detect_format(path: str, explicit: str | None = None) -> str:
     for ext, fmt in _EXTENSIONS.items():
         if name.endswith(ext):
             return fmt
-    raise InvalidInput(f"cannot tell the format of {path} from its name; give --format parquet|orc|avro")
+    raise InvalidInput(f"cannot tell the format of {path} from its name; give the file format "
+                       "(parquet, orc or avro)", argument="file_format")
 
 
 def _open(file_io: Any, path: str) -> Any:

@@ -45,7 +45,8 @@ def parse_as_of(text: str) -> int:
         micros = parse_timestamp(s, tz=True) if _has_zone(s) else parse_timestamp(s)
         return micros // 1000
     except Exception:  # noqa: BLE001 - many shapes of bad input
-        raise InvalidInput(f"--as-of expects epoch milliseconds or an ISO timestamp, not {text!r}") from None
+        raise InvalidInput(f"the time to travel to must be epoch milliseconds or an ISO timestamp, not {text!r}",
+                           argument="as_of") from None
 
 
 def _has_zone(s: str) -> bool:
@@ -91,7 +92,7 @@ def resolve_columns(columns: Sequence[str] | None, schema: Schema,
             continue
         f = schema.find_field_or_none(c, case_sensitive)
         if f is None:
-            raise InvalidInput(f"--columns: no column {c!r} in the schema")
+            raise NotFound(f"no column {c!r} in the schema", argument="columns")
         out.append(schema.column_name(f.field_id))
     return tuple(out)
 
