@@ -71,7 +71,39 @@ def load_module_commands(module_name: str) -> dict[str, Any]:
     commands = dict(typer.main.get_group(holder).commands)
     for cmd in commands.values():
         _defer_coercion(cmd)
+        _keep_example_lines(cmd)
     return commands
+
+
+def _keep_example_lines(cmd: Any) -> None:
+    """Examples in --help keep one command a line, in every command and group.
+
+    Click rewraps every paragraph of a help text; an indented paragraph (a list of example
+    commands) is marked to keep its lines, and a paragraph "Example: icectl ..." is split into
+    the word and the indented command, so no command is cut or run into the next one.
+    """
+    if getattr(cmd, "help", None):
+        cmd.help = keep_example_lines(cmd.help)
+    if not isinstance(getattr(cmd, "commands", None), _LazyCommands):
+        for sub in getattr(cmd, "commands", {}).values():
+            _keep_example_lines(sub)
+
+
+def keep_example_lines(text: str) -> str:
+    out = []
+    for para in text.split("\n\n"):
+        lines = para.split("\n")
+        body = [ln for ln in lines if ln.strip() and ln.strip() != "\b"]
+        head = para.lstrip("\n")
+        if head.startswith(("Example: icectl ", "Example: find ", "Example: cat ")):
+            command = head[len("Example: "):].strip()
+            out.append("Example:")
+            out.append("\b\n  " + command)
+        elif body and all(ln.startswith((" ", "\t")) for ln in body) and not head.startswith("\b"):
+            out.append("\b\n" + para.strip("\n"))
+        else:
+            out.append(para)
+    return "\n\n".join(out)
 
 
 def _defer_coercion(cmd: Any) -> None:
