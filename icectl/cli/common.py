@@ -17,7 +17,7 @@ from typing import Annotated, Any, Callable, List, Optional, TypeVar
 import typer
 
 from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError, InvalidInput
-from icectl.cli.output import err
+from icectl.cli.output import err, select_fields
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -107,10 +107,8 @@ def handle_errors(fn: F) -> F:
         fields = kwargs.pop("fields", None) if with_fields else None
         as_json = bool(kwargs.get("json_out"))
         if fields:
-            from icectl.cli.output import select_fields
-
-            select_fields(fields)
             kwargs["json_out"] = True
+        select_fields(fields)  # (also clears a choice left by an earlier in-process run)
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
@@ -136,6 +134,8 @@ def handle_errors(fn: F) -> F:
             report_error(f"{type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)", EXIT_INTERNAL,
                          as_json, prefix="internal error")
             raise typer.Exit(EXIT_INTERNAL) from None
+        finally:
+            select_fields(None)
 
     if with_fields:
         params = list(sig.parameters.values())

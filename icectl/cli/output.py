@@ -219,10 +219,17 @@ def _rich_table(columns: Sequence[str], rows: list[list[str]], title: str | None
     widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
     need = sum(w if tok else min(w, FOLDED_MIN) for w, tok in zip(widths, tokens)) + 2 * len(columns)
     if rows and need > console.width:
-        blocks = [title] if title else []
-        for r in rows:
-            blocks.append("\n".join(f"{c.ljust(max(map(len, columns)))}  {v}" for c, v in zip(columns, r)))
-        console.print("\n\n".join(blocks), markup=False, highlight=False, soft_wrap=True)
+        if title:
+            console.print(title, markup=False, highlight=False)
+        for n, r in enumerate(rows):
+            grid = RichTable.grid(padding=(0, 2))
+            grid.add_column(no_wrap=True)
+            grid.add_column(overflow="fold")
+            for c, v in zip(columns, r):
+                grid.add_row(c, v)
+            if n:
+                console.print()
+            console.print(grid)
         return
     t = RichTable(title=title, title_justify="left", show_lines=False, box=box.SIMPLE_HEAD,
                   show_edge=False, pad_edge=False)
