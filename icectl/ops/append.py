@@ -461,8 +461,8 @@ def _check_declared(declared: Mapping[str, str], spec: PartitionSpec) -> None:
     unknown = [k for k in declared if k not in {f.name for f in spec.fields}]
     if unknown:
         names = ", ".join(f.name for f in spec.fields) or "none: the table is unpartitioned"
-        raise InvalidInput(f"the partition values name unknown partition field(s) {', '.join(unknown)} "
-                           f"(partition fields: {names})", argument="partition_values")
+        raise NotFound(f"unknown partition field(s) {', '.join(unknown)} in the given partition values "
+                       f"(partition fields: {names})", argument="partition_values")
 
 
 def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:
