@@ -151,8 +151,9 @@ def test_a_path_contradicting_the_statistics_is_refused(tmp_path) -> None:
 def test_unknown_partition_option_field(tmp_path) -> None:
     table = make_table(tmp_path, "days(ts)")
     f = write(tmp_path / "in" / "f.parquet", [1])
-    with pytest.raises(InvalidInput, match="nope"):
+    with pytest.raises(NotFound, match="nope") as info:  # an unknown partition field
         append_files(table, [f], partition_values={"nope": "1"})
+    assert info.value.argument == "partition_values"
 
 
 @pytest.mark.parametrize("transform, source, text, value", [
