@@ -9,6 +9,14 @@ completed or documented (`icectl --help` lists the one-line helps from the table
 To add a command: write ``icectl/cli/<name>_cmd.py`` with a ``register(app)`` function that
 adds it to a Typer app (``app.command(...)(fn)`` or ``app.add_typer(group, name=...)``), and
 add ONE line to COMMANDS. tests/cli/test_app.py checks that the table and the modules agree.
+
+Every command module loaded here also gets, at one place: integer options converted without
+typer's pydantic machinery (start-up time) and with messages naming the value typed; option
+types shown as words in --help (INTEGER, TEXT, PATH); example commands in --help kept one a line.
+Usage errors the option parser finds are reported as every other error (one line on stderr, a
+JSON object too under --json, exit code 2; see ``LazyGroup.main``); errors of the commands
+themselves go through ``handle_errors`` in common.py, which also gives every command that has
+--json the --field option.
 """
 
 from __future__ import annotations
@@ -168,8 +176,12 @@ class _DeferredCoercion:
         self.bounds = (getattr(info, "min", None), getattr(info, "max", None))
         self.annotation = descriptor.annotation
         self.base, self.many = _base_type(descriptor.annotation)
-        if getattr(info, "clamp", False):
-            self.annotation = self.base = None  # clamped values: typer's rules
+        if getattr(info, "clamp", False) or getattr(info, "parser", None) is not None:
+            self.annotation = self.base = None  # clamped or custom-parsed values: typer's rules
+        checks = ("exists", "resolve_path", "writable", "allow_dash")
+        if any(getattr(info, k, False) for k in checks) or not getattr(info, "file_okay", True) \
+                or not getattr(info, "dir_okay", True):
+            self.base = None if getattr(self.base, "__name__", "") == "Path" else self.base  # typer checks paths
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         if value is None:  # as typer's own coercion answers None

@@ -136,7 +136,9 @@ def test_orphans_older_than_takes_every_form(history) -> None:
     orphan.write_bytes(b"x")
     old = time.time() - 2 * 86_400  # the stray file is two days old
     os.utime(orphan, (old, old))
-    cases = forms(int(old * 1000) + 6 * HOUR)  # a time after the stray file was written...
+    # a time after the stray file was written, by more than a day: the date form (midnight of that
+    # day) is after it too, whatever the hour the test runs at...
+    cases = forms(int(old * 1000) + 25 * HOUR)
     cases["before"] = (f"{3 * 24}h", 0)  # ...and one before it
     results = run_all([("orphans", loc, "--older-than", text, "--json") for text, _ in cases.values()])
     for (form, (text, _)), r in zip(cases.items(), results):
