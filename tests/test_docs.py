@@ -240,10 +240,13 @@ def test_filter_grammar_is_documented_as_the_parser_accepts_it() -> None:
     for line in help_lines:
         assert line in readme, f"README lacks the filter grammar line {line!r}"
         assert line in man, f"man page lacks the filter grammar line {line!r}"
-    for op in parser._OPS:
+    for op in set(parser._OPS) | set(parser._CMP):
         if op in (".", "-", "+", ",", "(", ")"):
             continue
         assert re.search(rf"(?<![<>=!]){re.escape(op)}(?![<>=])", parser.FILTER_HELP), f"operator {op} undocumented"
+    assert "binary X'" in parser.FILTER_HELP
+    for word in set(parser._RESERVED) | set(parser._TYPED) | {"nan", "starts", "with"}:
+        assert re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", parser.FILTER_HELP), f"{word!r} undocumented"
     for word in ("in", "not in", "between", "is null", "is not null", "is nan", "is not nan", "starts with",
                  "not starts with", "like", "not like", "and", "or", "not", "true", "false"):
         assert re.search(rf"(?<![\w]){word}(?![\w])", parser.FILTER_HELP), f"{word!r} undocumented"
