@@ -8,10 +8,28 @@ from __future__ import annotations
 
 
 class IcectlError(Exception):
-    """Base of every error icectl raises on purpose."""
+    """Base of every error icectl raises on purpose.
+
+    Messages name things (the partition value, the input format), never command-line flags. An
+    error about one argument of a library call says which in ``argument`` (the keyword, e.g.
+    ``columns``); a refusal that a keyword argument lifts names it in ``override`` and what it
+    then does in ``effect``. The CLI turns both into its option names.
+    """
 
     exit_code = 1
     kind = "error"
+    argument: str | None = None
+    override: str | None = None
+    effect: str | None = None
+
+    def __init__(self, *args: object, argument: str | None = None, override: str | None = None,
+                 effect: str | None = None) -> None:
+        super().__init__(*args)
+        if argument is not None:
+            self.argument = argument
+        if override is not None:
+            self.override = override
+            self.effect = effect
 
 
 class InvalidInput(IcectlError):
@@ -76,6 +94,34 @@ EXIT_USAGE = 2  # Typer/click usage errors share the invalid-input code
 EXIT_CHECK_FAILED = 10  # `icectl check` found at least one error-severity problem
 EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
 EXIT_INTERRUPTED = 130
+
+# The exit-code table: code, kind (the "kind" of the JSON error object; "" for codes that are
+# not errors) and meaning. `icectl --help`, README.md and man/icectl.1 show exactly these rows
+# (tests/test_docs.py compares them).
+EXIT_CODES: tuple[tuple[int, str, str], ...] = (
+    (EXIT_OK, "", "success"),
+    (1, "error", "other icectl error"),
+    (2, "invalid-input", "invalid input or usage: a bad value, number, filter, option or command"),
+    (3, "not-found", "not found: a table, snapshot, ref, column or file"),
+    (4, "already-exists", "already exists: a table at the location given to create"),
+    (5, "validation", "validation failed: a change the spec or the table's state forbids"),
+    (6, "commit-conflict", "commit conflict: other writers won every retry; nothing was left"),
+    (7, "storage", "storage error: permissions, I/O"),
+    (8, "corrupt-metadata", "corrupt metadata: unreadable JSON or Avro, missing fields"),
+    (9, "unsupported", "unsupported feature, such as a format version above 3"),
+    (EXIT_CHECK_FAILED, "", "check found problems (at least one of error severity)"),
+    (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
+    (EXIT_INTERRUPTED, "interrupted", "interrupted"),
+)
+
+
+def kind_of_exit_code(code: int) -> str:
+    """The JSON error kind of an exit code ("error" for codes outside the table)."""
+    for c, kind, _ in EXIT_CODES:
+        if c == code and kind:
+            return kind
+    return "error"
+
 
 ERROR_KINDS: tuple[type[IcectlError], ...] = (
     IcectlError,

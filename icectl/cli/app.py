@@ -9,6 +9,14 @@ completed or documented (`icectl --help` lists the one-line helps from the table
 To add a command: write ``icectl/cli/<name>_cmd.py`` with a ``register(app)`` function that
 adds it to a Typer app (``app.command(...)(fn)`` or ``app.add_typer(group, name=...)``), and
 add ONE line to COMMANDS. tests/cli/test_app.py checks that the table and the modules agree.
+
+Every command module loaded here also gets, at one place: integer options converted without
+typer's pydantic machinery (start-up time) and with messages naming the value typed; option
+types shown as words in --help (INTEGER, TEXT, PATH); example commands in --help kept one a line.
+Usage errors the option parser finds are reported as every other error (one line on stderr, a
+JSON object too under --json, exit code 2; see ``LazyGroup.main``); errors of the commands
+themselves go through ``handle_errors`` in common.py, which also gives every command that has
+--json the --field option.
 """
 
 from __future__ import annotations
@@ -21,17 +29,21 @@ from typer.core import TyperGroup
 
 from icectl import __version__
 
+from icectl.errors import EXIT_CODES
+
 HELP = """Manage Apache Iceberg tables on a filesystem (Hadoop-catalog layout), from the shell.
 
 TABLE is a table location (a directory or a URL such as file:///data/wh/db/t); with
 --warehouse (or ICECTL_WAREHOUSE) it may also be DB.TABLE, found at WAREHOUSE/DB/TABLE as
 Spark's Hadoop catalog lays it out.
 
-Exit codes: 0 ok, 2 invalid input or usage, 3 not found, 4 already exists, 5 validation
-failed, 6 commit conflict (retries exhausted), 7 storage error, 8 corrupt metadata,
-9 unsupported feature, 10 check found problems, 70 internal error, 130 interrupted.
-Set ICECTL_DEBUG=1 for tracebacks.
-"""
+Errors are one line on stderr (icectl: error: ...); with --json also a JSON object
+{"error": {"kind", "message", "exit-code"}}. Set ICECTL_DEBUG=1 for tracebacks.
+
+Exit codes:
+
+\b
+""" + "\n".join(f"  {code:<4} {meaning}" for code, _kind, meaning in EXIT_CODES) + "\n"
 
 # command name -> (module under icectl.cli, one-line help as `icectl --help` lists it)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -70,7 +82,39 @@ def load_module_commands(module_name: str) -> dict[str, Any]:
     commands = dict(typer.main.get_group(holder).commands)
     for cmd in commands.values():
         _defer_coercion(cmd)
+        _keep_example_lines(cmd)
     return commands
+
+
+def _keep_example_lines(cmd: Any) -> None:
+    """Examples in --help keep one command a line, in every command and group.
+
+    Click rewraps every paragraph of a help text; an indented paragraph (a list of example
+    commands) is marked to keep its lines, and a paragraph "Example: icectl ..." is split into
+    the word and the indented command, so no command is cut or run into the next one.
+    """
+    if getattr(cmd, "help", None):
+        cmd.help = keep_example_lines(cmd.help)
+    if not isinstance(getattr(cmd, "commands", None), _LazyCommands):
+        for sub in getattr(cmd, "commands", {}).values():
+            _keep_example_lines(sub)
+
+
+def keep_example_lines(text: str) -> str:
+    out = []
+    for para in text.split("\n\n"):
+        lines = para.split("\n")
+        body = [ln for ln in lines if ln.strip() and ln.strip() != "\b"]
+        head = para.lstrip("\n")
+        if head.startswith(("Example: icectl ", "Example: find ", "Example: cat ")):
+            command = head[len("Example: "):].strip()
+            out.append("Example:")
+            out.append("\b\n  " + command)
+        elif body and all(ln.startswith((" ", "\t")) for ln in body) and not head.startswith("\b"):
+            out.append("\b\n" + para.strip("\n"))
+        else:
+            out.append(para)
+    return "\n\n".join(out)
 
 
 def _defer_coercion(cmd: Any) -> None:
@@ -102,6 +146,7 @@ def _defer_coercion(cmd: Any) -> None:
 
 
 def _defer_param(param: Any) -> None:
+    _word_type(param)
     if getattr(param, "_runtime_param", "absent") is None and hasattr(param, "type_descriptor"):
         deferred = _deferred_runtime_param(param.type_descriptor)
         if deferred is not None:
@@ -117,7 +162,12 @@ def _deferred_runtime_param(descriptor: Any) -> Any:
 
 
 class _DeferredCoercion:
-    """A parameter's coercion: plain values as they are, the rest through typer's, built late."""
+    """A parameter's coercion: plain values as they are, the rest through typer's, built late.
+
+    Integers typed on the command line (``int``, ``Optional[int]``, ``List[int]``, with their
+    ``min``/``max`` bounds) and paths are converted here, with messages that name the value
+    typed; everything else goes to typer's coercion.
+    """
 
     PLAIN = (str, int, bool)
 
@@ -125,20 +175,98 @@ class _DeferredCoercion:
         self.descriptor = descriptor
         self.build = build
         self.built: Any = None
-        annotation = descriptor.annotation
         info = descriptor.parameter_info
-        if any(getattr(info, k, None) not in (None, False) for k in ("min", "max", "clamp")):
-            annotation = None  # a constrained value: typer checks it
-        self.annotation = annotation
+        self.bounds = (getattr(info, "min", None), getattr(info, "max", None))
+        self.annotation = descriptor.annotation
+        self.base, self.many = _base_type(descriptor.annotation)
+        if getattr(info, "clamp", False) or getattr(info, "parser", None) is not None:
+            self.annotation = self.base = None  # clamped or custom-parsed values: typer's rules
+        checks = ("exists", "resolve_path", "writable", "allow_dash")
+        if any(getattr(info, k, False) for k in checks) or not getattr(info, "file_okay", True) \
+                or not getattr(info, "dir_okay", True):
+            self.base = None if getattr(self.base, "__name__", "") == "Path" else self.base  # typer checks paths
 
     def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
         if value is None:  # as typer's own coercion answers None
             return () if (param.multiple or param.nargs == -1) else None
+        if self.base is int and self.many and isinstance(value, (list, tuple)):
+            return [self._int(v, param, ctx) for v in value]
+        if self.base is int and not self.many and isinstance(value, (str, int)) and not isinstance(value, bool):
+            return self._int(value, param, ctx)
+        if self.base is not None and self.base.__name__ == "Path" and not self.many and isinstance(value, str):
+            return self.base(value)
         if type(value) is self.annotation and self.annotation in self.PLAIN:
             return value
         if self.built is None:
             self.built = self.build(self.descriptor)
         return self.built.coerce(value, param=param, ctx=ctx)
+
+    def _int(self, value: Any, param: Any, ctx: Any) -> int:
+        from typer._click.exceptions import BadParameter
+
+        if isinstance(value, int):
+            n = value
+        elif _INTEGER.fullmatch(value.strip()):
+            n = int(value.strip())
+        else:
+            raise BadParameter(f"{value!r} is not an integer", ctx=ctx, param=param)
+        low, high = self.bounds
+        if low is not None and n < low:
+            raise BadParameter(f"{value} is less than {low}, the least it may be", ctx=ctx, param=param)
+        if high is not None and n > high:
+            raise BadParameter(f"{value} is more than {high}, the most it may be", ctx=ctx, param=param)
+        return n
+
+
+_INTEGER = __import__("re").compile(r"[+-]?[0-9]+")
+
+
+def _base_type(annotation: Any) -> tuple[Any, bool]:
+    """(the element type, whether the parameter takes several) of Optional[T], List[T] and T."""
+    from typing import Union, get_args, get_origin
+
+    many = False
+    for _ in range(3):
+        origin = get_origin(annotation)
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        if origin is Union and len(args) == 1:
+            annotation = args[0]
+        elif origin in (list, tuple) and len(args) == 1:
+            annotation, many = args[0], True
+        else:
+            break
+    return (annotation if isinstance(annotation, type) else None), many
+
+
+# -- help: option types as words ---------------------------------------------------------------
+
+TYPE_WORDS = {"int": "INTEGER", "str": "TEXT", "float": "FLOAT", "bool": "BOOLEAN", "Path": "PATH",
+              "datetime": "DATETIME"}
+
+
+def _word_type(param: Any) -> None:
+    """Show the parameter's type in --help as a word (INTEGER, TEXT, PATH), not ``<list[str]>``;
+    show an argument by its name alone (TABLE, [ID], FILE...)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None or getattr(param, "_word_type", False):
+        return
+    base, _many = _base_type(descriptor.annotation)
+    word = TYPE_WORDS.get(getattr(base, "__name__", ""), "VALUE")
+    if getattr(descriptor, "is_choice", False) and descriptor.choices:
+        word = "|".join(str(getattr(c, "value", c)) for c in descriptor.choices)
+    if getattr(param, "param_type_name", "") == "argument":
+        param.display_type = lambda ctx: "" if word == "TEXT" else word
+        name = param.display_name_raw
+
+        def usage_name() -> str:
+            shown = name + ("..." if param.nargs != 1 and not name.endswith("...") else "")
+            return shown if param.required else f"[{shown}]"
+
+        param._usage_display_name = usage_name
+        param._rich_display_name = lambda: name + ("..." if param.nargs != 1 and not name.endswith("...") else "")
+    else:
+        param.display_type = lambda ctx: word
+    param._word_type = True
 
 
 class _LazyCommands(dict):
@@ -189,6 +317,20 @@ class LazyGroup(TyperGroup):
         _defer_coercion(self)  # typer adds the completion options after __init__
         return super().parse_args(ctx, args)
 
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Run icectl; a usage error the option parser finds (an unknown option or command, a bad
+        number, a missing argument) is reported as every error is: one line on stderr (and a
+        JSON object with --json), exit code 2."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except Exception as e:  # noqa: BLE001 - sorted below
+            code = _report_usage_error(e, argv)
+        sys.exit(code if isinstance(code, int) else 0)
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """List every command with its one-line help from the table, importing none of them."""
         from typer._click.utils import make_default_short_help
@@ -197,6 +339,42 @@ class LazyGroup(TyperGroup):
         rows = [(name, make_default_short_help(short, limit)) for name, (_, short) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _report_usage_error(e: Exception, argv: list[str]) -> int:
+    """The exit code of an exception that left the command line's parsing, after reporting it."""
+    from typer import Abort
+    from typer._click.exceptions import ClickException, NoArgsIsHelpError, NoSuchOption, UsageError
+
+    from icectl.cli.common import report_error
+    from icectl.errors import EXIT_INTERRUPTED, EXIT_USAGE
+
+    words = argv[: argv.index("--")] if "--" in argv else argv
+    as_json = "--json" in words
+    if isinstance(e, NoArgsIsHelpError):  # a command given without arguments: its help
+        e.show()
+        return e.exit_code
+    if isinstance(e, Abort):
+        report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
+        return EXIT_INTERRUPTED
+    if not isinstance(e, ClickException):
+        raise e
+    ctx = getattr(e, "ctx", None)
+    where = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
+    if isinstance(e, NoSuchOption):
+        message = f"unknown option {e.option_name}"
+        if e.possibilities:
+            message += f" (did you mean {' or '.join(sorted(e.possibilities))}?)"
+        message += where
+    else:
+        message = e.format_message().strip().rstrip(".")
+        message = message[:1].lower() + message[1:]
+        if message.startswith("no such command"):
+            message = "unknown command" + message[len("no such command"):]
+        if isinstance(e, UsageError):
+            message += where
+    report_error(message, EXIT_USAGE if isinstance(e, UsageError) else e.exit_code, as_json)
+    return EXIT_USAGE if isinstance(e, UsageError) else e.exit_code
 
 
 app = typer.Typer(

@@ -10,7 +10,7 @@ import typer
 
 from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
 from icectl.cli.output import emit_json, emit_pairs, err
-from icectl.errors import InvalidInput, StorageError
+from icectl.errors import InvalidInput, NotFound, StorageError
 
 APPEND_HELP = """Append existing data files to TABLE as one new snapshot (rows are not read or copied).
 
@@ -50,7 +50,7 @@ def _read_list(source: str) -> list[str]:
         else:
             text = Path(source).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InvalidInput(f"file list not found: {source}") from None
+        raise NotFound(f"file list not found: {source}") from None
     except OSError as e:
         raise StorageError(f"cannot read file list {source}: {e.strerror or e}") from None
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]

@@ -12,12 +12,12 @@ import functools
 import os
 import sys
 import traceback
-from typing import Annotated, Any, Callable, Optional, TypeVar
+from typing import Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
 from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError, InvalidInput
-from icectl.cli.output import err
+from icectl.cli.output import err, select_fields
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -29,11 +29,86 @@ def debug_enabled() -> bool:
     return os.environ.get(DEBUG_ENV, "") not in ("", "0", "false", "no")
 
 
+def report_error(message: str, exit_code: int, as_json: bool, prefix: str | None = "error") -> None:
+    """An error as icectl reports every error: one line on stderr, ``icectl: error: ...``, and
+    with --json also a JSON object on stderr: ``{"error": {"kind", "message", "exit-code"}}``."""
+    from icectl.errors import kind_of_exit_code
+
+    text = " ".join(str(message).split("\n")).strip()
+    err(f"icectl: {prefix}: {text}" if prefix else f"icectl: {text}")
+    if as_json:
+        import json
+
+        err(json.dumps({"error": {"kind": kind_of_exit_code(exit_code), "message": text,
+                                  "exit-code": exit_code}}, ensure_ascii=False))
+
+
+def cli_message(e: IcectlError) -> str:
+    """An error's message with the command's option names: the library names the thing (the
+    partition value, the input format) and says which argument of its call the error is about
+    (``argument``) or which keyword lifts a refusal (``override``); the CLI names the option."""
+    text = str(e)
+    option = option_for(e.argument) if e.argument else None
+    if option and not text.startswith(option):
+        text = f"{option}: {text}"
+    if e.override:
+        lift = option_for(e.override) or "--" + e.override.replace("_", "-")
+        text += f" ({lift} {e.effect})" if e.effect else f" ({lift})"
+    return text
+
+
+# library keywords whose option has another name (the rest: the same name, dashed)
+OPTION_OF_ARGUMENT = {"partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
+                      "snapshot_id": "snapshot", "max_workers": "workers"}
+
+
+def option_for(argument: str) -> str | None:
+    """The long option of the running command that sets a library call's ``argument``."""
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    params = getattr(getattr(ctx, "command", None), "params", []) if ctx is not None else []
+    for name in (argument, OPTION_OF_ARGUMENT.get(argument), argument.removesuffix("_ms")):
+        for p in params:
+            if name and p.name == name and getattr(p, "param_type_name", "") == "option":
+                longs = [o for o in p.opts if o.startswith("--")]
+                if longs:
+                    return longs[0]
+    return None
+
+
+FieldOpt = Annotated[
+    Optional[List[str]],
+    typer.Option(
+        "--field",
+        metavar="NAME",
+        help="Print only this field of the --json view as plain text, one value a line (a list "
+             "view: one line per element; several --field: tab-separated; nested: summary.total-records). "
+             "Ids keep all 64 bits. Repeatable.",
+        show_default=False,
+    ),
+]
+
+
 def handle_errors(fn: F) -> F:
-    """Run a command body; turn every failure into one line on stderr and its exit code."""
+    """Run a command body; turn every failure into one line on stderr and its exit code.
+
+    A command with a ``json_out`` parameter (--json) also gets ``--field NAME`` (repeatable):
+    its JSON view, rendered by ``emit_json``, is then printed as the chosen fields in plain
+    text. Adding the option here gives it to every command that has --json, at one place.
+    """
+    import inspect
+
+    sig = inspect.signature(fn, eval_str=True)
+    with_fields = "json_out" in sig.parameters and "fields" not in sig.parameters
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        fields = kwargs.pop("fields", None) if with_fields else None
+        as_json = bool(kwargs.get("json_out"))
+        if fields:
+            kwargs["json_out"] = True
+        select_fields(fields)  # (also clears a choice left by an earlier in-process run)
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
@@ -41,10 +116,10 @@ def handle_errors(fn: F) -> F:
         except IcectlError as e:
             if debug_enabled():
                 traceback.print_exc(file=sys.stderr)
-            err(f"icectl: error: {e}")
+            report_error(cli_message(e), e.exit_code, as_json)
             raise typer.Exit(e.exit_code) from None
         except KeyboardInterrupt:
-            err("icectl: interrupted")
+            report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
             raise typer.Exit(EXIT_INTERRUPTED) from None
         except BrokenPipeError:
             # the reader of our stdout went away (`icectl ... | head`): not an error
@@ -56,10 +131,18 @@ def handle_errors(fn: F) -> F:
         except Exception as e:  # a bug: say so plainly, full trace only on request
             if debug_enabled():
                 traceback.print_exc(file=sys.stderr)
-            else:
-                err(f"icectl: internal error: {type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)")
+            report_error(f"{type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)", EXIT_INTERNAL,
+                         as_json, prefix="internal error")
             raise typer.Exit(EXIT_INTERNAL) from None
+        finally:
+            select_fields(None)
 
+    if with_fields:
+        params = list(sig.parameters.values())
+        params.append(inspect.Parameter("fields", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=FieldOpt))
+        wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), "fields": FieldOpt}
     return wrapper  # type: ignore[return-value]
 
 

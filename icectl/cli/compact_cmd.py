@@ -23,7 +23,7 @@ deletes for one, the compaction fails with exit 6 and removes the files it wrote
 
 The work runs on --workers processes of this machine (default: one per CPU), or with --engine
 spark in Spark executors (--spark-master URL or ICECTL_SPARK_MASTER; local[N] needs no cluster);
-icectl plans and commits either way. A progress bar (tasks, bytes) shows on a terminal.
+either way, icectl plans and commits. A progress bar (tasks, bytes) shows on a terminal.
 
 With --deletes, the delete files are compacted instead, as Spark's
 rewrite_position_delete_files procedure with remove-dangling-deletes: dangling delete files

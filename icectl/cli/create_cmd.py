@@ -9,7 +9,7 @@ import typer
 
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, parse_key_values, table_location
 from icectl.cli.output import emit_json, emit_pairs, err
-from icectl.errors import InvalidInput, StorageError
+from icectl.errors import InvalidInput, NotFound, StorageError
 
 CREATE_HELP = """Create a new table at TABLE (refused if a table already exists there).
 
@@ -52,7 +52,7 @@ def create(
         try:
             schema_json = schema_file.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise InvalidInput(f"schema file not found: {schema_file}") from None
+            raise NotFound(f"schema file not found: {schema_file}") from None
         except OSError as e:
             raise StorageError(f"cannot read schema file {schema_file}: {e.strerror or e}") from None
     elif schema is None:

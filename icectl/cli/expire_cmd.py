@@ -70,7 +70,7 @@ def expire(
         "2024-06-01T00:00:00Z, epoch millis). Default: the table's history.expire.max-snapshot-age-ms.",
         show_default=False)] = None,
     retain_last: Annotated[Optional[int], typer.Option(
-        "--retain-last", help="Keep at least this many snapshots on every branch (min 1).",
+        "--retain-last", min=1, help="Keep at least this many snapshots on every branch (min 1).",
         show_default=False)] = None,
     snapshot_id: Annotated[Optional[List[int]], typer.Option(
         "--snapshot-id", help="Expire this snapshot too (repeatable).", show_default=False)] = None,

@@ -217,12 +217,12 @@ def _manifest_rows(ms: list[dict[str, Any]]) -> list[list[Any]]:
 MANIFEST_COLUMNS = ["content", "spec", "seq", "added-snapshot", "added", "existing", "deleted", "path"]
 
 
-@app.command("snapshot", help="One snapshot (the current one by default): summary, manifest list and its manifests with counts.\n\nExamples: icectl inspect snapshot ./wh/db/events 4348573049 ; icectl inspect snapshot ./wh/db/events --ref audit")
+@app.command("snapshot", help="One snapshot (the current one by default, or ID, or the head of --ref): summary, manifest list and its manifests with counts.\n\nExamples:\n\n  icectl inspect snapshot ./wh/db/events 4348573049\n  icectl inspect snapshot ./wh/db/events --ref audit\n  icectl inspect snapshot ./wh/db/events --field snapshot-id")
 @handle_errors
 def inspect_snapshot(
     table: TableArg,
-    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="[ID]", help="Snapshot id (default: current).", show_default=False)] = None,
-    ref: RefOpt = None,
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="ID", help="Snapshot id (default: current).", show_default=False)] = None,
+    ref: Annotated[Optional[str], typer.Option("--ref", help="Show the snapshot this branch or tag points at (instead of ID).")] = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

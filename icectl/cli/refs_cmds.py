@@ -61,7 +61,7 @@ MaxSnapshotAgeOpt = Annotated[Optional[str], typer.Option(
     "--max-snapshot-age", help="Branch history younger than this is kept by `icectl expire` (e.g. 7d).",
     show_default=False)]
 MinSnapshotsOpt = Annotated[Optional[int], typer.Option(
-    "--min-snapshots-to-keep", help="`icectl expire` keeps at least this many snapshots of the branch.",
+    "--min-snapshots-to-keep", min=1, help="`icectl expire` keeps at least this many snapshots of the branch.",
     show_default=False)]
 
 
@@ -104,7 +104,7 @@ def _show(result, json_out: bool) -> None:
 @handle_errors
 def rollback(
     table: TableArg,
-    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="[ID]", help="Snapshot id to roll back to.",
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="ID", help="Snapshot id to roll back to.",
                                                          show_default=False)] = None,
     to_timestamp: Annotated[Optional[str], typer.Option(
         "--to-timestamp", help="Roll back to the newest ancestor committed before this time.",

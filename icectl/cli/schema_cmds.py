@@ -10,7 +10,7 @@ import typer
 
 from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, report_status
 from icectl.cli.output import emit_json, emit_table
-from icectl.errors import InvalidInput, StorageError
+from icectl.errors import InvalidInput, NotFound, StorageError
 
 app = typer.Typer(
     help="""Evolve a table's schema. Every change is one commit; --dry-run prints the new schema
@@ -290,7 +290,7 @@ def schema_apply(
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise InvalidInput(f"changes file not found: {file}") from None
+        raise NotFound(f"changes file not found: {file}") from None
     except OSError as e:
         raise StorageError(f"cannot read changes file {file}: {e.strerror or e}") from None
     try:

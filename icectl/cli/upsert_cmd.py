@@ -22,7 +22,7 @@ column that is not a top-level primitive column, rows that do not fit the table.
 
 Examples:
 
-\\b
+\b
   icectl upsert ./wh/db/users changes.csv --key id
   icectl upsert db.events -w ./wh batch.parquet --key id,region --json
   cat rows.jsonl | icectl upsert ./wh/db/users - --key id --format json --dry-run

@@ -20,7 +20,7 @@ import uuid as _uuid
 from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
-from icectl.errors import InvalidInput
+from icectl.errors import InvalidInput, NotFound
 from icectl.expr.expressions import (
     FALSE,
     FLOAT_TYPES,
@@ -122,7 +122,7 @@ def _column(term: str, schema: Schema, case_sensitive: bool) -> tuple[Any, str]:
         hint = ""
         if case_sensitive and schema.find_field_or_none(term, False) is not None:
             hint = " (names are case sensitive here)"
-        raise InvalidInput(f"filter column {term!r} not found in the table schema{hint}")
+        raise NotFound(f"filter column {term!r} not found in the table schema{hint}")
     fid = field.field_id
     name = schema.column_name(fid)
     parent = schema.parent_id(fid)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import io as _io
 from typing import Any
 
-from icectl.errors import CorruptMetadata, InvalidInput, NotFound, StorageError
+from icectl.errors import InvalidInput, NotFound, StorageError
 
 __all__ = ["FORMATS", "detect_format", "orc_record_count", "avro_record_count"]
 
@@ -35,7 +35,8 @@ def detect_format(path: str, explicit: str | None = None) -> str:
     for ext, fmt in _EXTENSIONS.items():
         if name.endswith(ext):
             return fmt
-    raise InvalidInput(f"cannot tell the format of {path} from its name; give --format parquet|orc|avro")
+    raise InvalidInput(f"cannot tell the format of {path} from its name; give the file format "
+                       "(parquet, orc or avro)", argument="file_format")
 
 
 def _open(file_io: Any, path: str) -> Any:
@@ -54,7 +55,7 @@ def orc_record_count(file_io: Any, path: str) -> int:
     except (NotFound, StorageError):
         raise
     except Exception as e:  # noqa: BLE001 - pyarrow raises ArrowInvalid and friends
-        raise CorruptMetadata(f"{path} is not a readable ORC file: {e}") from e
+        raise InvalidInput(f"{path} is not a readable ORC file: {e}") from e
 
 
 def avro_record_count(file_io: Any, path: str) -> int:
@@ -68,4 +69,4 @@ def avro_record_count(file_io: Any, path: str) -> int:
     except (NotFound, StorageError):
         raise
     except Exception as e:  # noqa: BLE001
-        raise CorruptMetadata(f"{path} is not a readable Avro file: {e}") from e
+        raise InvalidInput(f"{path} is not a readable Avro file: {e}") from e

@@ -40,7 +40,7 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Collection, Mapping, Sequence
 
-from icectl.errors import IcectlError, StorageError, UnsupportedFeature, ValidationError
+from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
 from icectl.spec.metrics import (
     MetricsConfig,
@@ -152,7 +152,7 @@ def read_footer(file_io: FileIO, path: str) -> Any:
     except OSError as e:
         raise StorageError(f"cannot read Parquet footer of {path}: {e}") from e
     except Exception as e:  # pyarrow raises ArrowInvalid & co for non-Parquet input
-        raise ValidationError(f"{path} is not a readable Parquet file: {e}") from e
+        raise InvalidInput(f"{path} is not a readable Parquet file: {e}") from e
 
 
 # -- Parquet types -> Iceberg types -------------------------------------------------------------

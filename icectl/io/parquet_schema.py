@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Callable, Sequence
 
-from icectl.errors import IcectlError, StorageError, UnsupportedFeature, ValidationError
+from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
 from icectl.io.parquet import ParquetColumn, ParquetField, parquet_columns
 from icectl.spec.name_mapping import NameMapping
@@ -68,7 +68,7 @@ def read_parquet_schema(file_io: FileIO, path: str) -> StructType:
     except OSError as e:
         raise StorageError(f"cannot read Parquet footer of {path}: {e}") from e
     except Exception as e:  # pyarrow raises ArrowInvalid & co for non-Parquet input
-        raise ValidationError(f"{path} is not a readable Parquet file: {e}") from e
+        raise InvalidInput(f"{path} is not a readable Parquet file: {e}") from e
     return arrow_schema_to_struct(arrow_schema)
 
 

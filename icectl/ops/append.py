@@ -12,7 +12,7 @@ Partition values, per partition field of the table's default spec, come from:
    (for identity and bucket the min must equal the max);
 2. a Hive-style directory in the file's path (``ts_day=2024-01-02/``), in the reference's
    partition-path text (the field name, ``=``, the transform's human string, URL-escaped);
-3. ``partition_values`` given by the caller (``--partition field=value``), for every file.
+3. ``partition_values`` given by the caller (``field=value`` text), for every file.
 
 A value from the path or the caller must agree with the statistics when those decide it.
 
@@ -293,7 +293,7 @@ def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
         if pf.name in from_path:
             claims.append(("its path", parse_partition_value(pf, stype, from_path[pf.name])))
         if pf.name in declared:
-            claims.append(("--partition", parse_partition_value(pf, stype, declared[pf.name])))
+            claims.append(("the given partition value", parse_partition_value(pf, stype, declared[pf.name])))
         if proven is not UNDETERMINED:
             for where, v in claims:
                 if v != proven:
@@ -316,7 +316,8 @@ def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
         raise ValidationError(
             f"{scanned.path}: cannot tell its value of partition field {pf.name} "
             f"({pf.transform} of {src.name if src else '?'}) from its column statistics; "
-            f"put it in the path ({pf.name}=...) or give --partition {pf.name}=VALUE")
+            f"put it in the path ({pf.name}=...) or give the partition value {pf.name}=VALUE",
+            argument="partition_values")
     return tuple(values)
 
 
@@ -460,8 +461,8 @@ def _check_declared(declared: Mapping[str, str], spec: PartitionSpec) -> None:
     unknown = [k for k in declared if k not in {f.name for f in spec.fields}]
     if unknown:
         names = ", ".join(f.name for f in spec.fields) or "none: the table is unpartitioned"
-        raise InvalidInput(f"--partition names unknown partition field(s) {', '.join(unknown)} "
-                           f"(partition fields: {names})")
+        raise NotFound(f"unknown partition field(s) {', '.join(unknown)} in the given partition values "
+                       f"(partition fields: {names})", argument="partition_values")
 
 
 def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:

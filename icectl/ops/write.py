@@ -110,7 +110,8 @@ def _detect_format(source: str, data: bytes | None, fmt: str | None) -> str:
         ext = os.path.splitext(name)[1]
         if ext in _EXTENSIONS:
             return _EXTENSIONS[ext]
-        raise InvalidInput(f"cannot tell the format of {source} from its name: use --format parquet|csv|json")
+        raise InvalidInput(f"cannot tell the format of {source} from its name: give the input format "
+                           "(parquet, csv or json)", argument="file_format")
     head = (data or b"")[:64].lstrip()
     if (data or b"").startswith(b"PAR1"):
         return "parquet"

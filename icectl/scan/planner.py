@@ -279,8 +279,8 @@ def _prepare(table: Any, filter_text: str | None, filter_expr: Expression | None
     size, cost, look = split_options(md, split_size, open_file_cost, lookback)
     incremental = from_snapshot is not None or to_snapshot is not None
     if incremental and any(x is not None for x in (snapshot_id, ref, as_of)):
-        raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, "
-                           "--ref or --as-of")
+        raise InvalidInput("an incremental plan (from one snapshot to another) cannot be combined with a "
+                           "snapshot id, a ref or a time to travel to")
     append_ids: frozenset[int] | None = None
     if incremental:
         to_id = to_snapshot if to_snapshot is not None else md.current_snapshot_id

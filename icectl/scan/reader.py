@@ -174,8 +174,8 @@ def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[s
         for name in column_names:
             f = schema.find_field(name, True)
             if schema.parent_id(f.field_id) is not None:
-                raise InvalidInput(f"--columns: {name!r} is a nested field; scan reads "
-                                   "top-level columns")
+                raise InvalidInput(f"{name!r} is a nested field; a scan reads top-level columns",
+                                   argument="columns")
             if f not in projected:
                 projected.append(f)
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,

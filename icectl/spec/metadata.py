@@ -549,7 +549,7 @@ def select_snapshot(md: TableMetadata, snapshot_id: int | None = None, ref: str 
     the current one when none is given (None for a table without snapshots)."""
     given = sum(x is not None for x in (snapshot_id, ref, as_of_ms))
     if given > 1:
-        raise InvalidInput("give only one of a snapshot id, --ref and --as-of")
+        raise InvalidInput("give only one of a snapshot id, a ref and a time to travel to")
     if snapshot_id is not None:
         s = md.snapshot_by_id(snapshot_id)
         if s is None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, ValidationError
+from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.spec.parse import PartitionTerm
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import (
@@ -254,7 +254,7 @@ def resolve_source_column(
     if f is None:
         f = schema.find_field_or_none(column, case_sensitive=False)
     if f is None:
-        raise InvalidInput(f"cannot find source column for {what} term: {column!r}")
+        raise NotFound(f"cannot find source column for {what} term: {column!r}")
     name = schema.column_name(f.field_id)
     parent = schema.parent_id(f.field_id)
     while parent is not None:

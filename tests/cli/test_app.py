@@ -80,7 +80,8 @@ def test_inspect_table_imports_only_what_it_uses(tmp_path: Path) -> None:
 
 
 def test_values_typer_must_convert_still_get_typers_checks_and_messages(tmp_path: Path) -> None:
-    """Plain values skip typer's (pydantic) coercion; the others get exactly typer's."""
+    """Integers and plain text skip typer's (pydantic) coercion; bad values are one line naming the
+    value typed, exit 2; the rest (a Path, a list of text) still converts."""
     loc = tmp_path / "t"
     runner_env = {k: v for k, v in os.environ.items() if k not in ("ICECTL_WAREHOUSE", "ICECTL_DEBUG")}
 
@@ -90,9 +91,15 @@ def test_values_typer_must_convert_still_get_typers_checks_and_messages(tmp_path
 
     assert run("create", str(loc), "--schema", "id long", "--format-version", "1", "--json").returncode == 0
     r = run("plan", str(loc), "--snapshot", "abc")
-    assert r.returncode == 2 and "Invalid value for '--snapshot'" in r.stderr and "integer" in r.stderr
+    assert r.returncode == 2 and r.stderr.startswith("icectl: error: invalid value for '--snapshot': 'abc' is not an integer")
+    assert len(r.stderr.splitlines()) == 1, r.stderr
     r = run("expire", str(loc), "--workers", "0")
-    assert r.returncode == 2 and "Invalid value for '--workers'" in r.stderr
+    assert r.returncode == 2 and "invalid value for '--workers': 0 is less than 1" in r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+    r = run("expire", str(loc), "--snapshot-id", "1", "--snapshot-id", "x")  # a list of integers
+    assert r.returncode == 2 and "'x' is not an integer" in r.stderr
+    r = run("create", str(tmp_path / "u"), "--schema-file", str(tmp_path / "none.json"))  # a Path
+    assert r.returncode == 3 and "none.json" in r.stderr, r.stderr
     r = run("inspect", "table", str(loc), "--json")
     assert r.returncode == 0 and '"format-version": 1' in r.stdout
     r = run("inspect", "schema", str(loc), "--schema-id", "0", "--json")  # an int converted by typer

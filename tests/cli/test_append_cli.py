@@ -73,7 +73,7 @@ def test_exit_codes_and_one_line_errors(tmp_path) -> None:
         (["append", loc, str(tmp_path / "missing.parquet")], 3, "not found"),
         (["append", loc, parquet(tmp_path, "z.parquet", [1]), "--partition", "cat"], 2, "KEY=VALUE"),
         (["append", loc, parquet(tmp_path, "y.parquet", [1]), "--summary", "operation=x"], 2, "operation"),
-        (["append", loc, "--from-list", str(tmp_path / "none.txt")], 2, "not found"),
+        (["append", loc, "--from-list", str(tmp_path / "none.txt")], 3, "not found"),
         (["append", str(tmp_path / "no-table"), a], 3, "no Iceberg table"),
         (["append", loc, parquet(tmp_path, "x.parquet", [1], "q"), "-p", "cat=r"], 5, "cat=r"),
     ]

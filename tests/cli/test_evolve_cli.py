@@ -153,7 +153,7 @@ REFUSALS = [
     (("schema", "add", "{t}", "loc.x", "int", "--after", "id"), 5),   # across structs
     (("schema", "move", "{t}", "loc.lat", "--after", "id"), 5),
     (("schema", "identifier-fields", "set", "{t}", "name"), 5),  # optional
-    (("schema", "union", "{t}", "{bad_parquet}"), 5),
+    (("schema", "union", "{t}", "{bad_parquet}"), 2),                # not Parquet: bad input
     (("partition", "add", "{t}", "bucket(4, loc.lat)"), 5),      # bucket on float
     (("partition", "add", "{t}", "hours(d)"), 5),
     (("partition", "add", "{t}", "tags"), 5),                    # inside a list

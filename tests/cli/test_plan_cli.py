@@ -90,7 +90,7 @@ def test_plan_errors(tmp_path) -> None:
     r = runner.invoke(app, ["plan", loc, "--filter", "id >"])
     assert r.exit_code == 2 and "position" in r.stderr
     r = runner.invoke(app, ["plan", loc, "--filter", "nope = 1"])
-    assert r.exit_code == 2
+    assert r.exit_code == 3  # an unknown column is not found, in every command
     r = runner.invoke(app, ["plan", loc, "--snapshot", "42"])
     assert r.exit_code == 3
     r = runner.invoke(app, ["plan", loc, "--to-snapshot", "42"])

@@ -9,7 +9,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from icectl.cli.app import app
-from icectl.errors import InvalidInput, ValidationError
+from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.table.table import Table
 
 runner = CliRunner()
@@ -72,9 +72,10 @@ def test_refusals_exit_codes_and_nothing_written(tmp_path: Path) -> None:
     before = sorted(p.name for p in Path(loc, "metadata").iterdir())
     cases = [
         ("a.csv", "cat\nx\n", [], ValidationError.exit_code, "required column id is missing"),
-        ("b.csv", "id,other\n1,2\n", [], ValidationError.exit_code, "input column other is not in the table"),
+        ("b.csv", "id,other\n1,2\n", [], NotFound.exit_code,
+         "input column other is not in the table (--ignore-extra-columns to drop it)"),
         ("c.csv", "id\n1\n", ["--summary", "operation=x"], InvalidInput.exit_code, "cannot set 'operation'"),
-        ("d.data", "id\n1\n", [], InvalidInput.exit_code, "--format"),
+        ("d.data", "id\n1\n", [], InvalidInput.exit_code, "--format: cannot tell the format"),
         ("e.csv", "id\n1\n", ["--format", "xml"], InvalidInput.exit_code, "unknown input format"),
         ("f.csv", "id,ts\n1,soon\n", [], ValidationError.exit_code, "column ts"),
     ]
@@ -113,7 +114,7 @@ def test_csv_refusals_exit_with_their_code_every_time(tmp_path: Path) -> None:
         "header-only.csv": ("id,d,name\n", InvalidInput.exit_code, "no rows"),
         "null-required.csv": ("id,d,name\n,2024-01-01,x\n", ValidationError.exit_code, "required"),
         "bad-date.csv": ("id,d,name\n1,2024-13-45,x\n", ValidationError.exit_code, "column d"),
-        "misspelt.csv": ("id,dd,name\n1,2024-01-01,x\n", ValidationError.exit_code, "input column dd"),
+        "misspelt.csv": ("id,dd,name\n1,2024-01-01,x\n", NotFound.exit_code, "input column dd"),
     }
     for name, (text, _, _) in cases.items():
         (tmp_path / name).write_text(text)

@@ -1,6 +1,7 @@
 """A fuzzer for the filter language: random token soups and random, long and deep well-formed
 filters go through parse, bind, NOT elimination, projections, every evaluator and printing.
-The only error allowed is InvalidInput (a one-line message); nothing may hang (a deadline per
+The only errors allowed are InvalidInput and NotFound (an unknown column), each a one-line
+message; nothing may hang (a deadline per
 example). Fixed seed, bounded examples."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from datetime import timedelta
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
-from icectl.errors import InvalidInput
+from icectl.errors import InvalidInput, NotFound
 from icectl.expr.binding import bind
 from icectl.expr.evaluators import (
     ManifestEvaluator,
@@ -119,7 +120,7 @@ def _every_pass(text: str) -> None:
     try:
         e = parse_filter(text)
         b = rewrite_not(bind(e, SCHEMA))
-    except InvalidInput as err:
+    except (InvalidInput, NotFound) as err:
         assert "\n" not in str(err)
         return
     inc = inclusive_projection(b, SPEC, SCHEMA)

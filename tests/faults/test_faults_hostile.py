@@ -5,6 +5,11 @@ traceback, and every file of every table (and of the inputs) is byte-identical a
 
 Cases that fail today because of a known bug fixed elsewhere are ``xfail(strict=True)`` naming
 the issue item, so they turn into failures (to be unmarked) the day the fix lands.
+
+One mistake, one code: an unknown column is 3 (not found) wherever it is named (a filter,
+--columns, a partition or sort term, a schema change, a CSV header); a file that is not there is
+3; a bad number (not a number, out of its range) is 2 whether the option parser or the command
+finds it; every usage error is one line on stderr, with a JSON error object after it under --json.
 """
 
 from __future__ import annotations
@@ -21,10 +26,7 @@ from faults_support import (EXIT_CORRUPT, EXIT_INVALID, EXIT_NOT_FOUND, EXIT_OK,
                             age_tree, assert_clean_failure, create_table, json_out, run_icectl,
                             tree_digest)
 
-# Known bugs, by the issue item that fixes them.
-ONE_CODE = ("issue 13 item 3: the same mistake gets the same code everywhere (unknown column: 3, "
-            "bad number: 2)")
-USAGE_LINES = "issue 13 item 3: usage errors caught by the option parser print 4 lines"
+# Known bugs, by the issue item that fixes them (none open).
 
 
 @dataclass(frozen=True)
@@ -46,7 +48,7 @@ def _ors(n: int) -> str:
 
 MISTAKES = [
     # filters
-    m("filter-unknown-column", "plan", "{t}", "--filter", "nope = 1", code=EXIT_NOT_FOUND, xfail=ONE_CODE),
+    m("filter-unknown-column", "plan", "{t}", "--filter", "nope = 1", code=EXIT_NOT_FOUND),
     m("filter-bad-literal", "plan", "{t}", "--filter", "id = 'abc'", code=EXIT_INVALID),
     m("filter-bad-date", "plan", "{t}", "--filter", "d = date '2024-99-01'", code=EXIT_INVALID),
     m("filter-open-paren", "plan", "{t}", "--filter", "(id = 1", code=EXIT_INVALID),
@@ -60,6 +62,11 @@ MISTAKES = [
       code=EXIT_OK),
     m("filter-1000-nots", "plan", "{t}", "--filter", "not " * 1000 + "id = 1", code=EXIT_OK),
     m("filter-non-ascii-column", "plan", "{t}", "--filter", "catégorie = 'x'", code=EXIT_OK),
+    m("scan-filter-unknown-column", "scan", "{t}", "--filter", "nope = 1", code=EXIT_NOT_FOUND),
+    m("delete-filter-unknown-column", "delete", "{t}", "--filter", "nope = 1", "--dry-run",
+      code=EXIT_NOT_FOUND),
+    m("plan-columns-unknown", "plan", "{t}", "--columns", "id,nope", code=EXIT_NOT_FOUND),
+    m("scan-columns-unknown", "scan", "{t}", "--columns", "nope", code=EXIT_NOT_FOUND),
     # type strings and schema text
     m("type-unknown", "schema", "add", "{t}", "c", "lonk", code=EXIT_INVALID),
     m("type-decimal-precision", "schema", "add", "{t}", "c", "decimal(99,2)", code=EXIT_INVALID),
@@ -69,36 +76,48 @@ MISTAKES = [
     m("schema-text-duplicate", "create", "{w}/new", "--schema", "id long, id long", code=EXIT_INVALID),
     m("schema-text-empty", "create", "{w}/new", "--schema", "", code=EXIT_INVALID),
     m("schema-file-missing", "create", "{w}/new", "--schema-file", "{w}/missing.json",
-      code=EXIT_NOT_FOUND, xfail=ONE_CODE),
+      code=EXIT_NOT_FOUND),
     # partition specs
     m("partition-bad-bucket", "create", "{w}/new", "--schema", "id long", "--partition",
       "bucket(x, id)", code=EXIT_INVALID),
     m("partition-unknown-column", "create", "{w}/new", "--schema", "id long", "--partition", "nope",
-      code=EXIT_NOT_FOUND, xfail=ONE_CODE),
+      code=EXIT_NOT_FOUND),
     m("partition-bad-transform", "create", "{w}/new", "--schema", "id long", "--partition",
       "days(id)", code=EXIT_VALIDATION),
+    m("partition-add-unknown-column", "partition", "add", "{t}", "bucket(4, nope)", code=EXIT_NOT_FOUND),
+    m("sort-order-unknown-column", "sort-order", "set", "{t}", "nope desc", code=EXIT_NOT_FOUND),
+    m("create-sort-unknown-column", "create", "{w}/new", "--schema", "id long", "--sort-order", "nope",
+      code=EXIT_NOT_FOUND),
+    m("schema-rename-unknown", "schema", "rename", "{t}", "nope", "x", code=EXIT_NOT_FOUND),
+    m("identifier-unknown", "schema", "identifier-fields", "set", "{t}", "nope", code=EXIT_NOT_FOUND),
     m("partition-add-bucket-double", "partition", "add", "{t}", "bucket(4, amount_f)",
       code=EXIT_VALIDATION),
     m("sort-order-bad", "sort-order", "set", "{t}", "id sideways", code=EXIT_INVALID),
     # property values
     m("property-no-equals", "properties", "set", "{t}", "noequals", code=EXIT_INVALID),
-    m("property-reserved", "properties", "set", "{t}", "uuid=x", code=(EXIT_INVALID, EXIT_VALIDATION)),
+    m("property-reserved", "properties", "set", "{t}", "uuid=x", code=EXIT_VALIDATION),
     m("property-retries-abc", "properties", "set", "{t}", "commit.retry.num-retries=abc",
-      code=(EXIT_INVALID, EXIT_VALIDATION)),
+      code=EXIT_INVALID),
     m("property-format-nonsense", "properties", "set", "{t}", "write.format.default=nonsense",
-      code=(EXIT_INVALID, EXIT_VALIDATION)),
+      code=EXIT_INVALID),
     m("property-codec-unknown", "properties", "set", "{t}", "write.parquet.compression-codec=nope",
-      code=(EXIT_INVALID, EXIT_VALIDATION)),
+      code=EXIT_INVALID),
     m("property-format-version-9", "properties", "set", "{t}", "format-version=9",
-      code=(EXIT_INVALID, EXIT_VALIDATION, 9)),
+      code=EXIT_INVALID),
     # input files
     m("append-missing-file", "append", "{t}", "{w}/missing.parquet", code=EXIT_NOT_FOUND),
+    m("append-missing-list", "append", "{t}", "--from-list", "{w}/missing.txt", code=EXIT_NOT_FOUND),
+    m("schema-apply-missing-file", "schema", "apply", "{t}", "{w}/missing.json", code=EXIT_NOT_FOUND),
+    m("append-unknown-format", "append", "{t}", "{w}/ok.data", code=EXIT_INVALID),
+    m("append-unknown-partition-field", "append", "{t}", "{w}/ok.parquet", "--partition", "nope=1",
+      code=EXIT_NOT_FOUND),
     m("append-directory", "append", "{t}", "{d}", code=EXIT_INVALID),
-    m("append-not-parquet", "append", "{t}", "{w}/garbage.parquet", code=(EXIT_INVALID, EXIT_VALIDATION)),
+    m("append-not-parquet", "append", "{t}", "{w}/garbage.parquet", code=EXIT_INVALID),
     m("append-wrong-types", "append", "{t}", "{w}/wrongtype.parquet", code=EXIT_VALIDATION),
     m("write-missing-file", "write", "{t}", "{w}/missing.csv", code=EXIT_NOT_FOUND),
     m("write-wrong-types", "write", "{t}", "{w}/wrongtype.parquet", code=EXIT_VALIDATION),
-    m("write-not-parquet", "write", "{t}", "{w}/garbage.parquet", code=(EXIT_INVALID, EXIT_VALIDATION)),
+    m("write-not-parquet", "write", "{t}", "{w}/garbage.parquet", code=EXIT_INVALID),
+    m("schema-union-not-parquet", "schema", "union", "{t}", "{w}/garbage.parquet", code=EXIT_INVALID),
     # snapshot ids
     m("snapshot-unknown", "inspect", "snapshot", "{t}", "12345", code=EXIT_NOT_FOUND),
     m("plan-snapshot-unknown", "plan", "{t}", "--snapshot", "12345", code=EXIT_NOT_FOUND),
@@ -108,13 +127,27 @@ MISTAKES = [
       code=EXIT_NOT_FOUND),
     # numbers and options
     m("number-garbage", "expire", "{t}", "--retain-last", "abc", code=EXIT_INVALID),
-    m("number-negative", "expire", "{t}", "--retain-last", "-1", code=EXIT_INVALID, xfail=ONE_CODE),
+    m("number-negative", "expire", "{t}", "--retain-last", "-1", code=EXIT_INVALID),
     m("number-workers-zero", "append", "{t}", "{w}/ok.parquet", "--workers", "0", code=EXIT_INVALID),
     m("number-snapshot-id-text", "inspect", "snapshot", "{t}", "abc", code=EXIT_INVALID),
     m("number-huge", "inspect", "snapshot", "{t}", "9" * 40, code=(EXIT_INVALID, EXIT_NOT_FOUND)),
+    m("number-retain-zero", "expire", "{t}", "--retain-last", "0", "--dry-run", code=EXIT_INVALID),
+    m("number-min-snapshots-zero", "branch", "create", "{t}", "b", "--min-snapshots-to-keep", "0",
+      code=EXIT_INVALID),
+    m("number-snapshot-id-list-text", "expire", "{t}", "--snapshot-id", "1", "--snapshot-id", "x",
+      code=EXIT_INVALID),
+    m("number-split-size-zero", "plan", "{t}", "--split-size", "0", code=EXIT_INVALID),
+    m("number-limit-negative", "scan", "{t}", "--limit", "-1", code=EXIT_INVALID),
+    m("number-lookback-text", "plan", "{t}", "--lookback", "ten", code=EXIT_INVALID),
+    m("number-format-version-7", "create", "{w}/new", "--schema", "id long", "--format-version", "7",
+      code=EXIT_INVALID),
     m("time-garbage", "expire", "{t}", "--older-than", "yesterday", code=EXIT_INVALID),
     m("unknown-option", "plan", "{t}", "--bogus", code=EXIT_INVALID),
     m("unknown-command", "frobnicate", "{t}", code=EXIT_INVALID),
+    m("unknown-subcommand", "inspect", "frobnicate", "{t}", code=EXIT_INVALID),
+    m("missing-option", "branch", "fast-forward", "{t}", "main", code=EXIT_INVALID),
+    m("extra-argument", "inspect", "snapshot", "{t}", "1", "2", code=EXIT_INVALID),
+    m("field-unknown", "inspect", "snapshots", "{t}", "--field", "nope", code=EXIT_INVALID),
     # not a table, corrupt metadata, truncated manifest
     m("not-a-table-inspect", "inspect", "files", "{d}", code=EXIT_NOT_FOUND),
     m("not-a-table-orphans-delete", "orphans", "{d}", "--delete", code=EXIT_NOT_FOUND),
@@ -174,6 +207,7 @@ def tables(tmp_path_factory: pytest.TempPathFactory) -> Tables:
     pq.write_table(pa.table({"id": pa.array(["x"]), "name": pa.array(["y"])}), w / "wrongtype.parquet")
     pq.write_table(pa.table({"id": pa.array([7], pa.int64())}), w / "ok.parquet")
     (w / "garbage.parquet").write_bytes(b"PAR1 this is not parquet at all" * 10)
+    (w / "ok.data").write_bytes((w / "ok.parquet").read_bytes())
     for name, (text, _code) in CSV_MISTAKES.items():
         (w / f"{name}.csv").write_text(text, encoding="utf-8")
     pristine = w.with_name(w.name + "-pristine")
@@ -228,7 +262,7 @@ CSV_MISTAKES = {
     "header-only": ("id,name,d,amount\n", EXIT_INVALID),
     "null-in-required": ("id,name,d,amount\n,a,2024-01-02,1.5\n", EXIT_VALIDATION),
     "bad-date": ("id,name,d,amount\n1,a,2024-13-45,1.5\n", EXIT_VALIDATION),
-    "misspelt-column": ("id,nmae,d,amount\n1,a,2024-01-02,1.5\n", EXIT_VALIDATION),
+    "misspelt-column": ("id,nmae,d,amount\n1,a,2024-01-02,1.5\n", EXIT_NOT_FOUND),
 }
 
 
@@ -248,20 +282,41 @@ def test_csv_mistakes(tables: Tables) -> None:
 # -- errors are one line ------------------------------------------------------------------------
 
 ONE_LINE = [
-    pytest.param(("plan", "{t}", "--filter", "(id = 1"), id="icectl-error"),
-    pytest.param(("inspect", "files", "{d}"), id="not-a-table"),
-    pytest.param(("plan", "{t}", "--bogus"), id="unknown-option",
-                 marks=pytest.mark.xfail(strict=True, reason=USAGE_LINES)),
-    pytest.param(("append", "{t}", "{w}/ok.parquet", "--workers", "0"), id="option-range",
-                 marks=pytest.mark.xfail(strict=True, reason=USAGE_LINES)),
-    pytest.param(("frobnicate",), id="unknown-command",
-                 marks=pytest.mark.xfail(strict=True, reason=USAGE_LINES)),
+    pytest.param(("plan", "{t}", "--filter", "(id = 1"), EXIT_INVALID, id="icectl-error"),
+    pytest.param(("inspect", "files", "{d}"), EXIT_NOT_FOUND, id="not-a-table"),
+    pytest.param(("plan", "{t}", "--bogus"), EXIT_INVALID, id="unknown-option"),
+    pytest.param(("append", "{t}", "{w}/ok.parquet", "--workers", "0"), EXIT_INVALID, id="option-range"),
+    pytest.param(("frobnicate",), EXIT_INVALID, id="unknown-command"),
+    pytest.param(("inspect", "snapshot", "{t}", "abc"), EXIT_INVALID, id="argument-not-a-number"),
+    pytest.param(("expire", "{t}", "--snapshot-id", "abc"), EXIT_INVALID, id="option-not-a-number"),
+    pytest.param(("branch", "fast-forward", "{t}", "main"), EXIT_INVALID, id="missing-option"),
+    pytest.param(("inspect", "snapshot", "{t}", "1", "2"), EXIT_INVALID, id="extra-argument"),
+    pytest.param(("plan", "{t}", "--filter", "nope = 1"), EXIT_NOT_FOUND, id="unknown-column"),
+    pytest.param(("inspect", "snapshots", "{t}", "--field", "nope"), EXIT_INVALID, id="unknown-field"),
 ]
 
 
-@pytest.mark.parametrize("args", ONE_LINE)
-def test_error_is_one_line(tables: Tables, args: tuple[str, ...]) -> None:
+@pytest.mark.parametrize("args, code", ONE_LINE)
+def test_error_is_one_line(tables: Tables, args: tuple[str, ...], code: int) -> None:
     done = run_icectl(*[tables.fill(a) for a in args])
-    assert done.returncode == EXIT_INVALID or done.returncode == EXIT_NOT_FOUND, done.stderr
+    assert done.returncode == code, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("icectl: "), done.stderr
+    assert len(lines) == 1 and lines[0].startswith("icectl: error: "), done.stderr
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("args, code", ONE_LINE)
+def test_error_with_json_adds_a_json_object(tables: Tables, args: tuple[str, ...], code: int) -> None:
+    """Under --json the one line is followed by {"error": {"kind", "message", "exit-code"}}."""
+    import json
+
+    from icectl.errors import kind_of_exit_code
+
+    done = run_icectl(*[tables.fill(a) for a in args], "--json")
+    assert done.returncode == code, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 2 and lines[0].startswith("icectl: error: "), done.stderr
+    obj = json.loads(lines[1])
+    assert obj == {"error": {"kind": kind_of_exit_code(code), "message": lines[0][len("icectl: error: "):],
+                             "exit-code": code}}
+    assert obj["error"]["kind"] in ("invalid-input", "not-found")

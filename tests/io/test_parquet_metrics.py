@@ -19,7 +19,7 @@ from pyiceberg.io.pyarrow import (
 )
 from pyiceberg.schema import Schema as PyIcebergSchema
 
-from icectl.errors import ValidationError
+from icectl.errors import InvalidInput, ValidationError
 from icectl.io.files import FileIO
 from icectl.io.parquet_schema import check_file_schema
 from icectl.io.parquet import (
@@ -302,5 +302,5 @@ def test_schema_fields_and_compatibility(tmp_path: Path) -> None:
 def test_not_parquet(tmp_path: Path) -> None:
     p = tmp_path / "x.parquet"
     p.write_bytes(b"not parquet at all")
-    with pytest.raises(ValidationError, match="not a readable Parquet file"):
+    with pytest.raises(InvalidInput, match="not a readable Parquet file"):  # bad input, as in write
         read_footer(FileIO(), str(p))

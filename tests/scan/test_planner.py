@@ -186,9 +186,9 @@ def test_options_and_errors(tmp_path) -> None:
     _commit(t, [_data("a", DAY, 0, 9, size=300), _data("b", DAY, 10, 19, size=300)])
     r = plan(t, columns=["ID", "cat"])
     assert r.columns == ("id", "cat")
-    with pytest.raises(InvalidInput):
+    with pytest.raises(NotFound):  # an unknown column
         plan(t, columns=["nope"])
-    with pytest.raises(InvalidInput):
+    with pytest.raises(NotFound):  # no column ID when names are case sensitive
         plan(t, "ID = 1", case_sensitive=True)
     assert paths(plan(t, "ID = 1")) == ["a"]
     with pytest.raises(InvalidInput):

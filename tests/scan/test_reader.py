@@ -11,7 +11,7 @@ import zlib
 import pyarrow as pa
 import pytest
 
-from icectl.errors import CorruptMetadata, InvalidInput
+from icectl.errors import CorruptMetadata, InvalidInput, NotFound
 from icectl.io.manifest_columns import clear_cache
 from icectl.io.puffin import parse_deletion_vector, parse_roaring64
 from icectl.ops.evolve_schema import evolve_schema
@@ -206,9 +206,9 @@ def test_residual_filter_limit_and_bad_columns(tmp_path):
     assert [r["id"] for r in rows(t, "id > 3 and name != 'n5'")] == [4, 6, 7, 8, 9]
     s = open_scan(t, "id >= 2")
     assert sum(b.num_rows for b in s.batches(limit=5)) == 5
-    with pytest.raises(InvalidInput):
+    with pytest.raises(NotFound):  # unknown columns
         open_scan(t, columns=["nope"])
-    with pytest.raises(InvalidInput):
+    with pytest.raises(NotFound):
         open_scan(t, "nope = 1")
 
 

@@ -78,13 +78,14 @@ def test_parquet_output(table, tmp_path):
     assert t.schema.field("amt").type.scale == 2
 
 
-@pytest.mark.parametrize("args", [("--columns", "nope"), ("--filter", "nope = 1"),
-                                  ("--format", "xml"), ("--format", "parquet")])
-def test_bad_input_is_one_line_exit_2_and_writes_nothing(table, tmp_path, args):
+@pytest.mark.parametrize("args, code", [(("--columns", "nope"), 3), (("--filter", "nope = 1"), 3),
+                                        (("--format", "xml"), 2), (("--format", "parquet"), 2)])
+def test_bad_input_is_one_line_exit_2_and_writes_nothing(table, tmp_path, args, code):
+    """A bad value is 2; an unknown column is 3 (not found), as in every command."""
     out = tmp_path / "never.jsonl"
     extra = () if args == ("--format", "parquet") else ("--output", str(out))
     r = icectl("scan", table, *args, *extra, check=False)
-    assert r.returncode == 2, r.stderr
+    assert r.returncode == code, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
     assert r.stdout == "" and not out.exists()
     assert list(tmp_path.iterdir()) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icectl.errors import CorruptMetadata, InvalidInput, ValidationError
+from icectl.errors import CorruptMetadata, InvalidInput, NotFound, ValidationError
 from icectl.spec.parse import PartitionTerm, parse_schema
 from icectl.spec.partitioning import (
     UNPARTITIONED_SPEC,
@@ -203,7 +203,7 @@ def test_empty_terms_give_an_empty_spec():
 
 
 @pytest.mark.parametrize(("terms", "kind", "words"), [
-    ("days(nope)", InvalidInput, ["nope"]),
+    ("days(nope)", NotFound, ["nope"]),
     ("truncate(4, d)", ValidationError, ["truncate[4]", "'d'", "date"]),
     ("truncate(4, ts)", ValidationError, ["ts"]),
     ("hours(d)", ValidationError, ["hour", "'d'"]),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from icectl.errors import CorruptMetadata, InvalidInput, ValidationError
+from icectl.errors import CorruptMetadata, InvalidInput, NotFound, ValidationError
 from icectl.spec.parse import SortTerm, parse_schema
 from icectl.spec.sorting import (
     UNSORTED_ORDER,
@@ -106,7 +106,7 @@ def test_build_from_text_and_empty():
 
 
 @pytest.mark.parametrize(("terms", "kind", "word"), [
-    ("nope", InvalidInput, "nope"),
+    ("nope", NotFound, "nope"),  # an unknown column
     ("bucket(4, f)", ValidationError, "'f'"),
     ("hours(cat)", ValidationError, "'cat'"),
     ("loc", ValidationError, "'loc'"),

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icectl.errors import InvalidInput, ValidationError
+from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.parquet_write import arrow_schema, arrow_type
 from icectl.ops.compute.arrow_values import internal_to_arrow
 from icectl.spec.schema import Schema
@@ -134,8 +134,8 @@ def _conform_struct(children: dict[str, pa.Array], length: int, struct: StructTy
         if f is None:
             if ignore_extra:
                 continue
-            raise ValidationError(f"input column {prefix}{name} is not in the table "
-                                  "(use --ignore-extra-columns to drop it)")
+            raise NotFound(f"input column {prefix}{name} is not in the table",
+                           override="ignore_extra_columns", effect="to drop it")
         used.setdefault(f.field_id, []).append(name)
     out = []
     for f in struct.fields():
