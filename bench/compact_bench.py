@@ -162,8 +162,10 @@ def build(args, root: str) -> dict:
     lst = os.path.join(root, "files.txt")
     with open(lst, "w") as f:
         f.write("\n".join(paths) + "\n")
-    subprocess.run([sys.executable, "-m", "icectl", "append", location, "--from-list", lst, "--json"],
-                   check=True, capture_output=True)
+    r = subprocess.run([sys.executable, "-m", "icectl", "append", location, "--from-list", lst, "--json"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"icectl append failed (exit {r.returncode}): {r.stderr.strip()}")
     pristine = os.path.join(root, "pristine")
     subprocess.run(["cp", "-a", location, pristine], check=True)
     size = sum(os.path.getsize(p) for p in paths)

@@ -24,9 +24,6 @@ ALLOWED = {
     ("expr/parser.py", "--filter"): "FILTER_HELP is the grammar's help text, printed by `plan --help` "
                                     "and `scan --help`, not an error message",
     ("expr/parser.py", "--case-sensitive"): "the same help text",
-    ("ops/delete_rows.py", "--mode"): "owned by the delete work in progress; to be reworded there",
-    ("ops/delete_rows.py", "--filter"): "owned by the delete work in progress; to be reworded there",
-    ("ops/delete_rows.py", "--branch"): "owned by the delete work in progress; to be reworded there",
 }
 
 

@@ -219,7 +219,9 @@ def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,
     """For a column of the file, None when its footer proves it holds no null (statistics with
     a null count of 0 in every row group; a struct when one of its fields is proven), else the
     reason as text ("has 3 null(s)", "has no statistics in row group 0", ...)."""
-    columns: dict[int, ParquetColumn] = {}  # read on first use: most files need no proof
+    # read on first use (most files need no proof); keyed by the dotted path, which names the
+    # same column however many times the footer's fields are built (the build cache is bounded)
+    columns: dict[str, ParquetColumn] = {}
 
     def leaf(c: ParquetColumn) -> str | None:
         groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
@@ -237,8 +239,8 @@ def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,
     def proof(f: ParquetField) -> str | None:
         if f.kind == "primitive":
             if not columns:
-                columns.update((id(c.field), c) for c in parquet_columns(footer, name_mapping))
-            c = columns.get(id(f))
+                columns.update((c.field.path, c) for c in parquet_columns(footer, name_mapping))
+            c = columns.get(f.path)
             return "is not a column of the footer" if c is None else leaf(c)
         if f.kind == "struct":
             reasons = [proof(child) for child in f.children]

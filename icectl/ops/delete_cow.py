@@ -68,7 +68,7 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
     branch = branch or MAIN_BRANCH
     ref = branch if branch in md.refs else None
     if ref is None and branch != MAIN_BRANCH:
-        raise InvalidInput(f"--branch: no branch named {branch!r}")
+        raise InvalidInput(f"no branch named {branch!r}", argument="branch")
     plan = plan_scan(table, filter_text, ref=ref, case_sensitive=case_sensitive)
     dropped = [p for p in plan.files if isinstance(p.residual, AlwaysTrue)]
     candidates = [p for p in plan.files if not isinstance(p.residual, AlwaysTrue)]

@@ -107,7 +107,7 @@ def _resolve_mode(md: Any, mode: str | None) -> str:
     """The mode asked for, else the table's ``write.delete.mode`` (the reference's default:
     copy-on-write)."""
     if mode is not None and mode not in (MERGE_ON_READ, COPY_ON_WRITE):
-        raise InvalidInput(f"--mode: {mode!r} is not merge-on-read or copy-on-write")
+        raise InvalidInput(f"{mode!r} is not merge-on-read or copy-on-write", argument="mode")
     chosen = mode or md.properties.get(DELETE_MODE, COPY_ON_WRITE)
     if chosen not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"{DELETE_MODE}={chosen!r} is not merge-on-read or copy-on-write")
@@ -192,13 +192,13 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
     from icectl.table.row_delta import RowDeltaProducer, filter_may_match
 
     if not filter_text or not filter_text.strip():
-        raise InvalidInput("--filter is empty; to delete every row say --filter true")
+        raise InvalidInput("the filter is empty; to delete every row the filter is: true", argument="filter_text")
     md = table.metadata
     chosen = _resolve_mode(md, mode)
     branch = branch or MAIN_BRANCH
     ref = branch if branch in md.refs else None
     if ref is None and branch != MAIN_BRANCH:
-        raise InvalidInput(f"--branch: no branch named {branch!r}")
+        raise InvalidInput(f"no branch named {branch!r}", argument="branch")
     if chosen == COPY_ON_WRITE:  # rewrites the files holding matching rows (ops/delete_cow.py)
         from icectl.ops.delete_cow import delete_copy_on_write
 

@@ -198,7 +198,11 @@ def test_plan_output_option_errors(tmp_path) -> None:
         r = _icectl(tmp_path, "plan", loc, *args)
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr and "Traceback" not in r.stderr and r.stdout == ""
-        assert len(r.stderr.strip().splitlines()) == 1
+        lines = r.stderr.strip().splitlines()
+        # one line; with --json it is followed by the error as a JSON object
+        assert len(lines) == (2 if "--json" in args else 1), r.stderr
+        if "--json" in args:
+            assert json.loads(lines[1])["error"]["exit-code"] == 2
 
 
 def test_plan_text_table_rows_are_the_json_files(tmp_path) -> None:
