@@ -43,41 +43,15 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from proc_tree import descendants, status_kb  # noqa: E402
+
 INTEROP = os.path.join(os.path.dirname(HERE), "tests", "interop")
 NAMESPACE, TABLE = "bench", "t"
 CATS = ("a", "b", "c", "d")
 
 
 # ---------------------------------------------------------------- memory of a process tree
-
-def _tree(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, todo = [pid], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def _rss_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
 
 def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, float, str]:
     """(wall seconds, peak MiB of the process tree's summed RSS, stdout) of one process."""
@@ -88,7 +62,8 @@ def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, float,
 
     def sample() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], sum(_rss_kb(p) for p in _tree(proc.pid)))
+            tree = [proc.pid, *descendants(proc.pid)]
+            peak[0] = max(peak[0], sum(status_kb(p, "VmRSS") for p in tree))
             done.wait(0.05)
 
     t0 = time.perf_counter()

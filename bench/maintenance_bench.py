@@ -49,42 +49,15 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from proc_tree import descendants, status_kb  # noqa: E402
+
 INTEROP = os.path.join(os.path.dirname(HERE), "tests", "interop")
 NAMESPACE, TABLE = "bench", "t"
 DAY_S = 86400
 
 
 # ---------------------------------------------------------------- Spark child (fresh process)
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def _vmhwm_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
 
 def spark_child(spec: dict) -> None:
     """Start a session, run one CALL, report rows and timings as JSON on stdout, stop."""
@@ -98,7 +71,7 @@ def spark_child(spec: dict) -> None:
     t1 = time.perf_counter()
     rows = [[str(v) for v in r] for r in started.session.sql(spec["sql"]).collect()]
     t2 = time.perf_counter()
-    jvm_kb = sum(_vmhwm_kb(p) for p in _descendants(os.getpid()))
+    jvm_kb = sum(status_kb(p, "VmHWM") for p in descendants(os.getpid()))
     started.session.stop()
     print(json.dumps({"rows": rows, "start-seconds": t1 - t0, "call-seconds": t2 - t1,
                       "jvm-peak-kb": jvm_kb}))
