@@ -52,11 +52,11 @@ def emit_json(data: Any) -> None:
     if _selected_fields is not None:
         emit_text_fields(data, _selected_fields)
         return
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=_json_default) + "\n")
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=json_default) + "\n")
     sys.stdout.flush()
 
 
-def _json_default(o: Any) -> Any:
+def json_default(o: Any) -> Any:
     if isinstance(o, (bytes, bytearray)):
         return o.hex()
     if isinstance(o, (set, frozenset, tuple)):
@@ -73,6 +73,11 @@ def select_fields(names: Sequence[str] | None) -> None:
     """Make ``emit_json`` print these fields of the JSON view instead of the JSON (``--field``)."""
     global _selected_fields
     _selected_fields = list(names) if names else None
+
+
+def fields_selected() -> bool:
+    """Whether ``--field`` chose fields for :func:`emit_json` to print instead of the JSON."""
+    return _selected_fields is not None
 
 
 def emit_text_fields(data: Any, fields: Sequence[str]) -> None:
@@ -169,7 +174,7 @@ def _field_text(v: Any) -> str:
     if isinstance(v, str):
         return v.replace("\t", " ").replace("\n", " ")
     if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=json_default)
     return _cell(v)
 
 
@@ -184,7 +189,7 @@ def _cell(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False, separators=(", ", ": "), default=_json_default)
+        return json.dumps(v, ensure_ascii=False, separators=(", ", ": "), default=json_default)
     return str(v)
 
 

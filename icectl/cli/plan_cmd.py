@@ -9,7 +9,7 @@ import typer
 
 from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
-from icectl.cli.output import _json_default, emit_json, emit_pairs, emit_table, emit_text
+from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text, fields_selected, json_default
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
 
@@ -83,7 +83,7 @@ def plan(
         from icectl.ops.plan import PlanReport
 
         lines = PlanReport(t.metadata, None)
-        streamed = lambda files: _write_chunks(lines.jsonl_chunks(files, _json_default))  # noqa: E731
+        streamed = lambda files: _write_chunks(lines.jsonl_chunks(files, json_default))  # noqa: E731
     report = plan_table(
         t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=cols,
         snapshot_id=snapshot, ref=ref, case_sensitive=case_sensitive, from_snapshot=from_snapshot,
@@ -99,11 +99,11 @@ def plan(
             _print_summary(view)
         return
     if fmt == "json":
-        if _fields_selected():  # the shared --field selection works on the JSON view
+        if fields_selected():  # the shared --field selection works on the JSON view
             emit_json(report.to_json())
             return
         # the document json.dumps(report.to_json(), indent=2) gives, rendered column-wise
-        _write_chunks(report.json_chunks(_json_default), end="\n")
+        _write_chunks(report.json_chunks(json_default), end="\n")
         return
     if tasks or explain:
         _print_text(report.to_json(), tasks, explain)
@@ -128,13 +128,6 @@ def _output_format(out_format: str | None, json_out: bool, summary: bool, tasks:
     if summary and explain:
         raise InvalidInput("--summary prints counts only: it cannot be combined with --explain")
     return fmt
-
-
-def _fields_selected() -> bool:
-    """Whether the shared ``--field`` option chose fields for ``emit_json`` to print."""
-    from icectl.cli import output
-
-    return getattr(output, "_selected_fields", None) is not None
 
 
 def _write_chunks(chunks: Any, end: str = "") -> None:

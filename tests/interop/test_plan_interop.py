@@ -649,7 +649,7 @@ def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: A
 
 _PARALLEL_SCRIPT = r"""
 import json, sys
-from icectl.cli.output import _json_default
+from icectl.cli.output import json_default
 from icectl.io import manifest_cache
 from icectl.io.manifest_columns import clear_cache
 from icectl.ops.plan import plan_table
@@ -670,9 +670,9 @@ for location, texts in json.loads(sys.argv[1]):
             for tasks in (False, True):
                 r = plan_table(Table.load(location), text, tasks=tasks, explain=True,
                                workers=workers)
-                fast = "".join(r.json_chunks(_json_default))
+                fast = "".join(r.json_chunks(json_default))
                 plain = json.dumps(r.to_json(), indent=2, ensure_ascii=False,
-                                   default=_json_default)
+                                   default=json_default)
                 docs.append((fast == plain, plain))
         out.append([location, text, docs])
 print(json.dumps({"pooled": len(pooled), "plans": out}))

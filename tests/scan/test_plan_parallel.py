@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from icectl.cli.output import _json_default
+from icectl.cli.output import json_default
 from icectl.errors import CorruptMetadata
 from icectl.io import manifest_cache, manifest_columns
 from icectl.io.manifest_columns import clear_cache
@@ -87,7 +87,7 @@ def no_disk_cache():
 
 
 def _doc(report: PlanReport) -> str:
-    return "".join(report.json_chunks(_json_default))
+    return "".join(report.json_chunks(json_default))
 
 
 def _plan(t: Table, text: str | None = None, **kw: Any) -> PlanReport:
@@ -169,9 +169,9 @@ def test_workers_must_be_positive(table) -> None:
 @pytest.mark.parametrize("explain", [False, True])
 def test_columnwise_document_is_json_dumps(table, text, explain) -> None:
     r = _plan(table, text, explain=explain)
-    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     assert _doc(r) == expected
-    lines = "".join(r.jsonl_chunks(default=_json_default)).splitlines()
+    lines = "".join(r.jsonl_chunks(default=json_default)).splitlines()
     files = r.to_json()["files"]
     assert [json.loads(x) for x in lines] == files
     assert lines == [json.dumps(f, ensure_ascii=False) for f in files]
@@ -185,18 +185,18 @@ def test_rendering_of_float_and_odd_partitions(tmp_path) -> None:
     parts = [(0.0, "a"), (-0.0, "a"), (float("nan"), "b\n\"q\""), (None, None), (1.5e300, "ü")]
     _commit(t, [_data(f"{loc}/data/f{i}.parquet", p, i, i) for i, p in enumerate(parts)])
     r = _plan(t, None)
-    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     assert _doc(r) == expected
     # -0.0 and 0.0 are different partitions, each rendered as itself
     assert '"x": -0.0' in expected and '"x": 0.0' in expected and "NaN" in expected
-    assert "".join(r.jsonl_chunks(default=_json_default)).count("\n") == 5
+    assert "".join(r.jsonl_chunks(default=json_default)).count("\n") == 5
 
 
 def test_empty_plan_and_tasks_document(table) -> None:
     r = _plan(table, "id < 0")
     assert json.loads(_doc(r))["files"] == []
     r = _plan(table, None, tasks=True)
-    assert _doc(r) == json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=_json_default)
+    assert _doc(r) == json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     s = _plan(table, None).summary_json()
     assert s["summary"]["tasks"] == len(r.to_json()["tasks"])
     assert "files" not in s and "tasks" not in s
