@@ -51,16 +51,17 @@ class PlanReport:
         view = _header(self.result)
         if self.with_explain:
             view["explain"] = _explain_view(self.result)
-        yield from document_chunks(view, self.result.files, self._partition, _delete_view, default)
+        yield from document_chunks(view, self.result.file_runs, self._partition, _delete_view,
+                                   default)
 
-    def jsonl_chunks(self, files: Iterable[Any] | None = None,
+    def jsonl_chunks(self, file_runs: Iterable[Any] | None = None,
                      default: Callable[[Any], Any] | None = None) -> Iterator[str]:
-        """Each planned file (of ``files``, default the plan's) as one JSON line: the objects of
-        the document's ``files`` list."""
+        """Each planned file (of ``file_runs``, FileRun s, default the plan's) as one JSON line:
+        the objects of the document's ``files`` list."""
         from icectl.ops.plan_render import file_lines
 
-        return file_lines(self.result.files if files is None else files, self._partition,
-                          _delete_view, default)
+        return file_lines(self.result.file_runs if file_runs is None else file_runs,
+                          self._partition, _delete_view, default)
 
     def header_json(self) -> dict[str, Any]:
         """The document without ``files``, ``tasks`` and ``explain``."""
@@ -120,7 +121,7 @@ def _summary(r: Any) -> dict[str, Any]:
         "manifests-scanned": r.manifests_scanned,
         "manifests-skipped": r.manifests_skipped,
         "data-files-total": r.data_files_total,
-        "data-files-matched": len(r.files),
+        "data-files-matched": r.file_count,
         "records": r.total_records,
         "bytes": r.total_bytes,
         "delete-files-total": r.delete_files_total,

@@ -15,7 +15,8 @@ goes; :func:`file_lines` gives the same file objects one per line (JSON Lines).
 from __future__ import annotations
 
 import json
-from itertools import repeat
+import re
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
 
@@ -37,6 +38,8 @@ _FILE_INDENTED = (
 _FILE_LINE = (
     '{"path": %s, "file-format": %s, "spec-id": %s, "partition": %s, "record-count": %s, '
     '"file-size-in-bytes": %s, "data-sequence-number": %s, "residual": %s, "delete-files": %s}')
+_INDENTED_PIECES = _FILE_INDENTED.split("%s")
+_LINE_PIECES = _FILE_LINE.split("%s")
 
 
 def json_text(value: Any, indent: int | None, depth: int = 0,
@@ -111,28 +114,56 @@ def _pick(col: Any, idx: list[int], whole: bool) -> Any:
     return itemgetter(*idx)(col)
 
 
-def _ints(values: Any, default: Callable[[Any], Any] | None) -> list[str]:
-    """Each value (ints, maybe None) as JSON, by one C-encoder call over the column."""
+class _Ints(list):
+    """A column of Python ints (no None, no bool), formatted by ``%d`` in :func:`_fill`."""
+
+
+class _Raw(list):
+    """A column of strings that need no JSON escaping, quoted by the template in :func:`_fill`."""
+
+
+def _ints(values: Any, default: Callable[[Any], Any] | None) -> list | str:
+    """A column of ints (maybe None) for :func:`_fill`: one JSON string when every value is the
+    same, an :class:`_Ints` when all are ints, else the JSON text of each value."""
     if not values:
         return []
-    if _PLAIN.issuperset(map(type, values)):
-        out = json.dumps(values if type(values) is list else list(values))[1:-1].split(", ")
-        if len(out) == len(values):
-            return out
+    first = values[0]
+    if values.count(first) == len(values):
+        return _scalar(first, default)
+    if _INT_TYPES.issuperset(map(type, values)):  # (never bool: these columns hold counts)
+        return _Ints(values)
     return [_scalar(v, default) for v in values]
 
 
-_PLAIN = frozenset((int, bool, type(None)))
+_INT_TYPES = frozenset((int,))
+# what the JSON string escaper changes: a column without these is written as it is, in quotes
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+
+
+def _strings(values: Any, default: Callable[[Any], Any] | None) -> list:
+    """A column of strings as JSON strings for :func:`_fill` (an unescaped :class:`_Raw` when no
+    value needs escaping: the template adds the quotes)."""
+    try:
+        if not _NEEDS_ESCAPE.search("".join(values)):
+            return _Raw(values)
+        return list(map(_escape, values))
+    except TypeError:  # a None among them
+        return [_scalar(v, default) for v in values]
 
 
 def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
-                whole: bool) -> list[str]:
+                whole: bool) -> list[str] | str:
+    """The partition fragment of each file (one string when the run has one partition)."""
     from icectl.expr.evaluators import partition_key
 
     columns = [_pick(c, idx, whole) for c in parts]
-    rows = list(zip(*columns)) if columns else [()] * len(idx)
-    if any(float in set(map(type, c)) for c in columns):
+    if any(float in set(map(type, c)) for c in columns):  # -0.0 and 0.0 differ, NaN is NaN
+        rows = list(zip(*columns))
         return [frag.partition(spec_id, partition_key(v), v) for v in rows]
+    if all(c.count(c[0]) == len(c) for c in columns):
+        v = tuple(c[0] for c in columns)
+        return frag.partition(spec_id, v, v)
+    rows = list(zip(*columns))
     seen: dict[tuple, str] = {}
     out = []
     for v in rows:
@@ -143,44 +174,58 @@ def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
     return out
 
 
-def _rows(files: Iterable[Any], frag: _Fragments,
-          default: Callable[[Any], Any] | None) -> Iterator[Iterator[tuple]]:
-    """Per run of files from one decoded manifest (never empty), the template arguments of
-    each file."""
-    from icectl.scan.plan_result import deletes_of, residual_of, row_of, runs
-
-    for cols, fs in runs(files):
-        idx = list(map(row_of, fs))
-        whole = len(idx) == cols.count and idx == list(range(cols.count))
-        spec_id = fs[0].spec_id
-        paths = _pick(cols.file_path, idx, whole)
-        try:
-            path = list(map(_escape, paths))
-        except TypeError:
-            path = [_scalar(p, default) for p in paths]
-        formats = _pick(cols.file_format, idx, whole)
-        if len(set(formats)) == 1:
-            fmt: Any = repeat(frag.file_format(formats[0]), len(idx))
-        else:
-            fmt = [frag.file_format(v) for v in formats]
-        part = _partitions(frag, spec_id, cols.partitions, idx, whole)
-        records = _ints(_pick(cols.record_count, idx, whole), default)
-        sizes = _ints(_pick(cols.file_size_in_bytes, idx, whole), default)
-        seqs = _ints(_pick(cols.data_sequence_number, idx, whole), default)
-        residuals = list(map(residual_of, fs))
-        if len(set(map(id, residuals))) == 1:
-            residual: Any = repeat(frag.residual(residuals[0]), len(fs))
-        else:
-            residual = [frag.residual(r) for r in residuals]
-        if any(map(deletes_of, fs)):
-            dels: Any = [frag.deletes(d) for d in map(deletes_of, fs)]
-        else:
-            dels = repeat("[]", len(fs))
-        yield zip(path, fmt, repeat(_int_repr(spec_id)), part, records, sizes, seqs, residual,
-                  dels)
+def _same(values: list[str]) -> list[str] | str:
+    return values[0] if values and values.count(values[0]) == len(values) else values
 
 
-def document_chunks(view: dict[str, Any], files: Iterable[Any],
+def _columns(run: Any, frag: _Fragments, default: Callable[[Any], Any] | None) -> list:
+    """The nine template values of the files of one run (a FileRun): for each, one string
+    when every file has the same, else a list with one string per file."""
+    cols, idx = run.cols, run.idx
+    whole = len(idx) == cols.count and idx == list(range(cols.count))
+    path = _strings(_pick(cols.file_path, idx, whole), default)
+    formats = _pick(cols.file_format, idx, whole)
+    if formats.count(formats[0]) == len(formats):
+        fmt: Any = frag.file_format(formats[0])
+    else:
+        fmt = [frag.file_format(v) for v in formats]
+    part = _partitions(frag, run.spec_id, cols.partitions, idx, whole)
+    records = _ints(_pick(cols.record_count, idx, whole), default)
+    sizes = _ints(_pick(cols.file_size_in_bytes, idx, whole), default)
+    seqs = _ints(_pick(cols.data_sequence_number, idx, whole), default)
+    if run.uniform:
+        residual: Any = frag.residual(run.residual)
+        dels: Any = "[]"
+    else:
+        files = run.files
+        residual = _same([frag.residual(f.residual) for f in files])
+        dels = _same([frag.deletes(f.deletes) for f in files])
+    return [path, fmt, _int_repr(run.spec_id), part, records, sizes, seqs, residual, dels]
+
+
+def _fill(pieces: list[str], values: list, sep: str) -> str:
+    """The template (its literal ``pieces`` around the slots) filled for every file and joined
+    by ``sep``: one ``%`` over a format string of all the files, so integers and strings are
+    written by C code without a string object per value. A value is one string for every file
+    (folded into the format), or a column: :class:`_Ints` (``%d``), :class:`_Raw` (``"%s"``) or
+    JSON texts (``%s``). The first value (the paths) is always a column."""
+    row = [pieces[0].replace("%", "%%")]
+    columns = []
+    for v, lit in zip(values, pieces[1:]):
+        if type(v) is str:
+            row.append(v.replace("%", "%%"))
+        else:
+            row.append('"%s"' if type(v) is _Raw else "%d" if type(v) is _Ints else "%s")
+            columns.append(v)
+        row.append(lit.replace("%", "%%"))
+    n = len(columns[0])
+    fmt = sep.join(repeat("".join(row), n))
+    if len(columns) == 1:
+        return fmt % tuple(columns[0])
+    return fmt % tuple(chain.from_iterable(zip(*columns)))
+
+
+def document_chunks(view: dict[str, Any], file_runs: Iterable[Any],
                     partition: Callable[[int, tuple], tuple[dict[str, Any], str]],
                     delete_view: Callable[[Any], dict[str, Any]],
                     default: Callable[[Any], Any] | None = None) -> Iterator[str]:
@@ -195,9 +240,11 @@ def document_chunks(view: dict[str, Any], files: Iterable[Any],
     yield ',\n  "files": ['
     frag = _Fragments(partition, delete_view, 2, default)
     first = True
-    fill = _FILE_INDENTED.__mod__
-    for rows in _rows(files, frag, default):
-        yield ("\n" if first else ",\n") + ",\n".join(map(fill, rows))
+    for run in file_runs:
+        if not len(run):
+            continue
+        yield ("\n" if first else ",\n") + _fill(_INDENTED_PIECES, _columns(run, frag, default),
+                                                   ",\n")
         first = False
     yield "]" if first else "\n  ]"
     for k, v in tail.items():
@@ -209,13 +256,13 @@ def _after_files(key: str) -> bool:
     return key == "explain"
 
 
-def file_lines(files: Iterable[Any],
+def file_lines(file_runs: Iterable[Any],
                partition: Callable[[int, tuple], tuple[dict[str, Any], str]],
                delete_view: Callable[[Any], dict[str, Any]],
                default: Callable[[Any], Any] | None = None) -> Iterator[str]:
     """Each planned file as one line of JSON (the ``files`` objects of the plan document), in
     chunks of whole lines ending with a newline."""
     frag = _Fragments(partition, delete_view, None, default)
-    fill = _FILE_LINE.__mod__
-    for rows in _rows(files, frag, default):
-        yield "\n".join(map(fill, rows)) + "\n"
+    for run in file_runs:
+        if len(run):
+            yield _fill(_LINE_PIECES, _columns(run, frag, default), "\n") + "\n"

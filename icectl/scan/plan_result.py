@@ -16,8 +16,8 @@ from icectl.scan.tasks import pack, split_ranges
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 
-__all__ = ["PlannedFile", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult",
-           "columns_of", "row_of", "residual_of", "deletes_of", "runs"]
+__all__ = ["PlannedFile", "FileRun", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult",
+           "columns_of", "row_of", "residual_of", "deletes_of", "runs", "runs_of"]
 
 # C-level accessors of a PlannedFile's parts, for code that walks many files at once
 columns_of = itemgetter(0)
@@ -35,6 +35,57 @@ def runs(files: Iterable["PlannedFile"]) -> Iterator[tuple[ManifestColumns, list
     for _, run in groupby(keyed, key=itemgetter(0)):
         fs = list(map(_second, run))
         yield fs[0][0], fs
+
+
+def runs_of(files: Iterable["PlannedFile"]) -> list["FileRun"]:
+    """Planned files (from any source) as :class:`FileRun` s, one per run of consecutive files
+    from one decoded manifest."""
+    return [FileRun(cols, list(map(row_of, fs)), fs[0].spec_id, None, fs[0].manifest_path, fs)
+            for cols, fs in runs(files)]
+
+
+class FileRun:
+    """Planned files from one decoded manifest: the rows ``idx`` of ``cols``.
+
+    A *uniform* run (``residual`` set, ``files`` not given) is files that share one residual and
+    have no delete files, the common case: their :class:`PlannedFile` views are built only when
+    something asks for them, so renderers and counters that read the columns directly never
+    build 200,000 per-file objects. Otherwise ``files`` holds the views (each with its own
+    residual and delete files) and ``residual`` is None.
+    """
+
+    __slots__ = ("cols", "idx", "spec_id", "residual", "manifest_path", "_files")
+
+    def __init__(self, cols: ManifestColumns, idx: list[int], spec_id: int,
+                 residual: Expression | None, manifest_path: str,
+                 files: list["PlannedFile"] | None = None):
+        self.cols = cols
+        self.idx = idx
+        self.spec_id = spec_id
+        self.residual = residual
+        self.manifest_path = manifest_path
+        self._files = files
+
+    @property
+    def uniform(self) -> bool:
+        return self._files is None
+
+    @property
+    def files(self) -> list["PlannedFile"]:
+        if self._files is None:
+            return PlannedFile.run(self.cols, self.idx, self.spec_id, self.residual,
+                                   self.manifest_path)
+        return self._files
+
+    @property
+    def whole(self) -> bool:
+        """Whether the run is every row of its manifest, in order."""
+        idx, n = self.idx, self.cols.count
+        return len(idx) == n and (n == 0 or (idx[0] == 0 and idx[-1] == n - 1
+                                             and idx == list(range(n))))
+
+    def __len__(self) -> int:
+        return len(self.idx)
 
 
 class PlannedFile(tuple):
@@ -161,7 +212,6 @@ class PlanResult:
     schema: Schema
     filter: Expression
     columns: tuple[str, ...] | None
-    files: list[PlannedFile]
     manifests: list[ManifestDecision]
     delete_files_total: int
     data_files_total: int
@@ -172,6 +222,23 @@ class PlanResult:
     file_decisions: list[FileDecision] = field(default_factory=list)
     incremental: tuple[int | None, int] | None = None
     case_sensitive: bool = False
+    file_runs: list[FileRun] = field(default_factory=list)
+    _files: list[PlannedFile] | None = field(default=None, repr=False, compare=False)
+    _files_runs: int = field(default=-1, repr=False, compare=False)
+
+    @property
+    def files(self) -> list[PlannedFile]:
+        """The planned files in plan order (built from :attr:`file_runs` on first use)."""
+        if self._files is None or self._files_runs != len(self.file_runs):
+            out: list[PlannedFile] = []
+            for r in self.file_runs:
+                out.extend(r.files)
+            self._files, self._files_runs = out, len(self.file_runs)
+        return self._files
+
+    @property
+    def file_count(self) -> int:
+        return sum(map(len, self.file_runs))
 
     @property
     def manifests_scanned(self) -> int:
@@ -184,27 +251,30 @@ class PlanResult:
     @property
     def delete_files(self) -> list[DeleteRef]:
         seen: dict[tuple, DeleteRef] = {}
-        for f in self.files:
-            for d in f.deletes:
-                seen.setdefault((d.path, d.content_offset), d)
+        for r in self.file_runs:
+            if not r.uniform:
+                for f in r.files:
+                    for d in f.deletes:
+                        seen.setdefault((d.path, d.content_offset), d)
         return list(seen.values())
 
     @property
     def total_bytes(self) -> int:
-        return _column_sum(self.files, "file_size_in_bytes")
+        return _column_sum(self.file_runs, "file_size_in_bytes")
 
     @property
     def total_records(self) -> int:
-        return _column_sum(self.files, "record_count")
+        return _column_sum(self.file_runs, "record_count")
 
     def tasks(self) -> list[ScanTask]:
         """Splits bin-packed into tasks (the reference's ``planTasks``)."""
         size, cost, lookback = self.split_size, self.open_file_cost, self.lookback
 
         def splits() -> Iterable[tuple[PlannedFile, int, int]]:
-            for cols, run in runs(self.files):
+            for r in self.file_runs:
+                cols = r.cols
                 formats, sizes, offsets = cols.file_format, cols.file_size_in_bytes, cols.split_offsets
-                for f in run:
+                for f in r.files:
                     i = f._i
                     for start, length in split_ranges(formats[i], sizes[i], offsets[i], size):
                         yield (f, start, length)
@@ -218,14 +288,13 @@ class PlanResult:
         return [ScanTask(tuple(b)) for b in pack(splits(), weight, size, lookback)]
 
 
-def _column_sum(files: list[PlannedFile], name: str) -> int:
+def _column_sum(file_runs: list[FileRun], name: str) -> int:
     """Sum of one column over the planned files, read from the decoded columns run by run."""
     total = 0
-    for cols, run in runs(files):
-        col = getattr(cols, name)
-        idx = list(map(row_of, run))
-        if len(idx) == len(col) and idx[0] == 0 and idx[-1] == len(col) - 1:
+    for r in file_runs:
+        col = getattr(r.cols, name)
+        if r.whole:
             total += sum(col)  # every row (positions are ascending and distinct)
         else:
-            total += sum(map(col.__getitem__, idx))
+            total += sum(map(col.__getitem__, r.idx))
     return total

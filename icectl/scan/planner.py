@@ -63,6 +63,7 @@ from icectl.table.delete_index import (
 )
 from icectl.scan.plan_result import (
     FileDecision,
+    FileRun,
     ManifestDecision,
     PlannedFile,
     PlanResult,
@@ -227,14 +228,14 @@ def plan_scan(
     lookback: int | None = None,
     explain: bool = False,
     workers: int | None = None,
-    on_files: Callable[[list[PlannedFile]], None] | None = None,
+    on_files: Callable[[FileRun], None] | None = None,
 ) -> PlanResult:
     """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`).
 
     Manifests that miss the decoded-manifest caches are decoded in ``workers`` processes
     (default: this machine's cores) when more than a few miss (:mod:`icectl.scan.parallel`).
-    ``on_files`` is called with the files planned from each manifest, in order, as soon as
-    they are planned (they are also in the result)."""
+    ``on_files`` is called with the run of files planned from each manifest (a
+    :class:`FileRun`), in order, as soon as they are planned (they are also in the result)."""
     check_workers(workers)
     scan, result = _prepare(table, filter_text, filter_expr, snapshot_id, ref, as_of, columns,
                             case_sensitive, from_snapshot, to_snapshot, split_size,
@@ -261,11 +262,12 @@ def plan_scan(
         if _live_count(m) is None:
             result.data_files_total += live
         idx = _filter_entries(scan, mc, m, metrics, result.file_decisions)
-        files = _attach_deletes(scan, mc, m, idx, index, metrics, result.file_decisions)
-        result.files.extend(files)
-        result.manifests.append(_decision(m, True, why, files=live, matched=len(files)))
-        if on_files is not None and files:
-            on_files(files)
+        run = _attach_deletes(scan, mc, m, idx, index, metrics, result.file_decisions)
+        result.manifests.append(_decision(m, True, why, files=live, matched=len(idx)))
+        if idx:
+            result.file_runs.append(run)
+            if on_files is not None:
+                on_files(run)
     return result
 
 
@@ -300,7 +302,7 @@ def _prepare(table: Any, filter_text: str | None, filter_expr: Expression | None
     cols = resolve_columns(columns, schema, case_sensitive)
     result = PlanResult(
         location=table.location, snapshot_id=snapshot.snapshot_id if snapshot else None,
-        schema=schema, filter=expr, columns=cols, files=[], manifests=[],
+        schema=schema, filter=expr, columns=cols, manifests=[],
         delete_files_total=0, data_files_total=0, split_size=size, open_file_cost=cost,
         lookback=look, specs=dict(md.specs_by_id()),
         incremental=(from_snapshot, snapshot.snapshot_id) if incremental and snapshot else None,
@@ -320,7 +322,8 @@ def _manifests_of(scan: _Scan) -> list[ManifestFile]:
         # as the reference: the data manifests each appended snapshot wrote, read from that
         # snapshot's own manifest list (later commits may have rewritten them)
         return appended_manifests(scan.io, scan.md, set(scan.append_ids))
-    return avro.load_manifest_list(scan.io, snapshot.manifest_list, scan.md.format_version)
+    return avro.load_manifest_list(scan.io, snapshot.manifest_list, scan.md.format_version,
+                                   cached=True)
 
 
 def _live_count(m: ManifestFile) -> int | None:
@@ -441,16 +444,13 @@ def _by_partition(scan: _Scan, si: _SpecInfo, mc: ManifestColumns, m: ManifestFi
 
 def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list[int],
                     index: DeleteIndex, metrics: _Metrics,
-                    decisions: list[FileDecision]) -> list[PlannedFile]:
+                    decisions: list[FileDecision]) -> FileRun:
     """Step 5: the planned files, each with its residual and delete files."""
     si = scan.specs[m.partition_spec_id]
     spec_id = m.partition_spec_id
     mpath = m.manifest_path
-    if not idx:
-        return []
-    if index.is_empty and si.residuals is None and not scan.explain:
-        residual = si.full_expr
-        return PlannedFile.run(mc, idx, spec_id, residual, mpath)
+    if not idx or (index.is_empty and si.residuals is None and not scan.explain):
+        return FileRun(mc, idx, spec_id, si.full_expr, mpath)
     paths = mc.file_path
     seqs = mc.data_sequence_number
     parts = mc.partitions
@@ -474,7 +474,7 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
                 paths[i], mpath, True,
                 "no filter" if isinstance(scan.expr, AlwaysTrue) else
                 f"partition and column metrics may match; residual: {residual}"))
-    return out
+    return FileRun(mc, idx, spec_id, None, mpath, out)
 
 
 def _data_stats(mc: ManifestColumns, i: int, eq_ids: frozenset[int]) -> DataStats:

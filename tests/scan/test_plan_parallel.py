@@ -229,3 +229,24 @@ def test_cached_entries_unpickle_columns_on_first_use(table) -> None:
     assert unpack(("something else", {}, {})) is None and unpack(cols) is None
     with pytest.raises(AttributeError):
         back.no_such_column
+
+
+@pytest.mark.parametrize("text", [None, "id >= 3"])
+def test_rendering_of_percent_signs_and_plain_runs(tmp_path, text) -> None:
+    """Files rendered through one format string per manifest: '%' in paths and partition values
+    stays literal, paths that need no escaping are written as they are, and runs of files with
+    equal and differing counts render as json.dumps does."""
+    loc = str(tmp_path / "p")
+    create_table(loc, schema_text="id long, s string", partition_text="s", format_version=2)
+    t = Table.load(loc)
+    _commit(t, [_data(f"{loc}/data/%d-%s-{i}%%.parquet", ("100%s",), i, i + 1, rc=10 + i % 2)
+                for i in range(7)])
+    _commit(t, [_data(f"{loc}/data/plain-{i}.parquet", (f"v{i % 2}",), i, i) for i in range(5)])
+    _commit(t, [_data(f"{loc}/data/q\"{i}\\.parquet", ("%",), i, i) for i in range(3)])
+    r = _plan(t, text)
+    expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
+    assert _doc(r) == expected
+    assert '/data/%d-%s-6%%.parquet' in expected and '"100%s"' in expected
+    lines = "".join(r.jsonl_chunks(default=json_default)).splitlines()
+    assert lines == [json.dumps(f, ensure_ascii=False) for f in r.to_json()["files"]]
+    assert len(lines) == (15 if text is None else 7)
