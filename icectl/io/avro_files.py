@@ -17,8 +17,6 @@ import struct
 import zlib
 from typing import Any, Callable, Iterable, Iterator
 
-import fastavro
-
 from icectl.errors import CorruptMetadata, ValidationError
 from icectl.io.avro_container import (
     SYNC_SIZE,
@@ -69,6 +67,8 @@ class RawFile:
         self._buf = encode_header(raw_meta, sync) + body
 
     def records(self, reader_schema: Any = None) -> Iterator[dict]:
+        import fastavro  # (here: a warm plan reads no Avro and need not import it)
+
         try:
             return iter(fastavro.reader(io.BytesIO(self._buf), reader_schema=reader_schema))
         except Exception as e:  # fastavro raises assorted errors on bad input

@@ -15,13 +15,10 @@ serialise on an exclusive lock directory and use a plain rename (see ``_locked_r
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import errno
 import os
 import posixpath
 import stat as stat_module
-import uuid
 from dataclasses import dataclass
 from typing import Any, Iterator
 
@@ -106,6 +103,9 @@ def _get_renameat2() -> Any:
     global _renameat2, _renameat2_checked
     if not _renameat2_checked:
         _renameat2_checked = True
+        import ctypes  # (here: reading commands never rename, and ctypes costs start-up time)
+        import ctypes.util
+
         try:
             libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
             fn = libc.renameat2
@@ -124,6 +124,8 @@ def _local_rename_no_replace(src: str, dst: str) -> None:
         rc = fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), _RENAME_NOREPLACE)
         if rc == 0:
             return
+        import ctypes
+
         err = ctypes.get_errno()
         if err == errno.EEXIST:
             raise FileExistsError(err, os.strerror(err), dst)
@@ -557,6 +559,8 @@ class FileIO:
             return False
 
     def temp_name(self, directory: str, suffix: str = "") -> str:
+        import uuid
+
         return join(directory, f"{uuid.uuid4()}{suffix}")
 
 

@@ -24,7 +24,6 @@ A cache directory that cannot be written never fails a command: the cache is the
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import struct
@@ -38,11 +37,19 @@ from typing import Any
 from icectl.errors import InvalidInput
 from icectl.io.files import is_local, local_path
 
-__all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "get", "info",
-           "manifest_key", "put", "put_payload", "set_enabled"]
+__all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "file_key", "get",
+           "info", "manifest_key", "put", "put_payload", "set_enabled"]
 
-FORMAT_VERSION = 2  # 2: manifest columns in their packed form (manifest_columns.pack)
-_MAGIC = b"ICTLMC\x00\x02"
+try:  # the built-in SHA-256 (hashlib would load OpenSSL first: start-up time); same digests
+    from _sha256 import sha256 as _sha256  # CPython <= 3.11
+except ImportError:  # pragma: no cover - other versions
+    try:
+        from _sha2 import sha256 as _sha256  # CPython >= 3.12
+    except ImportError:
+        from hashlib import sha256 as _sha256
+
+FORMAT_VERSION = 3  # 2: manifest columns in their packed form (manifest_columns.pack); 3: per-field metrics
+_MAGIC = b"ICTLMC\x00\x03"
 _HEADER = struct.Struct("<8sI32sQI")  # magic, version, key digest, payload length, crc32
 _SUFFIX = ".mc"
 _TMP_PREFIX = ".tmp-"
@@ -122,7 +129,24 @@ def manifest_key(file_io: Any, path: str, length: int, inputs: tuple) -> bytes |
     if size != length:
         return None
     text = repr((FORMAT_VERSION, path, length, mtime_ns, tuple(inputs)))
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _sha256(text.encode("utf-8", "surrogatepass")).digest()
+
+
+def file_key(file_io: Any, path: str, inputs: tuple) -> bytes | None:
+    """The key digest of an immutable file whose length is not recorded anywhere (a manifest
+    list): its path, size and modification time as found now, and ``inputs``; None when they
+    cannot be had cheaply."""
+    try:
+        if is_local(path):
+            st = os.stat(local_path(path))
+            size, mtime_ns = st.st_size, st.st_mtime_ns
+        else:
+            fi = file_io.info(path)
+            size, mtime_ns = fi.size, fi.mtime_ms * 1_000_000
+    except Exception:  # noqa: BLE001 - no key, no cache; the read reports the real problem
+        return None
+    text = repr((FORMAT_VERSION, "file", path, size, mtime_ns, tuple(inputs)))
+    return _sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
 def _entry_path(directory: str, key: bytes) -> str:

@@ -105,11 +105,47 @@ class ManifestColumns:
 
 # -- the cached form ------------------------------------------------------------------------------
 
+
+class _LazyStats(dict):
+    """The metrics of a cached entry: each field's :class:`ColumnStats` is unpickled when first
+    read, so a plan loads the statistics of the columns its filter names and no others."""
+
+    def __getitem__(self, fid: int) -> ColumnStats:
+        v = dict.__getitem__(self, fid)
+        if type(v) is bytes:
+            v = pickle.loads(v)
+            dict.__setitem__(self, fid, v)
+        return v
+
+    def get(self, fid: int, default: Any = None) -> Any:  # type: ignore[override]
+        return self[fid] if dict.__contains__(self, fid) else default
+
+    def values(self) -> list[ColumnStats]:  # type: ignore[override]
+        return [self[k] for k in dict.keys(self)]
+
+    def items(self) -> list[tuple[int, ColumnStats]]:  # type: ignore[override]
+        return [(k, self[k]) for k in dict.keys(self)]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, dict) and dict(self.items()) == dict(
+            other.items() if isinstance(other, _LazyStats) else dict.items(other))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple:
+        return (dict, (dict(self.items()),))
+
+
+def _packed_stats(stats: dict) -> dict[int, bytes]:
+    return {k: v if type(v) is bytes else pickle.dumps(v, protocol=5)
+            for k, v in dict.items(stats)}
+
+
 # Columns a plan reads for every entry (pruning); the others are pickled one by one in a cached
 # entry and unpickled on first use, so a plan that keeps few files never builds their paths.
 _EAGER = ("path", "length", "count", "status", "content", "record_count", "partition_names",
           "partitions", "stats", "stats_decoded", "nan_decoded", "inherited_from")
-_PACKED = "icectl-manifest-columns-1"
+_PACKED = "icectl-manifest-columns-2"  # 2: the metrics of each field pickled on its own
 _FIELD_NAMES = frozenset(f.name for f in fields(ManifestColumns))
 
 
@@ -118,6 +154,7 @@ def pack(cols: ManifestColumns) -> tuple:
     on its own (:func:`unpack` undoes it lazily)."""
     d = {f.name: getattr(cols, f.name) for f in fields(ManifestColumns)}
     eager = {k: d.pop(k) for k in _EAGER}
+    eager["stats"] = _packed_stats(eager["stats"])
     return (_PACKED, eager, {k: pickle.dumps(v, protocol=5) for k, v in d.items()})
 
 
@@ -129,8 +166,11 @@ def unpack(value: Any) -> ManifestColumns | None:
     if not (isinstance(eager, dict) and isinstance(lazy, dict)
             and set(eager) | set(lazy) == _FIELD_NAMES):
         return None
+    if not isinstance(eager.get("stats"), dict):
+        return None
     cols = object.__new__(ManifestColumns)
     cols.__dict__.update(eager)
+    cols.__dict__["stats"] = _LazyStats(eager["stats"])
     cols.__dict__["_lazy"] = dict(lazy)
     return cols
 

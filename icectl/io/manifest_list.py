@@ -60,9 +60,25 @@ def read_manifest_list(source: Any, format_version: int | None = None) -> list[M
     return out
 
 
-def load_manifest_list(file_io: Any, path: str, format_version: int | None = None) -> list[ManifestFile]:
-    """Read a manifest list through a FileIO."""
-    return read_manifest_list(file_io.read(path), format_version)
+def load_manifest_list(file_io: Any, path: str, format_version: int | None = None, *,
+                       cached: bool = False) -> list[ManifestFile]:
+    """Read a manifest list through a FileIO; with ``cached``, through the persistent cache of
+    decoded files (:mod:`icectl.io.manifest_cache`: keyed by the list's path, size and
+    modification time, as manifests are), which planning uses."""
+    key = None
+    if cached:
+        from icectl.io import manifest_cache
+
+        if manifest_cache.enabled():
+            key = manifest_cache.file_key(file_io, path, ("manifest-list", format_version))
+            got = manifest_cache.get(key) if key is not None else None
+            if (type(got) is tuple and len(got) == 2 and got[0] == path and type(got[1]) is list
+                    and all(type(m) is ManifestFile for m in got[1])):
+                return got[1]
+    out = read_manifest_list(file_io.read(path), format_version)
+    if key is not None:
+        manifest_cache.put(key, (path, out))
+    return out
 
 
 

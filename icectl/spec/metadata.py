@@ -13,7 +13,6 @@ forms (JSON text, gzip) are in :mod:`icectl.spec.metadata_json`.
 
 from __future__ import annotations
 
-import uuid as _uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
@@ -21,7 +20,6 @@ from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, Validation
 from icectl.spec.properties import RESERVED_PROPERTIES, property_int, validate_properties
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, UNPARTITIONED_SPEC
 from icectl.spec.schema import Schema, assign_fresh_ids
-from icectl.spec.schema_update import check_case_clashes
 from icectl.spec.snapshots import (
     BRANCH,
     MAIN_BRANCH,
@@ -255,6 +253,8 @@ def new_table_metadata(
     _check_version(format_version)
     check_properties({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
     if not case_sensitive_names:
+        from icectl.spec.schema_update import check_case_clashes
+
         check_case_clashes(schema.struct)
     # The reference puts its persisted defaults first, then the caller's properties in order.
     stored = {k: v for k, v in _PERSISTED_DEFAULTS.items() if k not in props}
@@ -289,7 +289,7 @@ def new_table_metadata(
 
     return TableMetadata(
         format_version=format_version,
-        table_uuid=table_uuid or str(_uuid.uuid4()),
+        table_uuid=table_uuid or _new_uuid(),
         location=location.rstrip("/") if location not in ("/",) else location,
         last_updated_ms=timestamp_ms if timestamp_ms is not None else now_ms(),
         last_column_id=last_column_id,
@@ -575,3 +575,9 @@ def select_snapshot(md: TableMetadata, snapshot_id: int | None = None, ref: str 
             raise NotFound(f"snapshot {found} named by the snapshot log does not exist")
         return s
     return md.current_snapshot()
+
+
+def _new_uuid() -> str:
+    import uuid  # (here: only new tables need one; uuid costs start-up time)
+
+    return str(uuid.uuid4())

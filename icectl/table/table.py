@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -69,6 +68,8 @@ class RetryPolicy:
     def delay_ms(self, attempt: int) -> float:
         """Wait before retry number ``attempt`` (1-based): min x 2^(attempt-1), capped, + <=10% jitter."""
         base = min(self.min_wait_ms * (2 ** (attempt - 1)), self.max_wait_ms)
+        import random
+
         return base + random.uniform(0, base * 0.1)
 
 

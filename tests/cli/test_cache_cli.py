@@ -54,16 +54,16 @@ def test_warm_plan_equals_cold_and_uncached_and_reads_no_manifest(tmp_path) -> N
     plan = ["plan", loc, "--filter", "id >= 10", "--json"]
     cold = icectl(*plan, cache=cache)
     assert cold.returncode == 0, cold.stderr
-    assert len(entries(cache)) == 3  # one per manifest
+    assert len(entries(cache)) == 4  # one per manifest, one for the current manifest list
     warm = icectl(*plan, cache=cache)
     uncached = icectl(*plan, "--no-cache", cache=tmp_path / "other")
     assert warm.stdout == cold.stdout == uncached.stdout
     assert not (tmp_path / "other").exists()
     assert json.loads(warm.stdout)["summary"]["data-files-matched"] == 2
 
-    # garbage of the same length and mtime in every manifest: the warm plan never opens them,
-    # a plan without the cache does and reports corrupt metadata
-    for m in Path(loc, "metadata").glob("*-m0.avro"):
+    # garbage of the same length and mtime in every manifest and manifest list: the warm plan
+    # never opens them, a plan without the cache does and reports corrupt metadata
+    for m in [*Path(loc, "metadata").glob("*-m0.avro"), *Path(loc, "metadata").glob("snap-*.avro")]:
         st = m.stat()
         m.write_bytes(b"\0" * st.st_size)
         os.utime(m, ns=(st.st_atime_ns, st.st_mtime_ns))
@@ -85,12 +85,12 @@ def test_cache_info_and_clear(tmp_path) -> None:
     assert icectl("scan", loc, "--count", cache=cache).returncode == 0
     assert icectl("plan", loc, cache=cache).returncode == 0
     info = json.loads(icectl("cache", "info", "--json", cache=cache, ICECTL_CACHE_MAX="2M").stdout)
-    assert info["entries"] == 3 and info["max-bytes"] == 2 << 20
+    assert info["entries"] == 4 and info["max-bytes"] == 2 << 20
     assert info["total-bytes"] == sum(p.stat().st_size for p in entries(cache))
     text = icectl("cache", "info", cache=cache, ICECTL_NO_CACHE="1").stdout
-    assert "entries      3" in text and "enabled      false" in text
+    assert "entries      4" in text and "enabled      false" in text
     cleared = icectl("cache", "clear", "--json", cache=cache)
-    assert cleared.returncode == 0 and json.loads(cleared.stdout)["removed"] == 3
+    assert cleared.returncode == 0 and json.loads(cleared.stdout)["removed"] == 4
     assert entries(cache) == []
     assert "removed        0" in icectl("cache", "clear", cache=cache).stdout
     bad = icectl("cache", "info", cache=cache, ICECTL_CACHE_MAX="lots")

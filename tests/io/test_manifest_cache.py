@@ -294,3 +294,30 @@ def test_clear_leaves_a_fresh_temporary_file_of_a_writer(cache, manifest) -> Non
     os.utime(tmp, (1000, 1000))  # abandoned long ago
     manifest_cache.clear()
     assert not tmp.exists()
+
+
+def test_manifest_lists_are_cached_by_path_size_and_mtime(cache, tmp_path, monkeypatch) -> None:
+    from icectl.io import manifest_list
+    from icectl.io.avro import load_manifest_list
+
+    src = (DATA_DIR / "manifest-list.avro").read_bytes()
+    p = tmp_path / "snap-1.avro"
+    p.write_bytes(src)
+    reads: list[int] = []
+    real = manifest_list.read_manifest_list
+    monkeypatch.setattr(manifest_list, "read_manifest_list",
+                        lambda data, fv=None: reads.append(1) or real(data, fv))
+    first = load_manifest_list(FileIO(), str(p), 2, cached=True)
+    assert load_manifest_list(FileIO(), str(p), 2, cached=True) == first and len(reads) == 1
+    assert load_manifest_list(FileIO(), str(p), 2) == first and len(reads) == 2  # not asked: read
+    # the same path and size, one nanosecond later: read again, never served stale
+    st = os.stat(p)
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
+    assert load_manifest_list(FileIO(), str(p), 2, cached=True) == first and len(reads) == 3
+    # a corrupt entry is a miss
+    for e in entries(cache):
+        e.write_bytes(e.read_bytes()[:-3] + b"xyz")
+    assert load_manifest_list(FileIO(), str(p), 2, cached=True) == first and len(reads) == 4
+    manifest_cache.set_enabled(False)
+    load_manifest_list(FileIO(), str(p), 2, cached=True)
+    assert len(reads) == 5
