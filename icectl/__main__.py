@@ -1,4 +1,4 @@
-from icectl.cli.app import main
+from icectl.cli.entry import main
 
 if __name__ == "__main__":
     main()

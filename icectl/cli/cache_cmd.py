@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from icectl.cli.common import JsonOpt, handle_errors
+from icectl.cli.runner import apply_no_cache  # noqa: F401 - re-exported
 from icectl.cli.output import emit_json, emit_pairs
 
 cache_app = typer.Typer(
@@ -59,11 +60,3 @@ def register(app: typer.Typer) -> None:
 
 NoCacheOpt = Annotated[bool, typer.Option(
     "--no-cache", help="Do not read or write the persistent manifest cache (as ICECTL_NO_CACHE=1).")]
-
-
-def apply_no_cache(no_cache: bool) -> None:
-    """Honour --no-cache for the rest of this process."""
-    if no_cache:
-        from icectl.io.manifest_cache import set_enabled
-
-        set_enabled(False)

@@ -11,70 +11,53 @@ from __future__ import annotations
 import functools
 import os
 import sys
-import traceback
 from typing import Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
-from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError, InvalidInput
+from icectl.errors import IcectlError, InvalidInput
 from icectl.cli.output import err, select_fields
+from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report through these
+    DEBUG_ENV,
+    OPTION_OF_ARGUMENT,
+    debug_enabled,
+    failure_code,
+    load_table,
+    option_in,
+    parse_time_option,
+    report_error,
+    table_location,
+)
+from icectl.cli.runner import cli_message as runner_cli_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"
 
 
-def debug_enabled() -> bool:
-    return os.environ.get(DEBUG_ENV, "") not in ("", "0", "false", "no")
-
-
-def report_error(message: str, exit_code: int, as_json: bool, prefix: str | None = "error") -> None:
-    """An error as icectl reports every error: one line on stderr, ``icectl: error: ...``, and
-    with --json also a JSON object on stderr: ``{"error": {"kind", "message", "exit-code"}}``."""
-    from icectl.errors import kind_of_exit_code
-
-    text = " ".join(str(message).split("\n")).strip()
-    err(f"icectl: {prefix}: {text}" if prefix else f"icectl: {text}")
-    if as_json:
-        import json
-
-        err(json.dumps({"error": {"kind": kind_of_exit_code(exit_code), "message": text,
-                                  "exit-code": exit_code}}, ensure_ascii=False))
-
-
-def cli_message(e: IcectlError) -> str:
-    """An error's message with the command's option names: the library names the thing (the
-    partition value, the input format) and says which argument of its call the error is about
-    (``argument``) or which keyword lifts a refusal (``override``); the CLI names the option."""
-    text = str(e)
-    option = option_for(e.argument) if e.argument else None
-    if option and not text.startswith(option):
-        text = f"{option}: {text}"
-    if e.override:
-        lift = option_for(e.override) or "--" + e.override.replace("_", "-")
-        text += f" ({lift} {e.effect})" if e.effect else f" ({lift})"
-    return text
-
-
-# library keywords whose option has another name (the rest: the same name, dashed)
-OPTION_OF_ARGUMENT = {"partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
-                      "snapshot_id": "snapshot", "max_workers": "workers"}
-
-
-def option_for(argument: str) -> str | None:
-    """The long option of the running command that sets a library call's ``argument``."""
+def _command_options() -> dict[str, str]:
+    """The running click command's options: parameter name -> its first long option."""
     from typer._click.globals import get_current_context
 
     ctx = get_current_context(silent=True)
     params = getattr(getattr(ctx, "command", None), "params", []) if ctx is not None else []
-    for name in (argument, OPTION_OF_ARGUMENT.get(argument), argument.removesuffix("_ms")):
-        for p in params:
-            if name and p.name == name and getattr(p, "param_type_name", "") == "option":
-                longs = [o for o in p.opts if o.startswith("--")]
-                if longs:
-                    return longs[0]
-    return None
+    out: dict[str, str] = {}
+    for p in params:
+        if getattr(p, "param_type_name", "") == "option" and p.name not in out:
+            longs = [o for o in p.opts if o.startswith("--")]
+            if longs:
+                out[p.name] = longs[0]
+    return out
+
+
+def option_for(argument: str) -> str | None:
+    """The long option of the running command that sets a library call's ``argument``."""
+    return option_in(argument, _command_options())
+
+
+def cli_message(e: IcectlError) -> str:
+    """An error's message with the running command's option names (see runner.cli_message)."""
+    return runner_cli_message(e, _command_options())
 
 
 FieldOpt = Annotated[
@@ -113,27 +96,11 @@ def handle_errors(fn: F) -> F:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
-        except IcectlError as e:
-            if debug_enabled():
-                traceback.print_exc(file=sys.stderr)
-            report_error(cli_message(e), e.exit_code, as_json)
-            raise typer.Exit(e.exit_code) from None
-        except KeyboardInterrupt:
-            report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
-            raise typer.Exit(EXIT_INTERRUPTED) from None
-        except BrokenPipeError:
-            # the reader of our stdout went away (`icectl ... | head`): not an error
-            try:
-                sys.stdout = open(os.devnull, "w")
-            except OSError:
-                pass
-            raise typer.Exit(0) from None
-        except Exception as e:  # a bug: say so plainly, full trace only on request
-            if debug_enabled():
-                traceback.print_exc(file=sys.stderr)
-            report_error(f"{type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)", EXIT_INTERNAL,
-                         as_json, prefix="internal error")
-            raise typer.Exit(EXIT_INTERNAL) from None
+        except BaseException as e:
+            code = failure_code(e, as_json, _command_options())
+            if code is None:
+                raise
+            raise typer.Exit(code) from None
         finally:
             select_fields(None)
 
@@ -171,21 +138,6 @@ SnapshotIdOpt = Annotated[Optional[int], typer.Option("--snapshot", help="Snapsh
 RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Branch or tag name (instead of --snapshot).")]
 
 
-def table_location(table: str, warehouse: Optional[str]) -> str:
-    """The location a TABLE argument names."""
-    from icectl.table.table import resolve_table_location
-
-    if not table:
-        raise InvalidInput("TABLE must not be empty")
-    return resolve_table_location(table, warehouse)
-
-
-def load_table(table: str, warehouse: Optional[str]):
-    from icectl.table.table import Table
-
-    return Table.load(table_location(table, warehouse))
-
-
 def parse_key_values(items: list[str] | None, what: str = "--property") -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items or []:
@@ -197,13 +149,6 @@ def parse_key_values(items: list[str] | None, what: str = "--property") -> dict[
             raise InvalidInput(f"{what} has an empty key in {item!r}")
         out[k] = v
     return out
-
-
-def parse_time_option(text: str, option: str) -> int:
-    """Epoch milliseconds of a time option's value (every time option accepts the same forms)."""
-    from icectl.ops.timeargs import parse_time_ms
-
-    return parse_time_ms(text, option)
 
 
 # -- progress (stderr, on a terminal only) -------------------------------------------------------

@@ -1,0 +1,128 @@
+"""What command bodies share that needs no typer: table lookup, time options, --no-cache, and
+how a failure that leaves a body is reported (one line on stderr, a JSON object too under
+--json, and its exit code).
+
+Nothing here imports typer: the typer commands (``common.handle_errors``) and the direct path
+of `icectl plan` (:mod:`icectl.cli.entry`) both report through :func:`failure_code`, so a
+failure reads the same whichever of them parsed the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Mapping, Optional
+
+from icectl.cli.output import err
+from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError
+
+DEBUG_ENV = "ICECTL_DEBUG"
+
+# library keywords whose option has another name (the rest: the same name, dashed)
+OPTION_OF_ARGUMENT = {"partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
+                      "snapshot_id": "snapshot", "max_workers": "workers"}
+
+
+def debug_enabled() -> bool:
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0", "false", "no")
+
+
+def report_error(message: str, exit_code: int, as_json: bool, prefix: str | None = "error") -> None:
+    """An error as icectl reports every error: one line on stderr, ``icectl: error: ...``, and
+    with --json also a JSON object on stderr: ``{"error": {"kind", "message", "exit-code"}}``."""
+    from icectl.errors import kind_of_exit_code
+
+    text = " ".join(str(message).split("\n")).strip()
+    err(f"icectl: {prefix}: {text}" if prefix else f"icectl: {text}")
+    if as_json:
+        import json
+
+        err(json.dumps({"error": {"kind": kind_of_exit_code(exit_code), "message": text,
+                                  "exit-code": exit_code}}, ensure_ascii=False))
+
+
+def option_in(argument: str, options: Mapping[str, str]) -> str | None:
+    """The long option, among the running command's ``options`` (parameter name -> long option),
+    that sets a library call's ``argument``."""
+    for name in (argument, OPTION_OF_ARGUMENT.get(argument), argument.removesuffix("_ms")):
+        if name and name in options:
+            return options[name]
+    return None
+
+
+def cli_message(e: IcectlError, options: Mapping[str, str]) -> str:
+    """An error's message with the command's option names: the library names the thing (the
+    partition value, the input format) and says which argument of its call the error is about
+    (``argument``) or which keyword lifts a refusal (``override``); the CLI names the option."""
+    text = str(e)
+    option = option_in(e.argument, options) if e.argument else None
+    if option and not text.startswith(option):
+        text = f"{option}: {text}"
+    if e.override:
+        lift = option_in(e.override, options) or "--" + e.override.replace("_", "-")
+        text += f" ({lift} {e.effect})" if e.effect else f" ({lift})"
+    return text
+
+
+def _print_traceback(e: BaseException) -> None:
+    import traceback
+
+    traceback.print_exception(e, file=sys.stderr)
+
+
+def failure_code(e: BaseException, as_json: bool, options: Mapping[str, str]) -> int | None:
+    """Report an exception that left a command body; its exit code, or None when it is not a
+    failure to report here (SystemExit and the like: the caller re-raises it)."""
+    if isinstance(e, IcectlError):
+        if debug_enabled():
+            _print_traceback(e)
+        report_error(cli_message(e, options), e.exit_code, as_json)
+        return e.exit_code
+    if isinstance(e, KeyboardInterrupt):
+        report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
+        return EXIT_INTERRUPTED
+    if isinstance(e, BrokenPipeError):
+        # the reader of our stdout went away (`icectl ... | head`): not an error
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 0
+    if isinstance(e, Exception):  # a bug: say so plainly, full trace only on request
+        if debug_enabled():
+            _print_traceback(e)
+        report_error(f"{type(e).__name__}: {e} (set {DEBUG_ENV}=1 for a traceback)", EXIT_INTERNAL,
+                     as_json, prefix="internal error")
+        return EXIT_INTERNAL
+    return None
+
+
+def table_location(table: str, warehouse: Optional[str]) -> str:
+    """The location a TABLE argument names."""
+    from icectl.errors import InvalidInput
+    from icectl.table.table import resolve_table_location
+
+    if not table:
+        raise InvalidInput("TABLE must not be empty")
+    return resolve_table_location(table, warehouse)
+
+
+def load_table(table: str, warehouse: Optional[str]):
+    from icectl.table.table import Table
+
+    return Table.load(table_location(table, warehouse))
+
+
+def parse_time_option(text: str, option: str) -> int:
+    """Epoch milliseconds of a time option's value (every time option accepts the same forms)."""
+    from icectl.ops.timeargs import parse_time_ms
+
+    return parse_time_ms(text, option)
+
+
+def apply_no_cache(no_cache: bool) -> None:
+    """Honour --no-cache for the rest of this process."""
+    if no_cache:
+        from icectl.io.manifest_cache import set_enabled
+
+        set_enabled(False)
