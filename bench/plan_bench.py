@@ -305,12 +305,35 @@ def run_child(cmd: list[str], env: dict[str, str], out_path: str) -> tuple[float
     file, both measured by a small launcher process around it."""
     with open(out_path, "wb") as out:
         proc = subprocess.run([sys.executable, "-S", "-c", LAUNCHER, *cmd], stdout=out,
-                              stderr=subprocess.PIPE, env=env)
+                              stderr=subprocess.PIPE, env=env, cwd=os.path.dirname(out_path))
     err = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         raise RuntimeError(f"{cmd[:4]}... failed ({proc.returncode}): {err[-2000:]}")
     last = err.rstrip().rsplit("\n", 1)[-1].split()
     return float(last[1]), int(last[2]) * 1024
+
+
+def user_install(work: str) -> str:
+    """A Python environment as a user's: a fresh virtual environment with icectl copied in (a
+    plain install, not this checkout's editable one, whose import hook costs every process of
+    the development environment ~15-20 ms at start-up) and the development environment's
+    packages (pyiceberg, fastavro, ...) on its path through a .pth line. Both icectl and
+    pyiceberg run in it. Returns its python."""
+    import compileall
+    import sysconfig
+
+    venv = os.path.join(work, "venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
+    py = os.path.join(venv, "bin", "python")
+    site = subprocess.run([py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    shutil.copytree(os.path.join(repo, "icectl"), os.path.join(site, "icectl"),
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    compileall.compile_dir(os.path.join(site, "icectl"), quiet=1)
+    with open(os.path.join(site, "bench-deps.pth"), "w") as f:
+        f.write(sysconfig.get_paths()["purelib"] + "\n")
+    return py
 
 
 def _loadavg() -> float:
@@ -322,7 +345,8 @@ def _loadavg() -> float:
 
 def whole_process(location: str, metadata_location: str, texts: dict[str, str | None],
                   manifests: int, files: int, reps: int, pyiceberg: bool,
-                  java: bool = False, workers: int | None = None) -> dict[str, Any]:
+                  java: bool = False, workers: int | None = None,
+                  dev_python: bool = False) -> dict[str, Any]:
     """Whole-process ``icectl plan --json > file`` with the persistent cache cold (emptied first;
     it fills it) and warm (filled by the cold run just before), a whole-process pyiceberg plan,
     Iceberg Java's warm in-JVM planner and a plain fastavro decode of every manifest, all
@@ -335,13 +359,14 @@ def whole_process(location: str, metadata_location: str, texts: dict[str, str | 
     for k in ("ICECTL_NO_CACHE", "PYTHONDONTWRITEBYTECODE"):
         env.pop(k, None)
     here = os.path.dirname(os.path.abspath(__file__))
+    py = sys.executable if dev_python else user_install(work)
     cmds: dict[str, list[str]] = {}
     py_cmds: dict[str, list[str]] = {}
     for name, text in texts.items():
-        cmds[name] = [sys.executable, "-m", "icectl", "plan", location, "--json"] + \
+        cmds[name] = [py, "-m", "icectl", "plan", location, "--json"] + \
             (["--filter", text] if text is not None else []) + \
             (["--workers", str(workers)] if workers else [])
-        py_cmds[name] = [sys.executable, "-c", PYICEBERG_PROCESS, metadata_location, name,
+        py_cmds[name] = [py, "-c", PYICEBERG_PROCESS, metadata_location, name,
                          f"{manifests}x{files}", here]
     samples: dict[str, dict[str, list[float]]] = {n: {} for n in texts}
     counts: dict[str, dict[str, int]] = {n: {} for n in texts}
@@ -491,6 +516,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --process: also Iceberg Java's warm in-JVM planner (local Spark stack)")
     p.add_argument("--workers", type=int, default=None,
                    help="icectl plan --workers N in the whole-process runs (default: its own)")
+    p.add_argument("--dev-python", action="store_true",
+                   help="run the whole processes in this environment (an editable install pays "
+                        "its import hook at every start) instead of a plain install's")
     args = p.parse_args(argv)
     manifests = args.manifests or (20 if args.quick else 200)
     files = args.files or (500 if args.quick else 1000)
@@ -545,7 +573,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.process:
             results["whole_process"] = whole_process(
                 location, metadata_location, texts, manifests, files, reps,
-                not args.no_pyiceberg, java=args.java, workers=args.workers)
+                not args.no_pyiceberg, java=args.java, workers=args.workers,
+                dev_python=args.dev_python)
         if not args.no_memory:
             mem = memory_of_plan(location)
             results["memory_no_filter"] = mem

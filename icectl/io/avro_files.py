@@ -103,13 +103,8 @@ def collect_records(records: Iterable[dict]) -> list[dict]:
 # which makes manifests with metrics maps several times slower to write than to read. Iceberg
 # only uses nullable unions, so the encoder below picks the branch by ``is None``.
 
-_SMALL_LONGS: dict[int, bytes] = {}
-
-
+_SMALL_LONGS: dict[int, bytes] = {}  # encodings of small longs, filled as they are written
 _zigzag = write_long
-
-for _n in range(-4096, 4096):
-    _SMALL_LONGS[_n] = _zigzag(_n)
 
 
 def _long_bytes(n: int) -> bytes:
@@ -118,6 +113,8 @@ def _long_bytes(n: int) -> bytes:
         if not -(1 << 63) <= n < (1 << 63):
             raise ValidationError(f"value {n} does not fit a 64-bit long")
         b = _zigzag(n)
+        if -4096 <= n < 4096:
+            _SMALL_LONGS[n] = b
     return b
 
 

@@ -40,13 +40,10 @@ from icectl.io.files import is_local, local_path
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "file_key", "get",
            "info", "manifest_key", "put", "put_payload", "set_enabled"]
 
-try:  # the built-in SHA-256 (hashlib would load OpenSSL first: start-up time); same digests
-    from _sha256 import sha256 as _sha256  # CPython <= 3.11
-except ImportError:  # pragma: no cover - other versions
-    try:
-        from _sha2 import sha256 as _sha256  # CPython >= 3.12
-    except ImportError:
-        from hashlib import sha256 as _sha256
+try:  # CPython's built-in SHA-256 (hashlib loads OpenSSL first: start-up time); same digests
+    from _sha256 import sha256 as _sha256
+except ImportError:  # pragma: no cover - Pythons without it (3.12 renamed it)
+    from hashlib import sha256 as _sha256
 
 FORMAT_VERSION = 3  # 2: manifest columns in their packed form (manifest_columns.pack); 3: per-field metrics
 _MAGIC = b"ICTLMC\x00\x03"

@@ -24,13 +24,14 @@ import struct
 import threading
 import zlib
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from icectl.errors import CorruptMetadata
 from icectl.io import manifest_cache
-from icectl.io.avro_container import decoded_blocks, split_header
-from icectl.io.manifest_codegen import Decoder, compile_decoder
 from icectl.spec.manifests import inherit_columns
+
+if TYPE_CHECKING:
+    from icectl.io.manifest_codegen import Decoder
 
 __all__ = ["ManifestColumns", "ColumnStats", "ManifestRequest", "decode_manifest",
            "load_manifest_columns", "manifest_request", "cached_manifest_columns", "keep_decoded",
@@ -196,6 +197,8 @@ def _decode_formats(raw: Any) -> list:
 def _run_decoder(dec: Decoder, data: bytes, start: int, sync: bytes, codec: str,
                  path: str) -> tuple[dict[str, Any], int]:
     """Raw columns by sink name, and the entry count."""
+    from icectl.io.avro_container import decoded_blocks
+
     rows: list[tuple] = []
     count = 0
     try:
@@ -239,6 +242,10 @@ def decode_manifest(
     """Decode a manifest's bytes into columns, keeping metrics of ``wanted_stats`` field ids
     (NaN counts only of ``nan_stats``, default all of them), inheriting from the manifest list
     entry's ``added_snapshot_id``, ``sequence_number`` and ``first_row_id``."""
+    # (imported here: a plan served by the cache decodes nothing and need not load the decoder)
+    from icectl.io.avro_container import split_header
+    from icectl.io.manifest_codegen import compile_decoder
+
     data = bytes(data)
     meta_raw, sync, start = split_header(data)
     try:

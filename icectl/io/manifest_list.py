@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
-from icectl.io.avro_files import RawFile, compact_json, write_avro_records
 from icectl.spec.manifests import (
     MANIFEST_DATA,
     FieldSummary,
@@ -30,6 +29,8 @@ def read_manifest_list(source: Any, format_version: int | None = None) -> list[M
     ``format_version`` is the table's; the file's own fields decide what is present, so a
     list written by an older version reads correctly in a newer table.
     """
+    from icectl.io.avro_files import RawFile  # (here: a warm plan reads lists from the cache)
+
     f = RawFile(source)
     out: list[ManifestFile] = []
     try:
@@ -177,5 +178,7 @@ def write_manifest_list(
     if format_version >= 3:
         metadata["first-row-id"] = str(first_row_id)
     metadata["format-version"] = str(format_version)
+    from icectl.io.avro_files import compact_json, write_avro_records
+
     metadata["iceberg.schema"] = compact_json(iceberg_schema_json(manifest_file_type(format_version)))
     return write_avro_records(manifest_list_avro_schema(format_version), records, metadata)

@@ -15,7 +15,6 @@ goes; :func:`file_lines` gives the same file objects one per line (JSON Lines).
 from __future__ import annotations
 
 import json
-import re
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
@@ -136,15 +135,16 @@ def _ints(values: Any, default: Callable[[Any], Any] | None) -> list | str:
 
 
 _INT_TYPES = frozenset((int,))
-# what the JSON string escaper changes: a column without these is written as it is, in quotes
-_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')
+# every byte but those the JSON string escaper changes (control characters, '"' and '\\'): a
+# column whose UTF-8 text has nothing else is written as it is, in quotes
+_PLAIN_BYTES = bytes(b for b in range(256) if b >= 0x20 and b not in (0x22, 0x5C))
 
 
 def _strings(values: Any, default: Callable[[Any], Any] | None) -> list:
     """A column of strings as JSON strings for :func:`_fill` (an unescaped :class:`_Raw` when no
     value needs escaping: the template adds the quotes)."""
     try:
-        if not _NEEDS_ESCAPE.search("".join(values)):
+        if not "".join(values).encode("utf-8", "surrogatepass").translate(None, _PLAIN_BYTES):
             return _Raw(values)
         return list(map(_escape, values))
     except TypeError:  # a None among them
@@ -182,7 +182,7 @@ def _columns(run: Any, frag: _Fragments, default: Callable[[Any], Any] | None) -
     """The nine template values of the files of one run (a FileRun): for each, one string
     when every file has the same, else a list with one string per file."""
     cols, idx = run.cols, run.idx
-    whole = len(idx) == cols.count and idx == list(range(cols.count))
+    whole = run.whole
     path = _strings(_pick(cols.file_path, idx, whole), default)
     formats = _pick(cols.file_format, idx, whole)
     if formats.count(formats[0]) == len(formats):

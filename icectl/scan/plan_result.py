@@ -54,7 +54,7 @@ class FileRun:
     residual and delete files) and ``residual`` is None.
     """
 
-    __slots__ = ("cols", "idx", "spec_id", "residual", "manifest_path", "_files")
+    __slots__ = ("cols", "idx", "spec_id", "residual", "manifest_path", "_files", "_whole")
 
     def __init__(self, cols: ManifestColumns, idx: list[int], spec_id: int,
                  residual: Expression | None, manifest_path: str,
@@ -65,6 +65,7 @@ class FileRun:
         self.residual = residual
         self.manifest_path = manifest_path
         self._files = files
+        self._whole: bool | None = None
 
     @property
     def uniform(self) -> bool:
@@ -80,9 +81,11 @@ class FileRun:
     @property
     def whole(self) -> bool:
         """Whether the run is every row of its manifest, in order."""
-        idx, n = self.idx, self.cols.count
-        return len(idx) == n and (n == 0 or (idx[0] == 0 and idx[-1] == n - 1
-                                             and idx == list(range(n))))
+        if self._whole is None:
+            idx, n = self.idx, self.cols.count
+            self._whole = len(idx) == n and (n == 0 or (idx[0] == 0 and idx[-1] == n - 1
+                                                        and idx == list(range(n))))
+        return self._whole
 
     def __len__(self) -> int:
         return len(self.idx)

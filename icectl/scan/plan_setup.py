@@ -17,7 +17,7 @@ from icectl.expr.expressions import (
     rewrite_not,
 )
 from icectl.expr.parser import parse_filter
-from icectl.io import avro
+from icectl.io.manifest_list import load_manifest_list
 from icectl.scan.tasks import DEFAULT_LOOKBACK, DEFAULT_OPEN_FILE_COST, DEFAULT_SPLIT_SIZE
 from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
 from icectl.spec.metadata import TableMetadata
@@ -121,7 +121,7 @@ def appended_manifests(io: Any, md: TableMetadata, append_ids: set[int]) -> list
         snap = md.snapshot_by_id(sid)
         if snap.manifest_list is None:
             continue
-        for m in avro.load_manifest_list(io, snap.manifest_list, md.format_version):
+        for m in load_manifest_list(io, snap.manifest_list, md.format_version):
             if m.content != MANIFEST_DELETES and m.added_snapshot_id in append_ids \
                     and m.manifest_path not in seen:
                 seen.add(m.manifest_path)

@@ -47,7 +47,7 @@ from icectl.expr.expressions import (
     rewrite_not,
 )
 from icectl.expr.projection import inclusive_projection
-from icectl.io import avro
+from icectl.io.manifest_list import load_manifest_list
 from icectl.io.manifest_columns import (
     ManifestColumns,
     ManifestRequest,
@@ -322,8 +322,8 @@ def _manifests_of(scan: _Scan) -> list[ManifestFile]:
         # as the reference: the data manifests each appended snapshot wrote, read from that
         # snapshot's own manifest list (later commits may have rewritten them)
         return appended_manifests(scan.io, scan.md, set(scan.append_ids))
-    return avro.load_manifest_list(scan.io, snapshot.manifest_list, scan.md.format_version,
-                                   cached=True)
+    return load_manifest_list(scan.io, snapshot.manifest_list, scan.md.format_version,
+                              cached=True)
 
 
 def _live_count(m: ManifestFile) -> int | None:

@@ -253,9 +253,7 @@ def new_table_metadata(
     _check_version(format_version)
     check_properties({k: v for k, v in props.items() if k not in RESERVED_PROPERTIES})
     if not case_sensitive_names:
-        from icectl.spec.schema_update import check_case_clashes
-
-        check_case_clashes(schema.struct)
+        _check_case_clashes(schema.struct)
     # The reference puts its persisted defaults first, then the caller's properties in order.
     stored = {k: v for k, v in _PERSISTED_DEFAULTS.items() if k not in props}
     stored.update((k, v) for k, v in props.items() if k not in RESERVED_PROPERTIES)
@@ -581,3 +579,9 @@ def _new_uuid() -> str:
     import uuid  # (here: only new tables need one; uuid costs start-up time)
 
     return str(uuid.uuid4())
+
+
+def _check_case_clashes(struct: Any) -> None:
+    from icectl.spec.schema_update import check_case_clashes  # (here: reading needs no check)
+
+    check_case_clashes(struct)
