@@ -217,8 +217,11 @@ def _column_in(p: BoundPredicate, ctx: ColumnStats, blocked: list) -> list:
         if z:
             out.append(False)
             continue
+        if a is not None and is_nan(a):  # an unreliable lower bound: might match, as in Java
+            out.append(True)
+            continue
         cand = keys
-        if a is not None and not is_nan(a):
+        if a is not None:
             ka = value_key(a)
             cand = [k for k in cand if k >= ka]
         if cand and b is not None:

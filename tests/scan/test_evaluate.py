@@ -77,6 +77,16 @@ def test_rules_examples() -> None:
         _check(files, text)
 
 
+def test_a_nan_lower_bound_keeps_in_files() -> None:
+    """A NaN lower bound is unreliable: Java's `in` then says the file might match without
+    looking at the upper bound. The columnar evaluator skipped such a file (found by the
+    property test below: it held no value of the list between NaN and -1.0)."""
+    files = [_file(0, lo={3: D(math.nan)}, hi={3: D(-1.0)}), _file(1, lo={3: D(0.5)}, hi={3: D(2.0)})]
+    assert _check(files, "v in (-0.0, 0.0)") == [True, False]
+    assert _check(files, "not (v not in (-0.0, 0.0))") == [True, False]
+    assert _check(files, "v in (1.5, 9.0)") == [True, True]
+
+
 VALUES = {1: [-5, 0, 3, 10, 2**40], 2: ["", "a", "ab", "abc", "b", "é"], 3: [-1.0, -0.0, 0.0, 1.5, 8.5]}
 SER = {1: L, 2: lambda s: s.encode(), 3: D}
 
