@@ -85,7 +85,7 @@ class PlanReport:
     def summary_json(self) -> dict[str, Any]:
         """The document without per-file output: the header, its summary and the task count."""
         view = _header(self.result)
-        view["summary"]["tasks"] = len(self.result.tasks())
+        view["summary"]["tasks"] = self.result.task_count()
         return view
 
     def _partition(self, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:

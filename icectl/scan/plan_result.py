@@ -271,24 +271,39 @@ class PlanResult:
 
     def tasks(self) -> list[ScanTask]:
         """Splits bin-packed into tasks (the reference's ``planTasks``)."""
-        size, cost, lookback = self.split_size, self.open_file_cost, self.lookback
+        return [ScanTask(tuple(s[:3] for s in b))
+                for b in pack(self._weighted_splits(True), _weight_of, self.split_size,
+                              self.lookback)]
 
-        def splits() -> Iterable[tuple[PlannedFile, int, int]]:
-            for r in self.file_runs:
-                cols = r.cols
-                formats, sizes, offsets = cols.file_format, cols.file_size_in_bytes, cols.split_offsets
-                for f in r.files:
-                    i = f._i
+    def task_count(self) -> int:
+        """``len(self.tasks())``, packed from the weights alone (no per-file objects)."""
+        return sum(1 for _ in pack(self._weighted_splits(False), _weight_of, self.split_size,
+                                   self.lookback))
+
+    def _weighted_splits(self, with_files: bool) -> Iterator[tuple]:
+        """(planned file, start, length, weight) of every split, in plan order; the file is
+        None without ``with_files`` for files without delete files. A split weighs
+        ``max(length + size of its delete files, (1 + number of delete files) * cost)``."""
+        size, cost = self.split_size, self.open_file_cost
+        for r in self.file_runs:
+            cols = r.cols
+            formats, sizes, offsets = cols.file_format, cols.file_size_in_bytes, cols.split_offsets
+            if r.uniform and not with_files:
+                for i in r.idx:
                     for start, length in split_ranges(formats[i], sizes[i], offsets[i], size):
-                        yield (f, start, length)
+                        yield (None, start, length, length if length > cost else cost)
+                continue
+            for f in r.files:
+                i = f._i
+                deletes = f.deletes
+                extra = sum(d.scan_size for d in deletes) if deletes else 0
+                floor = (1 + len(deletes)) * cost
+                for start, length in split_ranges(formats[i], sizes[i], offsets[i], size):
+                    w = length + extra
+                    yield (f, start, length, w if w > floor else floor)
 
-        def weight(s: tuple[PlannedFile, int, int]) -> int:
-            deletes = s[0].deletes
-            if not deletes:
-                return s[2] if s[2] > cost else cost
-            return max(s[2] + sum(d.scan_size for d in deletes), (1 + len(deletes)) * cost)
 
-        return [ScanTask(tuple(b)) for b in pack(splits(), weight, size, lookback)]
+_weight_of = itemgetter(3)
 
 
 def _column_sum(file_runs: list[FileRun], name: str) -> int:

@@ -13,7 +13,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Generic, Iterable, Iterator, Sequence, TypeVar
+from operator import lt, sub
+from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 __all__ = ["Split", "split_offsets_valid", "split_ranges", "pack", "DEFAULT_SPLIT_SIZE",
            "DEFAULT_OPEN_FILE_COST", "DEFAULT_LOOKBACK", "SPLITTABLE_FORMATS"]
@@ -38,24 +39,28 @@ class Split:
 def split_offsets_valid(offsets: Sequence[int] | None, file_size: int) -> bool:
     if not offsets:
         return False
-    for a, b in zip(offsets, offsets[1:]):
-        if b <= a:
-            return False
+    if len(offsets) > 1 and not all(map(lt, offsets, offsets[1:])):
+        return False
     return offsets[-1] < file_size
+
+
+_splittable: dict[str, bool] = {}  # file format -> splittable (formats are few)
 
 
 def split_ranges(file_format: str, file_size: int, offsets: Sequence[int] | None,
                  split_size: int) -> list[tuple[int, int]]:
     """(start, length) of each split of one file."""
-    if file_format.upper() not in SPLITTABLE_FORMATS:
+    splittable = _splittable.get(file_format)
+    if splittable is None:
+        splittable = _splittable[file_format] = file_format.upper() in SPLITTABLE_FORMATS
+    if not splittable:
         return [(0, file_size)]
     if split_offsets_valid(offsets, file_size):
         assert offsets is not None
-        out = []
-        for i, start in enumerate(offsets):
-            end = offsets[i + 1] if i + 1 < len(offsets) else file_size
-            out.append((start, end - start))
-        return out
+        if len(offsets) == 1:
+            return [(offsets[0], file_size - offsets[0])]
+        ends = [*offsets[1:], file_size]
+        return list(zip(offsets, map(sub, ends, offsets)))
     if split_size <= 0:
         raise ValueError("split size must be positive")
     out = []
@@ -69,44 +74,27 @@ def split_ranges(file_format: str, file_size: int, offsets: Sequence[int] | None
     return out
 
 
-class _Bin(Generic[T]):
-    __slots__ = ("items", "weight")
-
-    def __init__(self) -> None:
-        self.items: list[T] = []
-        self.weight = 0
-
-
 def pack(items: Iterable[T], weight: Callable[[T], int], target: int, lookback: int,
          largest_bin_first: bool = True) -> Iterator[list[T]]:
     """The reference's ``BinPacking.PackingIterable``: bins of items in input order."""
     if lookback < 1:
         raise ValueError("lookback must be at least 1")
-    bins: list[_Bin[T]] = []
+    weights: list[int] = []  # the open bins: their weights and their items
+    contents: list[list[T]] = []
     for item in items:
         w = weight(item)
-        target_bin = None
-        for b in bins:
-            if b.weight + w <= target:
-                target_bin = b
+        room = target - w
+        for j, bw in enumerate(weights):
+            if bw <= room:
+                weights[j] = bw + w
+                contents[j].append(item)
                 break
-        if target_bin is not None:
-            target_bin.items.append(item)
-            target_bin.weight += w
-            continue
-        nb: _Bin[T] = _Bin()
-        nb.items.append(item)
-        nb.weight = w
-        bins.append(nb)
-        if len(bins) > lookback:
-            if largest_bin_first:
-                best = 0
-                for i in range(1, len(bins)):
-                    if bins[i].weight > bins[best].weight:
-                        best = i
-                out = bins.pop(best)
-            else:
-                out = bins.pop(0)
-            yield out.items
-    for b in bins:
-        yield b.items
+        else:
+            weights.append(w)
+            contents.append([item])
+            if len(weights) > lookback:
+                # the heaviest bin, the first of equal weight (else the oldest)
+                j = weights.index(max(weights)) if largest_bin_first else 0
+                del weights[j]
+                yield contents.pop(j)
+    yield from contents

@@ -250,3 +250,13 @@ def test_rendering_of_percent_signs_and_plain_runs(tmp_path, text) -> None:
     lines = "".join(r.jsonl_chunks(default=json_default)).splitlines()
     assert lines == [json.dumps(f, ensure_ascii=False) for f in r.to_json()["files"]]
     assert len(lines) == (15 if text is None else 7)
+
+
+@pytest.mark.parametrize("split_size,cost,lookback", [(None, None, None), (700, 300, 2),
+                                                      (1500, 1, 1), (64, 4096, 3)])
+def test_task_count_is_the_number_of_tasks(table, split_size, cost, lookback) -> None:
+    """--summary counts tasks from the split weights alone; the count is len(tasks())."""
+    for text in FILTERS:
+        r = _plan(table, text, split_size=split_size, open_file_cost=cost, lookback=lookback)
+        assert r.result.task_count() == len(r.result.tasks())
+    assert len(_plan(table, None, split_size=64).result.tasks()) > 8  # several splits a file
