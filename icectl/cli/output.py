@@ -193,22 +193,23 @@ def _cell(v: Any) -> str:
     return str(v)
 
 
-def emit_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
-    """A table of results: rich on a terminal, plain aligned columns in a pipe."""
-    rows = [[_cell(v) for v in r] for r in rows]
+def emit_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None,
+               text_cells: bool = False) -> None:
+    """A table of results: rich on a terminal, plain aligned columns in a pipe. With
+    ``text_cells`` the rows already hold the cells' text (see :func:`_cell`)."""
+    rows = [tuple(r) for r in rows] if text_cells else [[_cell(v) for v in r] for r in rows]
     if _stdout_is_tty():
-        _rich_table(columns, rows, title)
+        _rich_table(columns, [list(r) for r in rows] if text_cells else rows, title)
         return
-    lines = []
-    if title:
-        lines.append(title)
-    widths = [len(c) for c in columns]
-    for r in rows:
-        for i, v in enumerate(r):
-            widths[i] = max(widths[i], len(v))
-    fmt = lambda r: "  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip()  # noqa: E731
-    lines.append(fmt(list(columns)))
-    lines.extend(fmt(r) for r in rows)
+    if not set(map(len, rows)) <= {len(columns)}:  # short rows: their missing cells are empty
+        rows = [tuple(r) + ("",) * (len(columns) - len(r)) for r in rows]
+    widths = [max(len(c), max(map(len, col), default=0))
+              for c, col in zip(columns, zip(*rows) if rows else [()] * len(columns))]
+    # each cell left-justified to its column's width, two spaces apart, no trailing blanks
+    fmt = "  ".join(f"%-{w}s" for w in widths).__mod__
+    lines = [title] if title else []
+    lines.append(fmt(tuple(columns)).rstrip())
+    lines.extend(map(str.rstrip, map(fmt, map(tuple, rows) if not text_cells else rows)))
     emit_text("\n".join(lines))
 
 

@@ -69,7 +69,7 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
         _print_text(report.to_json(), tasks, explain)
         return
     emit_table(["path", "partition", "records", "bytes", "residual", "delete-files"],
-               report.file_rows())
+               report.file_rows(), text_cells=True)
     _print_summary(report.header_json())
 
 

@@ -67,19 +67,50 @@ class PlanReport:
         """The document without ``files``, ``tasks`` and ``explain``."""
         return _header(self.result)
 
-    def file_rows(self) -> list[tuple]:
+    def file_rows(self) -> list[tuple[str, ...]]:
         """(path, partition path, records, bytes, residual, delete file paths) of each planned
-        file, for the text view (read column-wise, without the JSON view of each file)."""
-        out = []
+        file as the text cells the table prints, built run by run from the decoded columns."""
+        from itertools import repeat
+
+        out: list[tuple[str, ...]] = []
         residuals: dict[int, str] = {}
-        for f in self.result.files:
-            cols, i = f._cols, f._i
-            ppath = self._partition(f.spec_id, cols.partition_tuple(i))[1]
-            r = residuals.get(id(f.residual))
-            if r is None:
-                r = residuals[id(f.residual)] = str(f.residual)
-            out.append((cols.file_path[i], ppath, cols.record_count[i], cols.file_size_in_bytes[i],
-                        r, " ".join(d.path for d in f.deletes)))
+
+        def residual_text(expr: Any) -> str:
+            got = residuals.get(id(expr))
+            if got is None:
+                got = residuals[id(expr)] = str(expr)
+            return got
+
+        for r in self.result.file_runs:
+            cols, idx, n = r.cols, r.idx, len(r)
+            pick = (lambda c: c) if r.whole else (lambda c: [c[i] for i in idx])
+            if r.uniform:
+                res: Any = repeat(residual_text(r.residual), n)
+                dels: Any = repeat("", n)
+            else:
+                res = [residual_text(f.residual) for f in r.files]
+                dels = [" ".join(d.path for d in f.deletes) for f in r.files]
+            out.extend(zip(pick(cols.file_path), self._partition_paths(r.spec_id, [
+                pick(c) for c in cols.partitions], n), _texts(pick(cols.record_count)),
+                _texts(pick(cols.file_size_in_bytes)), res, dels))
+        return out
+
+    def _partition_paths(self, spec_id: int, columns: list, n: int) -> list[str]:
+        """The partition path of each of ``n`` files from its partition columns."""
+        from icectl.expr.evaluators import partition_key
+
+        rows = list(zip(*columns)) if columns else [()] * n
+        if any(float in set(map(type, c)) for c in columns):  # -0.0 and 0.0 differ
+            keys: Any = map(partition_key, rows)
+        else:
+            keys = rows
+        paths: dict[Any, str] = {}
+        out = []
+        for k, v in zip(keys, rows):
+            got = paths.get(k)
+            if got is None:
+                got = paths[k] = self._partition(spec_id, v)[1]
+            out.append(got)
         return out
 
     def summary_json(self) -> dict[str, Any]:
@@ -198,3 +229,10 @@ def _explain_view(r: Any) -> dict[str, Any]:
         "files": [{"path": d.path, "manifest": d.manifest_path, "kept": d.kept,
                    "reason": d.reason} for d in r.file_decisions],
     }
+
+
+def _texts(values: Any) -> list[str]:
+    """Numbers as table cells (an absent value: empty)."""
+    if None in values:
+        return ["" if v is None else str(v) for v in values]
+    return list(map(str, values))
