@@ -9,7 +9,9 @@ pointing down only (tests/test_layering.py checks it)::
 * ``cli`` parses options, calls one operation and renders its result; it alone prints and knows
   exit codes. ``cli/app.py`` keeps the table of commands (name, module, one-line help) and
   imports a command's module only when the command is used; ``cli/common.py`` has the shared
-  options, time options, progress display, result rendering and error handling.
+  options, time options, progress display, result rendering and error handling. The program
+  is ``cli/entry.py``: it runs a plain ``icectl plan`` line without loading typer (the plan body
+  is ``cli/plan_run.py``, what bodies share without typer ``cli/runner.py``).
 * ``ops`` holds the operations. Each returns a result object whose ``to_json()`` is its stable
   ``--json`` view and raises :mod:`icectl.errors` kinds whose messages name no command-line flag.
   ``spec/timetext.py`` is the one parser of times (``ops/timeargs`` to operations, also used by
