@@ -27,12 +27,12 @@ from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report thr
     parse_time_option,
     report_error,
     table_location,
+    WAREHOUSE_ENV,
 )
 from icectl.cli.runner import cli_message as runner_cli_message
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-WAREHOUSE_ENV = "ICECTL_WAREHOUSE"
 
 
 def _command_options() -> dict[str, str]:

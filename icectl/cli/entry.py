@@ -18,6 +18,8 @@ import os
 import sys
 from typing import Any
 
+from icectl.cli.runner import WAREHOUSE_ENV
+
 # plan's options: long option -> (parameter name, kind); kind "flag", "int" or "text"
 PLAN_OPTIONS: dict[str, tuple[str, str]] = {
     "--filter": ("filter_text", "text"),
@@ -41,7 +43,6 @@ PLAN_OPTIONS: dict[str, tuple[str, str]] = {
     "--json": ("json_out", "flag"),
 }
 PLAN_SHORT = {"-f": "--filter", "-w": "--warehouse"}
-WAREHOUSE_ENV = "ICECTL_WAREHOUSE"
 _COMPLETE_ENV = "_ICECTL_COMPLETE"  # typer's shell completion: always typer's
 
 
@@ -128,12 +129,30 @@ def _run_plan(values: dict[str, Any]) -> int:
     return 0
 
 
+def _exit_now(code: int) -> None:
+    """End the process once the output is flushed, without tearing down the plan's objects one
+    by one (a tenth of a second for a 200,000-file plan): a plan leaves nothing else to do."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # a reader that went away is not an error (as failure_code says)
+        except OSError:
+            code = code or 1
+    os._exit(code)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] == ["plan"] and _COMPLETE_ENV not in os.environ:
         values = parse_plan_args(argv[1:])
         if values is not None:
-            sys.exit(_run_plan(values))
+            # a one-shot process: the cyclic collector would only walk the plan's objects again
+            # and again (they are freed by the exit), so it stays off
+            import gc
+
+            gc.disable()
+            _exit_now(_run_plan(values))
     from icectl.cli.app import main as typer_main
 
     typer_main()

@@ -62,8 +62,14 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
         if fields_selected():  # the shared --field selection works on the JSON view
             emit_json(report.to_json())
             return
-        # the document json.dumps(report.to_json(), indent=2) gives, rendered column-wise
-        _write_chunks(report.json_chunks(json_default), end="\n")
+        # the document json.dumps(report.to_json(), indent=2) gives, rendered column-wise, the
+        # files of a large plan on every core (--workers)
+        from icectl.cli.parallel_out import write_document
+        from icectl.scan.parallel import check_workers
+
+        head, pieces, tail = report.json_parts(json_default)
+        write_document(sys.stdout, head, pieces, tail + "\n", check_workers(workers))
+        sys.stdout.flush()
         return
     if tasks or explain:
         _print_text(report.to_json(), tasks, explain)

@@ -17,6 +17,7 @@ from icectl.cli.output import err
 from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError
 
 DEBUG_ENV = "ICECTL_DEBUG"
+WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
 
 # library keywords whose option has another name (the rest: the same name, dashed)
 OPTION_OF_ARGUMENT = {"partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",

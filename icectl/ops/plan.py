@@ -43,16 +43,23 @@ class PlanReport:
     def json_chunks(self, default: Callable[[Any], Any] | None = None) -> Iterator[str]:
         """The text of ``json.dumps(self.to_json(), indent=2, ensure_ascii=False)`` in chunks,
         rendered from the decoded columns (:mod:`icectl.ops.plan_render`)."""
-        if self.with_tasks:
-            yield json.dumps(self.to_json(), indent=2, ensure_ascii=False, default=default)
-            return
-        from icectl.ops.plan_render import document_chunks
+        from icectl.ops.plan_render import part_chunks
 
+        return part_chunks(*self.json_parts(default))
+
+    def json_parts(self, default: Callable[[Any], Any] | None = None,
+                   ) -> tuple[str, list[tuple[int, Callable[[], str]]], str]:
+        """The text of :meth:`json_chunks` as a head, pieces (``(files, render)``, one per
+        manifest's planned files, rendered in any process, written in order) and a tail."""
+        from icectl.ops.plan_render import document_parts
+
+        if self.with_tasks:
+            return json.dumps(self.to_json(), indent=2, ensure_ascii=False, default=default), [], ""
         view = _header(self.result)
         if self.with_explain:
             view["explain"] = _explain_view(self.result)
-        yield from document_chunks(view, self.result.file_runs, self._partition, _delete_view,
-                                   default)
+        return document_parts(view, self.result.file_runs, self._partition, _delete_view,
+                              default)
 
     def jsonl_chunks(self, file_runs: Iterable[Any] | None = None,
                      default: Callable[[Any], Any] | None = None) -> Iterator[str]:

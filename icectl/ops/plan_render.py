@@ -15,11 +15,12 @@ goes; :func:`file_lines` gives the same file objects one per line (JSON Lines).
 from __future__ import annotations
 
 import json
+from functools import partial
 from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
 
-__all__ = ["document_chunks", "file_lines", "json_text"]
+__all__ = ["document_parts", "file_lines", "json_text", "part_chunks"]
 
 try:  # the C escaper json.dumps(..., ensure_ascii=False) uses
     from _json import encode_basestring as _escape
@@ -129,7 +130,7 @@ def _ints(values: Any, default: Callable[[Any], Any] | None) -> list | str:
     first = values[0]
     if values.count(first) == len(values):
         return _scalar(first, default)
-    if _INT_TYPES.issuperset(map(type, values)):  # (never bool: these columns hold counts)
+    if _INT_TYPES.issuperset(map(type, values)):  # exactly int: a bool would print as 1
         return _Ints(values)
     return [_scalar(v, default) for v in values]
 
@@ -225,31 +226,41 @@ def _fill(pieces: list[str], values: list, sep: str) -> str:
     return fmt % tuple(chain.from_iterable(zip(*columns)))
 
 
-def document_chunks(view: dict[str, Any], file_runs: Iterable[Any],
-                    partition: Callable[[int, tuple], tuple[dict[str, Any], str]],
-                    delete_view: Callable[[Any], dict[str, Any]],
-                    default: Callable[[Any], Any] | None = None) -> Iterator[str]:
-    """The text of ``json.dumps(view | {"files": <files>}, indent=2, ensure_ascii=False)``, in
-    chunks. ``view`` is the plan document without ``files``; its keys after ``summary`` (such
-    as ``explain``) follow the files, as in the document."""
+def part_chunks(head: str, pieces: list[tuple[int, Callable[[], str]]], tail: str) -> Iterator[str]:
+    """The chunks of a document given as :func:`document_parts` gives it, rendered in order."""
+    yield head
+    for _, render in pieces:
+        yield render()
+    yield tail
+
+
+def document_parts(view: dict[str, Any], file_runs: Iterable[Any],
+                   partition: Callable[[int, tuple], tuple[dict[str, Any], str]],
+                   delete_view: Callable[[Any], dict[str, Any]],
+                   default: Callable[[Any], Any] | None = None,
+                   ) -> tuple[str, list[tuple[int, Callable[[], str]]], str]:
+    """The text of ``json.dumps(view | {"files": <files>}, indent=2, ensure_ascii=False)`` as
+    its head, one piece per run of files
+    (``(number of files, render)``: ``render()`` gives the piece's text, separator included)
+    and its tail, so the pieces can be rendered anywhere, in order. ``view`` is the plan
+    document without ``files``; its keys after ``summary`` (such as ``explain``) follow the
+    files, as in the document."""
     head = {k: v for k, v in view.items()}
     tail_keys = [k for k in head if _after_files(k)]
-    tail = {k: head.pop(k) for k in tail_keys}
+    after = {k: head.pop(k) for k in tail_keys}
     text = json.dumps(head, indent=2, ensure_ascii=False, default=default)
-    yield text[:-2]  # without "\n}"
-    yield ',\n  "files": ['
     frag = _Fragments(partition, delete_view, 2, default)
-    first = True
-    for run in file_runs:
-        if not len(run):
-            continue
-        yield ("\n" if first else ",\n") + _fill(_INDENTED_PIECES, _columns(run, frag, default),
-                                                   ",\n")
-        first = False
-    yield "]" if first else "\n  ]"
-    for k, v in tail.items():
-        yield ",\n  " + _escape(k) + ": " + json_text(v, 2, 1, default)
-    yield "\n}"
+    runs = [r for r in file_runs if len(r)]
+    pieces = [(len(run), partial(_piece, run, frag, default, "\n" if i == 0 else ",\n"))
+              for i, run in enumerate(runs)]
+    tail = "]" if not runs else "\n  ]"
+    for k, v in after.items():
+        tail += ",\n  " + _escape(k) + ": " + json_text(v, 2, 1, default)
+    return text[:-2] + ',\n  "files": [', pieces, tail + "\n}"  # (head without its "\n}")
+
+
+def _piece(run: Any, frag: _Fragments, default: Callable[[Any], Any] | None, sep: str) -> str:
+    return sep + _fill(_INDENTED_PIECES, _columns(run, frag, default), ",\n")
 
 
 def _after_files(key: str) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import groupby, repeat
+from itertools import repeat
 from operator import itemgetter
 from typing import Iterable, Iterator, Sequence
 
@@ -17,31 +17,13 @@ from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 
 __all__ = ["PlannedFile", "FileRun", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult",
-           "columns_of", "row_of", "residual_of", "deletes_of", "runs", "runs_of"]
+           "columns_of", "row_of", "residual_of", "deletes_of"]
 
 # C-level accessors of a PlannedFile's parts, for code that walks many files at once
 columns_of = itemgetter(0)
 row_of = itemgetter(1)
 residual_of = itemgetter(3)
 deletes_of = itemgetter(4)
-_second = itemgetter(1)
-
-
-def runs(files: Iterable["PlannedFile"]) -> Iterator[tuple[ManifestColumns, list["PlannedFile"]]]:
-    """The files in runs of consecutive files from one decoded manifest (compared by identity:
-    comparing decoded manifests by value would read every column)."""
-    files = list(files) if not isinstance(files, list) else files
-    keyed = zip(map(id, map(columns_of, files)), files)
-    for _, run in groupby(keyed, key=itemgetter(0)):
-        fs = list(map(_second, run))
-        yield fs[0][0], fs
-
-
-def runs_of(files: Iterable["PlannedFile"]) -> list["FileRun"]:
-    """Planned files (from any source) as :class:`FileRun` s, one per run of consecutive files
-    from one decoded manifest."""
-    return [FileRun(cols, list(map(row_of, fs)), fs[0].spec_id, None, fs[0].manifest_path, fs)
-            for cols, fs in runs(files)]
 
 
 class FileRun:
