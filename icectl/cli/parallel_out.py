@@ -139,18 +139,19 @@ def _child_main(pieces: list[tuple[int, Callable[[], str]]], fd: int, encoding: 
                 errors: str, status_w: int, go_r: int) -> None:
     code = _EXIT_ABORTED
     try:
-        try:
-            data = "".join(render() for _, render in pieces).encode(encoding, errors)
+        try:  # (encoded piece by piece: no second copy of the slice as one string)
+            chunks = [render().encode(encoding, errors) for _, render in pieces]
         except BaseException:  # noqa: BLE001 - the parent renders the slice instead
             os.write(status_w, _FAILED)
             os._exit(_EXIT_ABORTED)
         os.write(status_w, _READY)
         if os.read(go_r, 1) != b"g":  # the parent is gone or gave up
             os._exit(_EXIT_ABORTED)
-        view = memoryview(data)
         try:
-            while view:
-                view = view[os.write(fd, view):]
+            for data in chunks:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
             code = _EXIT_OK
         except BrokenPipeError:
             code = _EXIT_EPIPE

@@ -111,39 +111,40 @@ def _max_or_default() -> int:
         return DEFAULT_MAX
 
 
-def manifest_key(file_io: Any, path: str, length: int, inputs: tuple) -> bytes | None:
-    """The key digest of a manifest, or None when its modification time cannot be had cheaply
-    or its size is not the recorded length (then it is not cached)."""
+def _size_and_mtime(file_io: Any, path: str) -> tuple[int, int] | None:
+    """A file's size and modification time in nanoseconds, or None when they cannot be had
+    cheaply (then it is not cached; the read reports the real problem)."""
     try:
         if is_local(path):
             st = os.stat(local_path(path))
-            size, mtime_ns = st.st_size, st.st_mtime_ns
-        else:
-            fi = file_io.info(path)
-            size, mtime_ns = fi.size, fi.mtime_ms * 1_000_000
-    except Exception:  # noqa: BLE001 - no key, no cache; the read reports the real problem
+            return st.st_size, st.st_mtime_ns
+        fi = file_io.info(path)
+        return fi.size, fi.mtime_ms * 1_000_000
+    except Exception:  # noqa: BLE001 - no key, no cache
         return None
-    if size != length:
+
+
+def _digest(key: tuple) -> bytes:
+    return _sha256(repr(key).encode("utf-8", "surrogatepass")).digest()
+
+
+def manifest_key(file_io: Any, path: str, length: int, inputs: tuple) -> bytes | None:
+    """The key digest of a manifest, or None when its modification time cannot be had cheaply
+    or its size is not the recorded length (then it is not cached)."""
+    found = _size_and_mtime(file_io, path)
+    if found is None or found[0] != length:
         return None
-    text = repr((FORMAT_VERSION, path, length, mtime_ns, tuple(inputs)))
-    return _sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _digest((FORMAT_VERSION, path, length, found[1], tuple(inputs)))
 
 
 def file_key(file_io: Any, path: str, inputs: tuple) -> bytes | None:
     """The key digest of an immutable file whose length is not recorded anywhere (a manifest
     list): its path, size and modification time as found now, and ``inputs``; None when they
     cannot be had cheaply."""
-    try:
-        if is_local(path):
-            st = os.stat(local_path(path))
-            size, mtime_ns = st.st_size, st.st_mtime_ns
-        else:
-            fi = file_io.info(path)
-            size, mtime_ns = fi.size, fi.mtime_ms * 1_000_000
-    except Exception:  # noqa: BLE001 - no key, no cache; the read reports the real problem
+    found = _size_and_mtime(file_io, path)
+    if found is None:
         return None
-    text = repr((FORMAT_VERSION, "file", path, size, mtime_ns, tuple(inputs)))
-    return _sha256(text.encode("utf-8", "surrogatepass")).digest()
+    return _digest((FORMAT_VERSION, "file", path, found[0], found[1], tuple(inputs)))
 
 
 def _entry_path(directory: str, key: bytes) -> str:
