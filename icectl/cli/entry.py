@@ -6,9 +6,10 @@ reads a plan command line made only of plan's own options, each written in one o
 ``--opt VALUE``, ``--opt=VALUE``, ``-f VALUE`` / ``-w VALUE`` or a flag, with one TABLE, and
 returns the values typer would give the command; :func:`icectl.cli.plan_run.run_plan` then runs
 with them, its failures reported by the same :func:`icectl.cli.runner.failure_code` the typer
-commands use. Anything else (help, --field, a repeated flag's odd forms, an option value that
-is not a plain integer, completion, any other command) goes to typer unchanged, so every
-message about a malformed command line is typer's. A test compares this parser with typer's on
+commands use. Anything else (--help, --field, ``--``, a short option joined to its value, a
+flag given a value, a value that looks like an option or an integer option's value that is not
+a plain integer, a second TABLE, shell completion, any other command) goes to typer unchanged,
+so every message about a malformed command line is typer's. A test compares this parser with typer's on
 many command lines (tests/cli/test_entry.py).
 """
 
