@@ -197,9 +197,9 @@ def emit_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str
                text_cells: bool = False) -> None:
     """A table of results: rich on a terminal, plain aligned columns in a pipe. With
     ``text_cells`` the rows already hold the cells' text (see :func:`_cell`)."""
-    rows = [tuple(r) for r in rows] if text_cells else [[_cell(v) for v in r] for r in rows]
+    rows = [tuple(r) for r in rows] if text_cells else [tuple(map(_cell, r)) for r in rows]
     if _stdout_is_tty():
-        _rich_table(columns, [list(r) for r in rows] if text_cells else rows, title)
+        _rich_table(columns, rows, title)
         return
     if not set(map(len, rows)) <= {len(columns)}:  # short rows: their missing cells are empty
         rows = [tuple(r) + ("",) * (len(columns) - len(r)) for r in rows]
@@ -209,11 +209,11 @@ def emit_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str
     fmt = "  ".join(f"%-{w}s" for w in widths).__mod__
     lines = [title] if title else []
     lines.append(fmt(tuple(columns)).rstrip())
-    lines.extend(map(str.rstrip, map(fmt, map(tuple, rows) if not text_cells else rows)))
+    lines.extend(map(str.rstrip, map(fmt, rows)))
     emit_text("\n".join(lines))
 
 
-def _rich_table(columns: Sequence[str], rows: list[list[str]], title: str | None) -> None:
+def _rich_table(columns: Sequence[str], rows: list[tuple[str, ...]], title: str | None) -> None:
     """A table on a terminal. Ids, timestamps and other short tokens are never split over lines:
     long values (paths, summaries) fold to make room, and when even the tokens do not fit the
     terminal's width, every row is shown as a block of aligned "column  value" lines."""

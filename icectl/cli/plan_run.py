@@ -96,12 +96,10 @@ def _output_format(out_format: str | None, json_out: bool, summary: bool, tasks:
     return fmt
 
 
-def _write_chunks(chunks: Any, end: str = "") -> None:
+def _write_chunks(chunks: Any) -> None:
     write = sys.stdout.write
     for chunk in chunks:
         write(chunk)
-    if end:
-        write(end)
     sys.stdout.flush()
 
 

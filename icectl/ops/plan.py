@@ -102,23 +102,14 @@ class PlanReport:
                 _texts(pick(cols.file_size_in_bytes)), res, dels))
         return out
 
-    def _partition_paths(self, spec_id: int, columns: list, n: int) -> list[str]:
+    def _partition_paths(self, spec_id: int, columns: list, n: int) -> Any:
         """The partition path of each of ``n`` files from its partition columns."""
-        from icectl.expr.evaluators import partition_key
+        from itertools import repeat
 
-        rows = list(zip(*columns)) if columns else [()] * n
-        if any(float in set(map(type, c)) for c in columns):  # -0.0 and 0.0 differ
-            keys: Any = map(partition_key, rows)
-        else:
-            keys = rows
-        paths: dict[Any, str] = {}
-        out = []
-        for k, v in zip(keys, rows):
-            got = paths.get(k)
-            if got is None:
-                got = paths[k] = self._partition(spec_id, v)[1]
-            out.append(got)
-        return out
+        from icectl.ops.plan_render import per_partition
+
+        got = per_partition(columns, n, lambda _key, values: self._partition(spec_id, values)[1])
+        return repeat(got, n) if isinstance(got, str) else got
 
     def summary_json(self) -> dict[str, Any]:
         """The document without per-file output: the header, its summary and the task count."""

@@ -20,7 +20,7 @@ from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, Callable, Iterable, Iterator
 
-__all__ = ["document_parts", "file_lines", "json_text", "part_chunks"]
+__all__ = ["document_parts", "file_lines", "json_text", "part_chunks", "per_partition"]
 
 try:  # the C escaper json.dumps(..., ensure_ascii=False) uses
     from _json import encode_basestring as _escape
@@ -152,25 +152,25 @@ def _strings(values: Any, default: Callable[[Any], Any] | None) -> list:
         return [_scalar(v, default) for v in values]
 
 
-def _partitions(frag: _Fragments, spec_id: int, parts: list, idx: list[int],
-                whole: bool) -> list[str] | str:
-    """The partition fragment of each file (one string when the run has one partition)."""
+def per_partition(columns: list, n: int, render: Callable[[tuple, tuple], str]) -> list[str] | str:
+    """``render(key, values)`` for the partition of each of ``n`` files (``columns``: one list
+    per partition field), called once per distinct partition; one string when every file has
+    the same. The key is the values, or :func:`partition_key` of them when a float is among
+    them (-0.0 and 0.0 are different partitions, NaN is one)."""
     from icectl.expr.evaluators import partition_key
 
-    columns = [_pick(c, idx, whole) for c in parts]
-    if any(float in set(map(type, c)) for c in columns):  # -0.0 and 0.0 differ, NaN is NaN
-        rows = list(zip(*columns))
-        return [frag.partition(spec_id, partition_key(v), v) for v in rows]
-    if all(c.count(c[0]) == len(c) for c in columns):
-        v = tuple(c[0] for c in columns)
-        return frag.partition(spec_id, v, v)
-    rows = list(zip(*columns))
+    if n == 0:
+        return []
+    rows = list(zip(*columns)) if columns else [()] * n
+    floats = any(float in set(map(type, c)) for c in columns)
+    if not floats and all(c.count(c[0]) == len(c) for c in columns):
+        return render(rows[0], rows[0])
     seen: dict[tuple, str] = {}
     out = []
-    for v in rows:
-        got = seen.get(v)
+    for k, v in zip(map(partition_key, rows) if floats else rows, rows):
+        got = seen.get(k)
         if got is None:
-            got = seen[v] = frag.partition(spec_id, v, v)
+            got = seen[k] = render(k, v)
         out.append(got)
     return out
 
@@ -190,7 +190,8 @@ def _columns(run: Any, frag: _Fragments, default: Callable[[Any], Any] | None) -
         fmt: Any = frag.file_format(formats[0])
     else:
         fmt = [frag.file_format(v) for v in formats]
-    part = _partitions(frag, run.spec_id, cols.partitions, idx, whole)
+    part = per_partition([_pick(c, idx, whole) for c in cols.partitions], len(idx),
+                         partial(frag.partition, run.spec_id))
     records = _ints(_pick(cols.record_count, idx, whole), default)
     sizes = _ints(_pick(cols.file_size_in_bytes, idx, whole), default)
     seqs = _ints(_pick(cols.data_sequence_number, idx, whole), default)

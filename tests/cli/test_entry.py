@@ -48,34 +48,40 @@ def test_the_option_table_is_the_commands() -> None:
     assert PLAN_SHORT == shorts
 
 
-CASES = [
+TAKEN = [
     ["t"],
     ["t", "--json"],
     ["--json", "t", "--filter", "id > 5"],
     ["t", "-f", "ts >= '2024-01-01'", "--json", "--json"],
     ["t", "--filter=id between 1 and 3", "--format", "jsonl"],
     ["t", "--filter=", "--summary"],
-    ["t", "--snapshot", "12", "--split-size=  7 ", "--lookback", "+3", "--workers", "-1"],
+    ["t", "--snapshot", "12", "--split-size=  7 ", "--lookback", "+3", "--workers=-1"],
     ["t", "--from-snapshot", "1", "--to-snapshot", "2", "--open-file-cost", "007"],
     ["t", "-w", "wh", "--ref", "main", "--as-of", "36h", "--columns", "a,b"],
     ["t", "--warehouse=", "--tasks", "--explain", "--case-sensitive", "--no-cache"],
     ["-", "--filter", "x = 'a b'"],
     ["t", "--filter", "id > 1", "--filter", "id > 2"],
     ["db.t", "--warehouse", "/w"],
-    # lines the direct path leaves to typer
+]
+# lines the direct path leaves to typer
+LEFT = [
     [], ["t", "u"], ["t", "--help"], ["t", "-h"], ["t", "--field", "summary"], ["t", "--"],
     ["t", "--snapshot", "x"], ["t", "--snapshot", "1.5"], ["t", "--snapshot"], ["t", "--filter"],
     ["t", "--json=1"], ["t", "-fid > 1"], ["t", "--filter", "-x"], ["t", "--nope"], ["--json"],
-    ["t", "--snapshot", "١٢"], ["t", "--workers", "1_000"],
+    ["t", "--snapshot", "١٢"], ["t", "--workers", "1_000"], ["t", "--workers", "-1"],
 ]
 
 
-@pytest.mark.parametrize("args", CASES, ids=[" ".join(c) or "(none)" for c in CASES])
+@pytest.mark.parametrize("args", TAKEN, ids=[" ".join(c) for c in TAKEN])
 def test_the_direct_parser_gives_what_typer_gives(args, monkeypatch) -> None:
     monkeypatch.delenv(WAREHOUSE_ENV, raising=False)
     got = parse_plan_args(args)
-    if got is not None:
-        assert got == typer_values(args)
+    assert got is not None and got == typer_values(args)
+
+
+@pytest.mark.parametrize("args", LEFT, ids=[" ".join(c) or "(none)" for c in LEFT])
+def test_other_lines_are_left_to_typer(args) -> None:
+    assert parse_plan_args(args) is None
 
 
 @pytest.mark.parametrize("env", ["", "/env-wh"])
