@@ -3,6 +3,9 @@
 - ``slow`` tests run only with ``--runslow``.
 - Everything under tests/interop is marked ``interop``: it needs the Spark + Iceberg reference
   stack and fails (never skips) when that stack is missing.
+- Hypothesis runs derandomized (the same examples every run) with no deadline, so a loaded
+  machine cannot fail a test by timing; ``--runslow`` raises the example count of every property
+  test that does not fix its own, and ``--hypothesis-profile=explore`` draws fresh random examples.
 - The persistent manifest cache of every icectl run (in-process and subprocess) lives in a
   temporary directory of the test run, never in the user's cache directory.
 """
@@ -15,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 _INTEROP_DIR = Path(__file__).parent / "interop"
 
@@ -25,7 +29,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+_HYPOTHESIS_BASE = dict(deadline=None, derandomize=True, database=None, print_blob=True,
+                        suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("icectl", **_HYPOTHESIS_BASE)
+settings.register_profile("icectl-slow", max_examples=1000, **_HYPOTHESIS_BASE)
+settings.register_profile("explore", deadline=None, max_examples=500, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("icectl")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("--runslow") and config.getoption("--hypothesis-profile", None) is None:
+        settings.load_profile("icectl-slow")
     cache = tempfile.mkdtemp(prefix="icectl-test-cache-")
     config._icectl_cache_dir = cache  # type: ignore[attr-defined]
     os.environ["ICECTL_CACHE_DIR"] = cache

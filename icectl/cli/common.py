@@ -50,11 +50,6 @@ def _command_options() -> dict[str, str]:
     return out
 
 
-def option_for(argument: str) -> str | None:
-    """The long option of the running command that sets a library call's ``argument``."""
-    return option_in(argument, _command_options())
-
-
 def cli_message(e: IcectlError) -> str:
     """An error's message with the running command's option names (see runner.cli_message)."""
     return runner_cli_message(e, _command_options())

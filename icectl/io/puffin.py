@@ -36,7 +36,7 @@ from typing import Any, Iterable, Mapping
 from icectl.errors import CorruptMetadata, IcectlError, StorageError
 
 __all__ = ["DV_MAGIC", "read_deletion_vector", "parse_deletion_vector", "parse_roaring64",
-           "parse_roaring32", "serialize_roaring64", "deletion_vector_blob", "PuffinBlob",
+           "serialize_roaring64", "deletion_vector_blob", "PuffinBlob",
            "puffin_file", "PUFFIN_MAGIC", "DV_BLOB_TYPE", "ROW_POSITION_FIELD_ID"]
 
 DV_MAGIC = b"\xd1\xd3\x39\x64"
@@ -118,13 +118,6 @@ def _parse32(buf: _Buf, high: int, out: list[int]) -> None:
             out.extend(base + v for v in buf.u16s(card))
         else:
             _bitmap_values(buf.take(8192), base, out)
-
-
-def parse_roaring32(data: bytes) -> list[int]:
-    """The values of a 32-bit portable roaring bitmap, ascending."""
-    out: list[int] = []
-    _parse32(_Buf(data, "roaring bitmap"), 0, out)
-    return out
 
 
 def parse_roaring64(data: bytes, what: str = "roaring bitmap") -> list[int]:
