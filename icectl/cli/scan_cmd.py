@@ -138,7 +138,7 @@ def _json_rows(s: Any, batches: Iterator[Any]) -> Iterator[dict[str, Any]]:
 
     names, types = _columns(s), s.iceberg_types()
     for row in _internal_rows(s, batches):
-        yield {n: to_json_value(t, v) for n, t, v in zip(names, types, row)}
+        yield {n: to_json_value(t, v, names=True) for n, t, v in zip(names, types, row)}
 
 
 def _human_rows(s: Any, batches: Iterator[Any]) -> Iterator[list[Any]]:
