@@ -125,6 +125,26 @@ def _is_list(arr_type: Any) -> bool:
             or pa.types.is_fixed_size_list(arr_type))
 
 
+def _same_ids(t: IcebergType, arr_type: Any, file_field: Any) -> bool:
+    """Whether the nested fields of a column whose Arrow type equals ``t``'s carry ``t``'s field
+    ids (fields without an id in the file match by their equal names)."""
+    if not isinstance(t, (StructType, ListType, MapType)):
+        return True
+    arr_type = arr_type.storage_type if isinstance(arr_type, pa.BaseExtensionType) else arr_type
+    kids = _file_children(file_field, arr_type)
+    fields = t.fields()
+    if len(kids) != len(fields):
+        return False
+    if pa.types.is_struct(arr_type):
+        types = [arr_type.field(i).type for i in range(arr_type.num_fields)]
+    elif pa.types.is_map(arr_type):
+        types = [arr_type.key_type, arr_type.item_type]
+    else:
+        types = [arr_type.value_type]
+    return all((fid is None or fid == f.field_id) and _same_ids(f.type, at, ff)
+               for (fid, ff), f, at in zip(kids, fields, types))
+
+
 def conform(arr: Any, t: IcebergType, file_field: Any = None) -> Any:
     """A column read from a data file in the Arrow type icectl uses for ``t``: promoted
     (int -> long, float -> double, wider decimals), timestamp units normalized; struct fields
@@ -134,6 +154,8 @@ def conform(arr: Any, t: IcebergType, file_field: Any = None) -> Any:
     by a projection, dropped from the schema) are left out."""
     target = arrow_type(t)
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    if arr.type == target and _same_ids(t, arr.type, file_field):
+        return arr  # the common case: the file was written with the current schema
     src = _storage(arr).type
     if isinstance(t, StructType) and pa.types.is_struct(src):
         arr = _storage(arr)

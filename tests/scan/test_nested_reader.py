@@ -208,3 +208,17 @@ def test_binding_nested_fields():
         bind(parse_filter("s = 1"), s)
     with pytest.raises(InvalidInput, match="inside a list or map"):
         bind(parse_filter("l.element = 1"), s)
+
+
+def test_a_nested_field_dropped_and_added_again_under_its_name_reads_null(tmp_path):
+    # the new info.b has a new id: the old file's info.b (same name, same Arrow type) is not it
+    from icectl.ops.evolve_schema import add_column, evolve_schema
+
+    t = nested_table(tmp_path)
+    evolve_schema(t, lambda u: u.drop_column("info.b"))
+    evolve_schema(Table.load(t.location), lambda u: add_column(u, "info.b", STRING))
+    t = Table.load(t.location)
+    assert t.metadata.schema.find_field("info.b").field_id != 7
+    assert rows(t, columns=["info"]) == [{"info": {"a": 5, "b": None}}, {"info": None},
+                                         {"info": {"a": None, "b": None}}]
+    assert rows(t, "info.b is not null", columns=["id"]) == []
