@@ -189,9 +189,7 @@ def _projection(schema: Schema, column_names: Sequence[str]) -> list[NestedField
     for name in column_names:
         fid = schema.find_field(name, True).field_id
         ids.add(fid)
-        top = fid
-        while (parent := schema.parent_id(top)) is not None:
-            top = parent
+        top = schema.root_id(fid)
         if top not in order:
             order.append(top)
     by_id = {f.field_id: f for f in select_fields(schema.fields, ids)}
@@ -347,7 +345,7 @@ class _FileReader:
         file_ids = {x.field_id: x.name for x in fields if x.field_id is not None}
         # nested fields (struct fields the filter or an equality delete names) are read through
         # their top-level column
-        wanted: set[int] = {self._top(i) for i in self.residual_ids}
+        wanted: set[int] = {self.scan.schema.root_id(i) for i in self.residual_ids}
         for d in self.eq_deletes:
             wanted.update(d.equality_ids or ())
         if not self.count_only:
@@ -377,13 +375,6 @@ class _FileReader:
             close = getattr(source, "close", None)
             if close is not None:
                 close()
-
-    def _top(self, fid: int) -> int:
-        """The top-level column holding field ``fid`` (itself when top-level or unknown)."""
-        schema = self.scan.schema
-        while (parent := schema.parent_id(fid)) is not None:
-            fid = parent
-        return fid
 
     def _column(self, fid: int, f: NestedField, n: int, cols: dict, arrow_fields: dict,
                 file_ids: dict) -> Any:

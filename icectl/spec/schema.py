@@ -123,6 +123,14 @@ class Schema:
     def parent_id(self, field_id: int) -> int | None:
         return self._index[3].get(field_id)
 
+    def root_id(self, field_id: int) -> int:
+        """The id of the top-level column holding ``field_id`` (itself when top-level or not
+        in this schema)."""
+        parents = self._index[3]
+        while field_id in parents:
+            field_id = parents[field_id]
+        return field_id
+
     def all_field_ids(self) -> list[int]:
         return list(self._index[0])
 
