@@ -125,6 +125,17 @@ def _is_list(arr_type: Any) -> bool:
             or pa.types.is_fixed_size_list(arr_type))
 
 
+def _offsets(arr: Any) -> tuple[Any, Any]:
+    """A list or map array's offsets from 0 and a function cutting its child arrays to the
+    entries they cover (a sliced array's offsets start elsewhere; Arrow builds no array from
+    such offsets with a null bitmap)."""
+    offsets = arr.offsets
+    start, end = offsets[0].as_py(), offsets[-1].as_py()
+    if start:
+        offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
+    return offsets, lambda child: child.slice(start, end - start)
+
+
 def _same_ids(t: IcebergType, arr_type: Any, file_field: Any) -> bool:
     """Whether the nested fields of a column whose Arrow type equals ``t``'s carry ``t``'s field
     ids (fields without an id in the file match by their equal names)."""
@@ -178,15 +189,17 @@ def conform(arr: Any, t: IcebergType, file_field: Any = None) -> Any:
         if not pa.types.is_list(src):
             arr = arr.cast(pa.list_(src.value_field))
         ((_, eff),) = _file_children(file_field, src)
-        values = conform(arr.values, t.element_type, eff)
-        return pa.ListArray.from_arrays(arr.offsets, values, type=target,
+        offsets, span = _offsets(arr)
+        values = conform(span(arr.values), t.element_type, eff)
+        return pa.ListArray.from_arrays(offsets, values, type=target,
                                         mask=arr.is_null() if arr.null_count else None)
     if isinstance(t, MapType) and pa.types.is_map(src):
         arr = _storage(arr)
         (_, kff), (_, vff) = _file_children(file_field, src)
-        keys = conform(arr.keys, t.key_type, kff)
-        items = conform(arr.items, t.value_type, vff)
-        out = pa.MapArray.from_arrays(arr.offsets, keys, items, type=target)
+        offsets, span = _offsets(arr)
+        keys = conform(span(arr.keys), t.key_type, kff)
+        items = conform(span(arr.items), t.value_type, vff)
+        out = pa.MapArray.from_arrays(offsets, keys, items, type=target)
         if arr.null_count:
             out = pc.if_else(arr.is_null(), pa.scalar(None, target), out)
         return out

@@ -222,3 +222,40 @@ def test_a_nested_field_dropped_and_added_again_under_its_name_reads_null(tmp_pa
     assert rows(t, columns=["info"]) == [{"info": {"a": 5, "b": None}}, {"info": None},
                                          {"info": {"a": None, "b": None}}]
     assert rows(t, "info.b is not null", columns=["id"]) == []
+
+
+def test_maps_and_lists_rebuilt_for_a_promoted_value_keep_their_nulls(tmp_path):
+    from icectl.ops.evolve_schema import evolve_schema
+
+    t = nested_table(tmp_path)
+    evolve_schema(t, lambda u: (u.update_column("m.value", LONG), u.update_column("pts.y", LONG)))
+    t = Table.load(t.location)
+    s = open_scan(t, columns=["m"])
+    assert s.arrow_schema().field("m").type.item_type == pa.int64()
+    assert rows(t, columns=["id", "m"]) == [{"id": 1, "m": [("k", 1)]}, {"id": 2, "m": None},
+                                            {"id": 3, "m": []}]
+    assert rows(t, "m is null", columns=["id"]) == [{"id": 2}]
+    # batches of one row (row groups of two)
+    clear_cache()
+    s = open_scan(Table.load(t.location), columns=["m", "pts"], batch_rows=1)
+    got = [r for b in s.batches() for r in b.to_pylist()]
+    assert got == [{"m": [("k", 1)], "pts": [{"x": 1, "y": 2}, None]},
+                   {"m": None, "pts": None}, {"m": [], "pts": [{"x": None, "y": 4}]}]
+
+
+def test_conform_sliced_nested_columns_by_field_id():
+    from icectl.scan.arrow_values import conform
+
+    elem = pa.struct([field("x", pa.int32(), 12), field("y", pa.int32(), 13)])
+    lf = field("pts", pa.list_(field("element", elem, 11)), 5)
+    arr = pa.array([[{"x": 0, "y": 0}], None, [{"x": 1, "y": None}, None], []], lf.type)
+    t = ListType(11, StructType([NestedField(13, "y", LONG), NestedField(12, "xx", INT),
+                                 NestedField(14, "z", STRING)]), False)
+    got = conform(arr.slice(1, 3), t, lf)
+    assert got.to_pylist() == [None, [{"y": None, "xx": 1, "z": None}, None], []]
+    mf = field("m", pa.map_(field("key", pa.string(), 9).with_nullable(False),
+                            field("value", pa.int32(), 10)), 4)
+    marr = pa.array([[("a", 1)], None, [("b", 2), ("c", None)]], mf.type)
+    got = conform(marr.slice(1, 2), MapType(9, STRING, 10, LONG), mf)
+    assert got.type.item_type == pa.int64()
+    assert got.to_pylist() == [None, [("b", 2), ("c", None)]]
