@@ -259,3 +259,15 @@ def test_conform_sliced_nested_columns_by_field_id():
     got = conform(marr.slice(1, 2), MapType(9, STRING, 10, LONG), mf)
     assert got.type.item_type == pa.int64()
     assert got.to_pylist() == [None, [("b", 2), ("c", None)]]
+
+
+def test_json_value_by_names_at_every_depth():
+    from icectl.spec.values import to_json_value
+
+    inner = StructType([NestedField(3, "p", INT), NestedField(4, "d", LONG)])
+    t = MapType(1, STRING, 2, ListType(5, inner, False))
+    value = {"k": [{3: 1, 4: None}, None]}
+    assert to_json_value(t, value, names=True) == {"keys": ["k"],
+                                                   "values": [[{"p": 1, "d": None}, None]]}
+    # the spec's single-value form (defaults, partition JSON) stays keyed by field id
+    assert to_json_value(t, value) == {"keys": ["k"], "values": [[{"3": 1, "4": None}, None]]}
