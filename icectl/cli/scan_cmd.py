@@ -25,7 +25,8 @@ the table's name mapping (schema.name-mapping.default).
 
 Formats: table (aligned columns; a rich table on a terminal), csv, jsonl (one JSON object per
 row, values in the Iceberg JSON single-value form: dates, times and timestamps as ISO text,
-decimals as strings, binary as hex, structs keyed by field id) and parquet (needs --output).
+decimals as strings, binary as hex, struct fields by their current names, maps as
+{"keys": [...], "values": [...]}) and parquet (needs --output).
 --with-metadata adds _file, _pos, _spec_id, _partition (when the table has partition fields)
 and, on format v3, _row_id and _last_updated_sequence_number. --count prints the number of
 rows only; it is answered from the manifests when no delete file or residual filter needs
@@ -53,7 +54,7 @@ def register(app: typer.Typer) -> None:
 def scan(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Row filter, e.g. \"id > 5 and day = '2024-01-02'\" (grammar below).")] = None,
-    columns: Annotated[Optional[str], typer.Option("--columns", help="Top-level columns to read, comma-separated (default: all).")] = None,
+    columns: Annotated[Optional[str], typer.Option("--columns", help="Columns to read, comma-separated (default: all); a dotted name (info.a) reads the struct with only the named fields.")] = None,
     snapshot: Annotated[Optional[int], typer.Option("--snapshot", help="Read the snapshot with this id (time travel).")] = None,
     ref: Annotated[Optional[str], typer.Option("--ref", help="Read the snapshot a branch or tag points at.")] = None,
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Read the snapshot current at this time: an ISO timestamp (UTC unless it has a zone), epoch milliseconds or a duration ago (36h).")] = None,
@@ -138,7 +139,7 @@ def _json_rows(s: Any, batches: Iterator[Any]) -> Iterator[dict[str, Any]]:
 
     names, types = _columns(s), s.iceberg_types()
     for row in _internal_rows(s, batches):
-        yield {n: to_json_value(t, v) for n, t, v in zip(names, types, row)}
+        yield {n: to_json_value(t, v, names=True) for n, t, v in zip(names, types, row)}
 
 
 def _human_rows(s: Any, batches: Iterator[Any]) -> Iterator[list[Any]]:

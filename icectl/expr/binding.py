@@ -115,8 +115,8 @@ class _Binder(Visitor[Expression]):
         return not_(child)
 
 
-def _column(term: str, schema: Schema, case_sensitive: bool) -> tuple[Any, str]:
-    """The primitive field a filter's column names, with its full name."""
+def _column(term: str, schema: Schema, case_sensitive: bool) -> tuple[Any, str, bool]:
+    """The field a filter's column names, with its full name and whether it can be null."""
     field = schema.find_field_or_none(term, case_sensitive)
     if field is None:
         hint = ""
@@ -125,25 +125,27 @@ def _column(term: str, schema: Schema, case_sensitive: bool) -> tuple[Any, str]:
         raise NotFound(f"filter column {term!r} not found in the table schema{hint}")
     fid = field.field_id
     name = schema.column_name(fid)
+    nullable = not field.required  # a required field of an optional struct is null with it
     parent = schema.parent_id(fid)
     while parent is not None:
-        ptype = schema.find_field(parent).type
-        if isinstance(ptype, (ListType, MapType)):
+        pfield = schema.find_field(parent)
+        if isinstance(pfield.type, (ListType, MapType)):
             raise InvalidInput(f"filter column {name!r} is inside a list or map; filters can "
                                "only use columns reached through structs")
+        nullable = nullable or not pfield.required
         parent = schema.parent_id(parent)
-    t = field.type
-    if not isinstance(t, PrimitiveType):
-        raise InvalidInput(f"filter column {name!r} is a {type(t).__name__.replace('Type', '').lower()}"
-                           "; only primitive columns can be compared")
-    return field, name
+    return field, name, nullable
 
 
-def _bind_predicate(pred: Predicate, field: Any, name: str) -> Expression:
+def _bind_predicate(pred: Predicate, field: Any, name: str, nullable: bool = True) -> Expression:
     fid, t = field.field_id, field.type
     op = pred.op
+    if not isinstance(t, PrimitiveType) and op not in (Operation.IS_NULL, Operation.NOT_NULL):
+        raise InvalidInput(f"filter column {name!r} is a {type(t).__name__.replace('Type', '').lower()}"
+                           "; a struct, list or map column takes only 'is null' and "
+                           "'is not null'")
     if op in (Operation.IS_NULL, Operation.NOT_NULL):
-        if field.required:
+        if not nullable:
             return FALSE if op == Operation.IS_NULL else TRUE
         return BoundPredicate(op, fid, name, t)
     if op in (Operation.IS_NAN, Operation.NOT_NAN):

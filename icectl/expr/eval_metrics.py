@@ -29,7 +29,7 @@ from icectl.expr.eval_manifest import range_rule
 from icectl.expr.expressions import AlwaysTrue, BoundPredicate, Expression, Operation
 from icectl.expr.ordering import IN_PREDICATE_LIMIT, compare, is_nan, value_key
 from icectl.spec.schema import Schema
-from icectl.spec.types import IcebergType
+from icectl.spec.types import IcebergType, PrimitiveType
 
 __all__ = ["MetricsEvaluator", "metrics_might_match"]
 
@@ -99,6 +99,8 @@ def _in_rule(p: BoundPredicate, lower: Any, upper: Any) -> str | None:
 def _rule(p: BoundPredicate, m: FileStats) -> str | None:
     """None when the file may hold rows satisfying ``p``, else why not."""
     fid, t, op, name = p.field_id, p.type, p.op, p.name
+    if not isinstance(t, PrimitiveType):
+        return None  # a struct, list or map: its fields' metrics do not tell its own nulls
     if op == Op.IS_NULL:
         return f"{name} has no nulls" if fid in m.nulls and m.nulls[fid] == 0 else None
     if op == Op.NOT_NULL:
@@ -158,6 +160,8 @@ def _column_prefix(p: BoundPredicate, ctx: ColumnStats) -> list:
 
 def _column_rule(p: BoundPredicate, ctx: ColumnStats) -> list:
     fid, op, n = p.field_id, p.op, ctx.n
+    if not isinstance(p.type, PrimitiveType):
+        return [True] * n  # a struct, list or map (see _rule)
     if op == Op.IS_NULL:
         return [c != 0 for c in ctx.counts(fid, "null_counts")]
     if op == Op.NOT_NULL:

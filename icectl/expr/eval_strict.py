@@ -18,7 +18,7 @@ from icectl.expr.expressions import BoundPredicate, Expression, Operation
 from icectl.expr.ordering import compare
 from icectl.expr.visitor import visit
 from icectl.spec.schema import Schema
-from icectl.spec.types import IcebergType
+from icectl.spec.types import IcebergType, PrimitiveType
 
 __all__ = ["StrictMetricsEvaluator", "strict_metrics_match"]
 
@@ -30,6 +30,8 @@ def _rule(p: BoundPredicate, nulls_only: bool, nans_only: bool, nulls: Any, nans
     """Whether every row satisfies ``p``, given one column's statistics: all null / all NaN
     flags, null and NaN counts (None = unknown), decoded bounds (None = unknown)."""
     op = p.op
+    if not isinstance(p.type, PrimitiveType):
+        return False  # a struct, list or map: its fields' metrics do not tell its own nulls
     if op == Op.IS_NULL:
         return nulls_only
     if op == Op.NOT_NULL:

@@ -44,9 +44,11 @@ Filter expressions (--filter):
                true and false are the constant filters; filters may be of any length
                and nesting depth; an empty filter is an error
   columns      names as in the schema, letters of any script included (catégorie, 类别);
-               nested struct fields by dotted path (point.x); quote other names with
-               "double quotes" or `backticks` ("my col", `order`); matched
-               case-insensitively unless --case-sensitive is given
+               nested struct fields by dotted path (point.x, at any depth; not fields
+               inside lists or maps); struct, list and map columns take only is null and
+               is not null; quote other names with "double quotes" or `backticks`
+               ("my col", `order`); matched case-insensitively unless --case-sensitive is
+               given
   literals     integers (42, -7), decimals (12.50, exact), floats (1e3, 2.5e-1), strings in
                single quotes ('it''s'), true/false, date '2024-01-02',
                time '10:15:00', timestamp '2024-01-02 10:00:00' (no zone; also

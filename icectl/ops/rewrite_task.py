@@ -31,7 +31,6 @@ from typing import Any, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icectl.errors import InvalidInput
 from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
 from icectl.io.files import FileIO
 from icectl.io.parquet_write import TARGET_FILE_SIZE
@@ -287,16 +286,7 @@ def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Sch
 
 def _column(b: pa.RecordBatch, schema: Schema, fid: int) -> Any:
     """The batch's values of field ``fid``: a top-level column, or a field of nested structs."""
-    from icectl.spec.types import StructType
+    from icectl.scan.arrow_values import field_chain, struct_field_column
 
-    chain = [fid]
-    while (parent := schema.parent_id(chain[-1])) is not None:
-        chain.append(parent)
-    chain.reverse()
-    arr = b.column(schema.find_field(chain[0]).name)
-    for parent_id, child_id in zip(chain, chain[1:]):
-        if not isinstance(schema.find_field(parent_id).type, StructType):
-            raise InvalidInput(f"the filter refers to {schema.find_field(fid).name!r} inside a "
-                               "list or map; rows can be filtered on struct fields only")
-        arr = pc.struct_field(arr, [arr.type.get_field_index(schema.find_field(child_id).name)])
-    return arr
+    chain = field_chain(schema, fid)
+    return struct_field_column(b.column(schema.find_field(chain[0]).name), schema, chain)

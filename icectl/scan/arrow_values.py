@@ -13,12 +13,14 @@ import uuid as _uuid
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from icectl.errors import InvalidInput
 from icectl.io.parquet import arrow_field_id
 from icectl.io.parquet_write import arrow_type
 from icectl.spec.types import UUID, IcebergType, ListType, MapType, StructType
 
-__all__ = ["to_internal", "internal_to_arrow", "conform"]
+__all__ = ["to_internal", "internal_to_arrow", "conform", "field_chain", "struct_field_column"]
 
 
 def _storage(arr: Any) -> Any:
@@ -99,30 +101,133 @@ def _default_array(f: Any, n: int) -> Any:
     return internal_to_arrow([value] * n, f.type)
 
 
+def _file_children(file_field: Any, arr_type: Any) -> list[tuple[Any, Any]]:
+    """``(field id or None, child file field or None)`` for each child of a nested column, in the
+    Arrow type's order. ``file_field`` is the column's :class:`~icectl.io.parquet.ParquetField`
+    (ids from the file or the name mapping), its Arrow field (``PARQUET:field_id`` metadata) or
+    None (no ids: struct fields are then matched by name)."""
+    if pa.types.is_struct(arr_type):
+        arrow_kids = [arr_type.field(i) for i in range(arr_type.num_fields)]
+    elif pa.types.is_map(arr_type):
+        arrow_kids = [arr_type.key_field, arr_type.item_field]
+    else:
+        arrow_kids = [arr_type.value_field]
+    kids = getattr(file_field, "children", None)
+    if file_field is not None and kids is not None and len(kids) == len(arrow_kids):
+        return [(k.field_id, k) for k in kids]  # a ParquetField
+    if file_field is None:
+        return [(None, None)] * len(arrow_kids)
+    return [(arrow_field_id(k), k) for k in arrow_kids]
+
+
+def _is_list(arr_type: Any) -> bool:
+    return (pa.types.is_list(arr_type) or pa.types.is_large_list(arr_type)
+            or pa.types.is_fixed_size_list(arr_type))
+
+
+def _offsets(arr: Any) -> tuple[Any, Any]:
+    """A list or map array's offsets from 0 and a function cutting its child arrays to the
+    entries they cover (a sliced array's offsets start elsewhere; Arrow builds no array from
+    such offsets with a null bitmap)."""
+    offsets = arr.offsets
+    start, end = offsets[0].as_py(), offsets[-1].as_py()
+    if start:
+        offsets = pc.subtract(offsets, pa.scalar(start, offsets.type))
+    return offsets, lambda child: child.slice(start, end - start)
+
+
+def _same_ids(t: IcebergType, arr_type: Any, file_field: Any) -> bool:
+    """Whether the nested fields of a column whose Arrow type equals ``t``'s carry ``t``'s field
+    ids (fields without an id in the file match by their equal names)."""
+    if not isinstance(t, (StructType, ListType, MapType)):
+        return True
+    arr_type = arr_type.storage_type if isinstance(arr_type, pa.BaseExtensionType) else arr_type
+    kids = _file_children(file_field, arr_type)
+    fields = t.fields()
+    if len(kids) != len(fields):
+        return False
+    if pa.types.is_struct(arr_type):
+        types = [arr_type.field(i).type for i in range(arr_type.num_fields)]
+    elif pa.types.is_map(arr_type):
+        types = [arr_type.key_type, arr_type.item_type]
+    else:
+        types = [arr_type.value_type]
+    return all((fid is None or fid == f.field_id) and _same_ids(f.type, at, ff)
+               for (fid, ff), f, at in zip(kids, fields, types))
+
+
 def conform(arr: Any, t: IcebergType, file_field: Any = None) -> Any:
     """A column read from a data file in the Arrow type icectl uses for ``t``: promoted
     (int -> long, float -> double, wider decimals), timestamp units normalized; struct fields
-    matched by the file's field ids (``file_field``, the column's Arrow field), missing ones
-    filled with their initial default or null."""
+    matched by the file's field ids (``file_field``: the column's ParquetField or Arrow field) at
+    any depth, inside lists and maps too, so renamed fields take their current names and fields
+    the file lacks read as their initial default or null; fields the type does not hold (pruned
+    by a projection, dropped from the schema) are left out."""
     target = arrow_type(t)
     arr = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-    if arr.type == target:
-        return arr
-    if isinstance(t, StructType) and file_field is not None and pa.types.is_struct(arr.type):
-        by_id = {}
-        for i in range(arr.type.num_fields):
-            fid = arrow_field_id(arr.type.field(i))
-            by_id[fid if fid is not None else arr.type.field(i).name] = i
+    if arr.type == target and _same_ids(t, arr.type, file_field):
+        return arr  # the common case: the file was written with the current schema
+    src = _storage(arr).type
+    if isinstance(t, StructType) and pa.types.is_struct(src):
+        arr = _storage(arr)
+        by_key: dict[Any, int] = {}
+        kids_ff = _file_children(file_field, src)
+        for i, (fid, _) in enumerate(kids_ff):
+            by_key.setdefault(fid if fid is not None else src.field(i).name, i)
         children = []
         kids = arr.flatten()
         for f in t.fields():
-            i = by_id.get(f.field_id, by_id.get(f.name))
+            i = by_key.get(f.field_id, by_key.get(f.name))
             if i is None:
                 children.append(_default_array(f, len(arr)))
             else:
-                children.append(conform(kids[i], f.type, arr.type.field(i)))
+                children.append(conform(kids[i], f.type, kids_ff[i][1]))
         return pa.StructArray.from_arrays(children, fields=list(target),
-                                          mask=arr.is_null())
+                                          mask=arr.is_null() if arr.null_count else None)
+    if isinstance(t, ListType) and _is_list(src):
+        arr = _storage(arr)
+        if not pa.types.is_list(src):
+            arr = arr.cast(pa.list_(src.value_field))
+        ((_, eff),) = _file_children(file_field, src)
+        offsets, span = _offsets(arr)
+        values = conform(span(arr.values), t.element_type, eff)
+        return pa.ListArray.from_arrays(offsets, values, type=target,
+                                        mask=arr.is_null() if arr.null_count else None)
+    if isinstance(t, MapType) and pa.types.is_map(src):
+        arr = _storage(arr)
+        (_, kff), (_, vff) = _file_children(file_field, src)
+        offsets, span = _offsets(arr)
+        keys = conform(span(arr.keys), t.key_type, kff)
+        items = conform(span(arr.items), t.value_type, vff)
+        out = pa.MapArray.from_arrays(offsets, keys, items, type=target)
+        if arr.null_count:
+            out = pc.if_else(arr.is_null(), pa.scalar(None, target), out)
+        return out
+    if arr.type == target:
+        return arr
     if isinstance(target, pa.BaseExtensionType):
         return pa.ExtensionArray.from_storage(target, _storage(arr).cast(target.storage_type))
     return _storage(arr).cast(target)
+
+
+def field_chain(schema: Any, field_id: int) -> list[int]:
+    """The ids from a top-level column down to ``field_id``, every step a struct field; raises
+    InvalidInput for a field inside a list or map (rows are filtered on struct fields only)."""
+    chain = [field_id]
+    while (parent := schema.parent_id(chain[-1])) is not None:
+        if not isinstance(schema.find_field(parent).type, StructType):
+            raise InvalidInput(f"{schema.column_name(field_id)!r} is inside a list or map; rows "
+                               "can be filtered on struct fields only")
+        chain.append(parent)
+    chain.reverse()
+    return chain
+
+
+def struct_field_column(top: Any, schema: Any, chain: list[int]) -> Any:
+    """The values of the field at the end of ``chain`` (see :func:`field_chain`) in ``top``, the
+    column of ``chain[0]`` conformed to the schema: null where it or any enclosing struct is."""
+    arr = top
+    for fid in chain[1:]:
+        name = schema.find_field(fid).name
+        arr = pc.struct_field(arr, [arr.type.get_field_index(name)])
+    return arr

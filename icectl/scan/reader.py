@@ -43,10 +43,16 @@ from icectl.io.parquet import parquet_schema_fields
 from icectl.io.parquet_write import arrow_field, arrow_type
 from icectl.io.puffin import read_deletion_vector
 from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
-from icectl.scan.arrow_values import conform, internal_to_arrow, to_internal
+from icectl.scan.arrow_values import (
+    conform,
+    field_chain,
+    internal_to_arrow,
+    struct_field_column,
+    to_internal,
+)
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partitioning import unified_partition_type
-from icectl.spec.schema import Schema
+from icectl.spec.schema import Schema, select_fields
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
 __all__ = ["open_scan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
@@ -167,22 +173,27 @@ def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[s
     """Plan a scan of ``table`` and return it ready to read."""
     schema, column_names, snapshot_id_, files = _plan(
         table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive)
-    if column_names is None:
-        projected = list(schema.fields)
-    else:
-        projected = []
-        for name in column_names:
-            f = schema.find_field(name, True)
-            if schema.parent_id(f.field_id) is not None:
-                raise InvalidInput(f"{name!r} is a nested field; a scan reads top-level columns",
-                                   argument="columns")
-            if f not in projected:
-                projected.append(f)
+    projected = list(schema.fields) if column_names is None else _projection(schema, column_names)
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
                 files=files, with_metadata=with_metadata, batch_rows=batch_rows)
     if with_metadata:
         scan.partition_type = unified_partition_type(table.metadata.specs, schema)
     return scan
+
+
+def _projection(schema: Schema, column_names: Sequence[str]) -> list[NestedField]:
+    """The top-level columns to read, in the order first named; a nested name (``info.a``)
+    reads its top-level column pruned to the named fields (a struct with only them)."""
+    order: list[int] = []
+    ids: set[int] = set()
+    for name in column_names:
+        fid = schema.find_field(name, True).field_id
+        ids.add(fid)
+        top = schema.root_id(fid)
+        if top not in order:
+            order.append(top)
+    by_id = {f.field_id: f for f in select_fields(schema.fields, ids)}
+    return [by_id[fid] for fid in order]
 
 
 def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
@@ -332,7 +343,9 @@ class _FileReader:
     def _read(self, pf: Any) -> Iterator[pa.RecordBatch]:
         fields = parquet_schema_fields(self.io, self.f.path, self.mapping, footer=pf.metadata)
         file_ids = {x.field_id: x.name for x in fields if x.field_id is not None}
-        wanted: set[int] = set(self.residual_ids)
+        # nested fields (struct fields the filter or an equality delete names) are read through
+        # their top-level column
+        wanted: set[int] = {self.scan.schema.root_id(i) for i in self.residual_ids}
         for d in self.eq_deletes:
             wanted.update(d.equality_ids or ())
         if not self.count_only:
@@ -340,7 +353,8 @@ class _FileReader:
         if self.lineage:
             wanted.update((ROW_ID_FIELD_ID, LAST_UPDATED_SEQ_FIELD_ID))
         names = [file_ids[i] for i in sorted(wanted) if i in file_ids]
-        arrow_fields = {n: pf.schema_arrow.field(n) for n in names}
+        # the file's fields (ids from the file or the name mapping, nested ones too), by name
+        arrow_fields = {x.name: x for x in fields if x.name in names}
         offset = 0
         if names:
             source = pf.iter_batches(batch_size=self.scan.batch_rows, columns=names,
@@ -367,6 +381,14 @@ class _FileReader:
         if fid in cols:
             return conform(cols[fid], f.type, arrow_fields[file_ids[fid]])
         return internal_to_arrow([_default(f)] * n, f.type)
+
+    def _field_values(self, fid: int, n: int, cols: dict, arrow_fields: dict,
+                      file_ids: dict) -> Any:
+        """The values of a top-level column or of a field of (nested) structs, conformed."""
+        schema = self.scan.schema
+        chain = field_chain(schema, fid)
+        top = self._column(chain[0], schema.find_field(chain[0]), n, cols, arrow_fields, file_ids)
+        return struct_field_column(top, schema, chain)
 
     def _output(self, offset: int, n: int, cols: dict, arrow_fields: dict,
                 file_ids: dict) -> pa.RecordBatch:
@@ -416,10 +438,8 @@ class _FileReader:
         for d in self.eq_deletes:
             masks.append(self._equality_mask(d, n, cols, arrow_fields, file_ids))
         if self.residual_ids:
-            values = {}
-            for fid in self.residual_ids:
-                f = self.scan.schema.find_field(fid)
-                values[fid] = self._column(fid, f, n, cols, arrow_fields, file_ids)
+            values = {fid: self._field_values(fid, n, cols, arrow_fields, file_ids)
+                      for fid in self.residual_ids}
             masks.append(row_mask(self.residual, lambda p: values.get(p.field_id), n))
         if not masks:
             return None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Callable, Iterator
 
@@ -19,7 +19,7 @@ from icectl.spec.types import (
     field_to_json,
 )
 
-__all__ = ["Schema", "assign_fresh_ids", "walk_fields"]
+__all__ = ["Schema", "assign_fresh_ids", "walk_fields", "select_fields"]
 
 
 def walk_fields(struct: StructType, prefix: str = "") -> Iterator[tuple[str, NestedField, int | None]]:
@@ -123,6 +123,14 @@ class Schema:
     def parent_id(self, field_id: int) -> int | None:
         return self._index[3].get(field_id)
 
+    def root_id(self, field_id: int) -> int:
+        """The id of the top-level column holding ``field_id`` (itself when top-level or not
+        in this schema)."""
+        parents = self._index[3]
+        while field_id in parents:
+            field_id = parents[field_id]
+        return field_id
+
     def all_field_ids(self) -> list[int]:
         return list(self._index[0])
 
@@ -178,6 +186,40 @@ class Schema:
             lines.append(f"{'  ' * (depth + 1)}{f.field_id}: {f.name}: {req} {t}")
         lines.append("}")
         return "\n".join(lines)
+
+
+def select_fields(fields: tuple[NestedField, ...] | list[NestedField], ids: set[int] | frozenset[int]
+                  ) -> list[NestedField]:
+    """``fields`` pruned to the fields ``ids`` names: a selected field keeps its whole type; a
+    struct that holds selected fields keeps only those (at any depth, through list elements and
+    map values); a list element or map key/value selected keeps the whole list or map. Order and
+    ids are the schema's."""
+
+    def prune(t: IcebergType) -> IcebergType | None:
+        if isinstance(t, StructType):
+            kept = [f for f in (pick(f) for f in t.fields()) if f is not None]
+            return StructType(kept) if kept else None
+        if isinstance(t, ListType):
+            if t.element_id in ids:
+                return t
+            sub = prune(t.element_type)
+            return None if sub is None else replace(t, element_type=sub)
+        if isinstance(t, MapType):
+            if t.key_id in ids or t.value_id in ids:
+                return t
+            if prune(t.key_type) is not None:
+                return t
+            sub = prune(t.value_type)
+            return None if sub is None else replace(t, value_type=sub)
+        return None
+
+    def pick(f: NestedField) -> NestedField | None:
+        if f.field_id in ids:
+            return f
+        sub = prune(f.type)
+        return None if sub is None else replace(f, type=sub)
+
+    return [f for f in (pick(f) for f in fields) if f is not None]
 
 
 def assign_fresh_ids(schema: Schema, next_id: Callable[[], int] | None = None) -> Schema:

@@ -303,8 +303,9 @@ def _java_float_json(v: float) -> Any:
     return v
 
 
-def to_json_value(t: IcebergType, value: Any) -> Any:
-    """The JSON single-value form of a value (None -> None)."""
+def to_json_value(t: IcebergType, value: Any, names: bool = False) -> Any:
+    """The JSON single-value form of a value (None -> None). ``names``: structs keyed by their
+    fields' names instead of ids (how rows are shown to people; not the spec's form)."""
     if value is None:
         return None
     if t == BOOLEAN:
@@ -330,13 +331,13 @@ def to_json_value(t: IcebergType, value: Any) -> Any:
     if isinstance(t, FixedType) or t == BINARY:
         return bytes(value).hex().upper()  # the reference writes upper-case hex
     if isinstance(t, StructType):
-        return {str(f.field_id): to_json_value(f.type, value[f.field_id])
+        return {(f.name if names else str(f.field_id)): to_json_value(f.type, value[f.field_id], names)
                 for f in t.fields() if f.field_id in value}
     if isinstance(t, ListType):
-        return [to_json_value(t.element_type, v) for v in value]
+        return [to_json_value(t.element_type, v, names) for v in value]
     if isinstance(t, MapType):
-        return {"keys": [to_json_value(t.key_type, k) for k in value],
-                "values": [to_json_value(t.value_type, v) for v in value.values()]}
+        return {"keys": [to_json_value(t.key_type, k, names) for k in value],
+                "values": [to_json_value(t.value_type, v, names) for v in value.values()]}
     raise UnsupportedFeature(f"type {t} has no JSON single-value serialization in icectl")
 
 

@@ -56,7 +56,7 @@ def test_filter_columns_and_metadata(table):
     got = sorted((json.loads(line) for line in out), key=lambda r: r["id"])
     assert [(r["id"], r["amt"]) for r in got] == [(2, "2.25"), (3, None)]
     assert list(got[0]) == ["id", "amt", "_file", "_pos", "_spec_id", "_partition"]
-    assert got[0]["_partition"] == {"1000": "2024-01-02"}
+    assert got[0]["_partition"] == {"ts_day": "2024-01-02"}  # partition field names, not ids
     assert got[0]["_file"].endswith(".parquet") and got[0]["_spec_id"] == 0
 
 
