@@ -147,7 +147,7 @@ def _lost_digits(value: Any, d: Decimal, scale: int, t: IcebergType) -> str:
         what = f"more than {scale} digit{'s' if scale != 1 else ''} after the point"
     else:
         what = "it has a fractional part"
-    if isinstance(value, float):
+    if isinstance(value, float) and Decimal(repr(value)) != d:
         return f"{what} (as a binary floating-point number it is exactly {d})"
     return what
 
