@@ -256,7 +256,7 @@ def _vectorized(arr: pa.Array, t: IcebergType, target: pa.DataType, rounding: st
         return out
     if kind == "float":
         if isinstance(t, DecimalType):
-            return None  # a binary value's exact digits: the rule decides
+            return _float_to_decimal(arr, t, target) if rounding is None else None
         if rounding is not None:
             arr = _round(arr, 0, rounding)
         return pc.cast(arr, target)  # refuses NaN, fractions, out of range
@@ -275,6 +275,27 @@ def _vectorized(arr: pa.Array, t: IcebergType, target: pa.DataType, rounding: st
         if rounding is not None and arr.type.scale > scale:
             arr = _round(arr, scale, rounding)
     return pc.cast(arr, target)
+
+
+def _float_to_decimal(arr: pa.Array, t: DecimalType, target: pa.DataType) -> pa.Array | None:
+    """Binary floats that are exact at the column's scale, vectorized; None when a value is not
+    (or is too large for this proof) and the rule must decide.
+
+    A double x = m * 2**e (m odd) has at most S digits after the point exactly when x * 2**S is
+    an integer (both mean e + S >= 0), and scaling by a power of two is exact. When moreover
+    |x| * 10**S < 2**53 (and S <= 22, so 10**S is a double), the product x * 10**S is an integer
+    a double holds, so the floating-point multiplication gives it exactly: the unscaled value."""
+    s = t.scale
+    if s > 22:
+        return None
+    x = arr.cast(pa.float64())  # float32 -> float64 is exact
+    scaled2 = pc.multiply(x, 2.0**s)
+    ok = pc.and_(pc.less(pc.abs(x), 2.0**53 / 10**s), pc.equal(pc.floor(scaled2), scaled2))
+    if not pc.all(ok).as_py() in (True, None):  # nulls are skipped; NaN fails the comparisons
+        return None
+    unscaled = pc.cast(pc.multiply(x, float(10**s)), pa.int64())
+    as_decimal = pc.cast(unscaled, pa.decimal128(38, 0)).view(pa.decimal128(38, s))
+    return pc.cast(as_decimal, target)  # refuses more digits than the precision
 
 
 def fit_distinct(arr: pa.Array, t: IcebergType, rounding: str | None = None) -> pa.Array:

@@ -101,7 +101,8 @@ def nearest(x: Fraction, t) -> float | None:
 
 decimals = st.builds(lambda u, e: Decimal(u).scaleb(e), st.integers(-(10**40), 10**40), st.integers(-45, 12))
 floats = st.floats(allow_nan=False, allow_infinity=False) | st.floats(min_value=-1e6, max_value=1e6) \
-    | st.builds(lambda u, s: u / 10**s, st.integers(-(10**9), 10**9), st.integers(0, 4))
+    | st.builds(lambda u, s: u / 10**s, st.integers(-(10**9), 10**9), st.integers(0, 4)) \
+    | st.builds(lambda k, e: k * 2.0**e, st.integers(-(2**20), 2**20), st.integers(-12, 70))  # exact at some scale
 ints = st.integers(-(2**64), 2**64)
 texts = decimals.map(str) | floats.map(repr) | ints.map(str) | \
     st.builds(lambda d: f"{d:f}", decimals)
@@ -320,3 +321,22 @@ def test_refusal_index_is_the_first_row_that_does_not_fit() -> None:
     with pytest.raises(DoesNotFit) as e:
         fit_array(arr, INT)
     assert e.value.index == 2
+
+
+def test_common_arrays_take_the_vectorized_path(monkeypatch) -> None:
+    """Exact doubles into a decimal, text into decimals and integers, narrower integers: Arrow's
+    casts, no value-by-value work (which stays the fallback that names the row)."""
+    from icectl.ops.compute import fit
+
+    def rule(*_a, **_k):
+        raise AssertionError("the value-by-value rule ran")
+
+    monkeypatch.setattr(fit, "fit_distinct", rule)
+    got = fit_array(pa.array([0.5, -0.25, None, 1e9, 123456.75, -0.0]), DecimalType(12, 2)).to_pylist()
+    assert got == [Decimal("0.50"), Decimal("-0.25"), None, Decimal("1000000000.00"), Decimal("123456.75"),
+                   Decimal("0.00")]
+    assert fit_array(pa.array(["1.5", "-2", None]), DecimalType(5, 1)).to_pylist() == [
+        Decimal("1.5"), Decimal("-2.0"), None]
+    assert fit_array(pa.array(["7", "-9"]), INT).to_pylist() == [7, -9]
+    assert fit_array(pa.array([1, 2], pa.int64()), INT).type == pa.int32()
+    assert fit_array(pa.array([Decimal("1.25")]), DecimalType(10, 1), "half-even").to_pylist() == [Decimal("1.2")]
