@@ -17,6 +17,7 @@ null parents hold placeholders).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
@@ -83,8 +84,6 @@ def _same_row(i: int) -> int:
 def _element_rows(offsets: pa.Array, rows: Rows) -> Rows:
     """The rows of list elements / map entries, from their parent's offsets."""
     def locate(i: int) -> int:
-        import bisect
-
         return rows(bisect.bisect_right(offsets.to_pylist(), i) - 1)
     return locate
 
