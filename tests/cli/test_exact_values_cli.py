@@ -131,6 +131,9 @@ def test_arrow_tables_follow_the_same_rule(tmp_path: Path) -> None:
             write_rows(Table.load(loc), tbl)
         assert str(e.value) == why
     assert tree(loc) == before
+    categorical = pa.table({"id": [1, 2, 3], "price": pa.array(["1.5", "2.5", "1.505"]).dictionary_encode()})
+    with pytest.raises(InvalidInput, match=r"^the input: row 3, column price: 1.505 does not fit decimal\(12, 2\)"):
+        write_rows(Table.load(loc), categorical)
     with pytest.raises(InvalidInput, match="row 1, column id: 18446744073709551615 does not fit long"):
         write_rows(Table.load(loc), pa.table({"id": pa.array([2**64 - 1], pa.uint64())}))
     w = write_rows(Table.load(loc), pa.table({

@@ -114,6 +114,11 @@ def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str, rounding: str | 
     if isinstance(src, pa.BaseExtensionType):
         arr = arr.storage
         src = arr.type
+    if pa.types.is_dictionary(src):  # a categorical column: its values, by the same rules
+        arr = arr.dictionary_decode()
+        src = arr.type
+        if src == target:
+            return arr
     if is_numeric(t) and fits_source(src):
         return fit_array(arr, t, rounding)
     is_text = pa.types.is_string(src) or pa.types.is_large_string(src)
