@@ -208,3 +208,20 @@ def test_upsert_refuses_and_rounds_the_same_way(tmp_path: Path) -> None:
     assert [json.loads(line) for line in r.stdout.splitlines()] == [{"id": "1.0", "price": "1.00"}]
     res = upsert_rows(Table.load(loc), pa.table({"id": [1.25], "price": [2.5]}), "id", rounding="down")
     assert res.committed
+
+
+def test_append_registers_only_files_whose_decimal_types_match(tmp_path: Path) -> None:
+    """`icectl append` registers files without reading their rows, so it cannot convert: a
+    Parquet decimal of another scale, or doubles, into a decimal column are refused whole (exit
+    5); a narrower precision at the same scale is a legal promotion."""
+    loc = make(tmp_path, "id long, price decimal(12,2)")
+    data = Path(loc, "data")
+    data.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.table({"id": [1], "price": pa.array([Decimal("1.234")], pa.decimal128(12, 3))}), data / "s3.parquet")
+    pq.write_table(pa.table({"id": [1], "price": [1.5]}), data / "dbl.parquet")
+    pq.write_table(pa.table({"id": [1], "price": pa.array([Decimal("1.20")], pa.decimal128(10, 2))}), data / "p10.parquet")
+    for name in ("s3", "dbl"):
+        r = runner.invoke(app, ["append", loc, str(data / f"{name}.parquet")])
+        assert r.exit_code == 5 and "cannot be read as decimal(12, 2)" in r.stderr, r.output
+    r = runner.invoke(app, ["append", loc, str(data / "p10.parquet")])
+    assert r.exit_code == 0, r.output
