@@ -9,7 +9,7 @@ from typing import Annotated, Any, List, Optional
 import typer
 
 from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, report_status
-from icectl.cli.output import emit_json, emit_table
+from icectl.cli.output import emit_json, emit_table, err
 from icectl.errors import InvalidInput, NotFound, StorageError
 
 app = typer.Typer(
@@ -303,8 +303,10 @@ def schema_apply(
 
 
 @app.command("union", no_args_is_help=True, help="""Add the columns a Parquet file has and the table lacks
-(matched by name; only the file's footer is read). Types are widened and required columns made
-optional where the file needs it; incompatible types are refused.
+(matched by name; only the file's footer is read). Types are widened where the file's are wider;
+incompatible types are refused. A required column that the file holds as optional is refused
+(exit code 5) unless --allow-optional, which makes it optional. The columns made optional and
+the types widened are listed on stderr (made-optional and widened in --json).
 
 Example: icectl schema union ./wh/db/t new-data.parquet
 """)
@@ -312,6 +314,9 @@ Example: icectl schema union ./wh/db/t new-data.parquet
 def schema_union(
     table: TableArg,
     file: Annotated[str, typer.Argument(metavar="FILE.parquet", help="A Parquet file (path or URL).", show_default=False)],
+    allow_optional: Annotated[bool, typer.Option(
+        "--allow-optional", help="Make required columns optional where the file's are optional "
+        "(refused without it).")] = False,
     case_sensitive: CaseSensitiveOpt = False,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
@@ -320,7 +325,14 @@ def schema_union(
     from icectl.ops.evolve_schema import union_with_parquet
 
     t = load_table(table, warehouse)
-    emit_schema_result(union_with_parquet(t, file, dry_run=dry_run, case_sensitive_names=case_sensitive), json_out)
+    result = union_with_parquet(t, file, dry_run=dry_run, case_sensitive_names=case_sensitive,
+                                allow_optional=allow_optional)
+    if not json_out:
+        if result.made_optional:
+            err(f"made optional: {', '.join(result.made_optional)}")
+        for column, old, new in result.widened:
+            err(f"widened: {column} {old} -> {new}")
+    emit_schema_result(result, json_out)
 
 
 def register(root: typer.Typer) -> None:

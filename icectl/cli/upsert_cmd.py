@@ -9,6 +9,7 @@ import typer
 
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs
+from icectl.cli.write_cmd import RoundOpt
 
 UPSERT_HELP = """Upsert rows from DATA into TABLE by key: rows with the same key are replaced, new keys added.
 
@@ -18,7 +19,8 @@ survive while older rows with those keys disappear - Iceberg's upsert (CDC) patt
 Flink writer commits it. Format v2 or v3; every partition source column must be a key column
 (unless the table is unpartitioned). DATA is a Parquet, CSV (with a header row) or JSON-lines
 file, or - for stdin. Refused, with nothing written: a key on more than one input row, a key
-column that is not a top-level primitive column, rows that do not fit the table.
+column that is not a top-level primitive column, rows that do not fit the table (a value that
+does not fit its column exactly is refused as `icectl write` refuses it; --round rounds it).
 
 Examples:
 
@@ -44,6 +46,7 @@ def upsert(
         "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch to upsert into (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the input and report; write nothing.")] = False,
+    rounding: RoundOpt = None,
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
@@ -51,7 +54,7 @@ def upsert(
 
     r = upsert_rows(load_table(table, warehouse), data, key, file_format=file_format,
                     branch=branch, dry_run=dry_run,
-                    stdin=sys.stdin.buffer if data == "-" else None)
+                    stdin=sys.stdin.buffer if data == "-" else None, rounding=rounding)
     if json_out:
         emit_json(r.to_json())
         return

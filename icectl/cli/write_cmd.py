@@ -21,7 +21,10 @@ spark) and committed together as one snapshot; a single file is written in this 
 case-insensitive) and cast to the table's types; missing optional columns become nulls. Refused,
 with nothing committed and no file left behind: a missing required column, a null in a required
 column, an input column the table lacks (unless --ignore-extra-columns), a value that does not
-fit its column. Rows are split by the partition spec, sorted by the table's sort order and
+fit its column exactly (exit code 2, naming the file, the row and the column): 2.999 or 12.555
+into decimal(12,2), 2.5 or 3000000000 into int. Numbers are rounded only with --round
+(half-even, half-up: ties away from zero, or down: toward zero); float and double columns take
+the nearest value of their type. Rows are split by the partition spec, sorted by the table's sort order and
 written under <location>/data/<partition path>/ with the table's Parquet settings
 (write.parquet.compression-codec, write.parquet.row-group-size-bytes,
 write.target-file-size-bytes).
@@ -34,7 +37,13 @@ Examples:
   cat rows.jsonl | icectl write ./wh/db/events - --format json
   icectl write ./wh/db/events rows.csv --branch staging --ignore-extra-columns
   icectl write ./wh/db/events day1.parquet day2.parquet day3.parquet --workers 2
+  icectl write ./wh/db/prices prices.json --round half-even
 """
+
+RoundOpt = Annotated[Optional[str], typer.Option(
+    "--round", metavar="half-even|half-up|down",
+    help="Round numbers with more digits than their column keeps (decimal scale, integers) instead "
+         "of refusing them: half-even, half-up (ties away from zero) or down (toward zero).")]
 
 
 def register(app: typer.Typer) -> None:
@@ -55,22 +64,26 @@ def write(
     ignore_extra_columns: Annotated[bool, typer.Option(
         "--ignore-extra-columns", help="Drop input columns the table does not have instead of "
         "refusing the input.")] = False,
+    rounding: RoundOpt = None,
     engine: EngineOpt = "local",
     workers: WorkersOpt = None,
     spark_master: SparkMasterOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
+    from icectl.ops.compute.fit import check_rounding
     from icectl.ops.write import write_files
 
     extras = parse_key_values(summary, "--summary")
     if "operation" in extras:
         raise InvalidInput("--summary cannot set 'operation'")
+    check_rounding(rounding)  # before any work starts
     tbl = load_table(table, warehouse)
     with EngineProgress("input files") as progress, make_engine(engine, workers, spark_master, progress) as eng:
         result = write_files(
             tbl, data, engine=eng, file_format=file_format, summary_properties=extras, branch=branch,
             ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if "-" in data else None,
+            rounding=rounding,
         )
     a = result.append
     if json_out:

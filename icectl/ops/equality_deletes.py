@@ -109,9 +109,9 @@ def resolve_keys(schema: Schema, keys: str | Sequence[str]) -> Schema:
     return Schema(tuple(out))
 
 
-def key_rows(raw: pa.Table, keys: Schema, source: str) -> pa.Table:
-    """The key columns of ``raw`` (rows read from ``source``) conformed to the key schema;
-    other columns are ignored."""
+def key_rows(raw: pa.Table, keys: Schema, source: str, *, rounding: str | None = None) -> pa.Table:
+    """The key columns of ``raw`` (rows read from ``source``) conformed to the key schema
+    (numbers rounded only with ``rounding``); other columns are ignored."""
     picked = {}
     for f in keys.fields:
         name = next((c for c in raw.column_names if c == f.name), None)
@@ -124,7 +124,7 @@ def key_rows(raw: pa.Table, keys: Schema, source: str) -> pa.Table:
             raise InvalidInput(f"{source} has no column {f.name!r} (a key column); it has "
                                f"{', '.join(raw.column_names) or 'no columns'}")
         picked[f.name] = raw.column(name)
-    return conform_to_schema(pa.table(picked), keys).combine_chunks()
+    return conform_to_schema(pa.table(picked), keys, rounding=rounding, source=source).combine_chunks()
 
 
 def branch_head(table: Any, branch: str) -> Any:

@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable, Iterable, Mapping
 
-from icectl.errors import CommitConflict, InvalidInput
+from icectl.errors import CommitConflict, InvalidInput, ValidationError
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.parse import parse_type
 from icectl.spec.schema_metadata import update_table_schema
+from icectl.spec.schema import Schema, walk_fields
 from icectl.spec.schema_update import SchemaUpdate
 from icectl.spec.types import IcebergType, PrimitiveType
 from icectl.spec.values import parse_literal, to_json_value
@@ -25,7 +26,7 @@ from icectl.table.table import Table
 
 __all__ = [
     "EvolveResult", "SchemaChange", "as_result", "run_change", "evolve_schema", "split_column_path",
-    "default_json", "apply_change", "apply_changes", "union_with_parquet", "CHANGE_OPS",
+    "default_json", "apply_change", "apply_changes", "union_with_parquet", "UnionChange", "CHANGE_OPS",
 ]
 
 
@@ -261,11 +262,60 @@ def apply_changes(update: SchemaUpdate, changes: Iterable[Mapping[str, Any]]) ->
         apply_change(update, c)
 
 
+@dataclass(frozen=True)
+class UnionChange(SchemaChange):
+    """A union with a file's schema; its JSON view adds what the union changed in existing
+    columns: ``made-optional`` (required columns the file holds as optional) and ``widened``
+    (``{column, from, to}`` type promotions)."""
+
+    made_optional: tuple[str, ...] = ()
+    widened: tuple[tuple[str, str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out = super().to_json()
+        out["made-optional"] = list(self.made_optional)
+        out["widened"] = [{"column": c, "from": a, "to": b} for c, a, b in self.widened]
+        return out
+
+
+def relaxed_columns(before: Schema, after: Schema) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]:
+    """The columns of ``before`` that ``after`` makes optional, and those whose type it widens
+    (``(name, old type, new type)``), by field id, in schema order."""
+    new = {f.field_id: f for _, f, _ in walk_fields(after.struct)}
+    optional, widened = [], []
+    for name, f, _ in walk_fields(before.struct):
+        g = new.get(f.field_id)
+        if g is None:
+            continue
+        if f.required and not g.required:
+            optional.append(name)
+        if isinstance(f.type, PrimitiveType) and f.type != g.type:
+            widened.append((name, str(f.type), str(g.type)))
+    return tuple(optional), tuple(widened)
+
+
 def union_with_parquet(table: Table, path: str, *, dry_run: bool = False,
-                       case_sensitive_names: bool = False) -> SchemaChange:
-    """Add the columns of a Parquet file's schema that the table lacks (union by name)."""
+                       case_sensitive_names: bool = False, allow_optional: bool = False) -> UnionChange:
+    """Add the columns of a Parquet file's schema that the table lacks (union by name), widening
+    types where the file's are wider.
+
+    A required column the file holds as optional would become optional: a silent loosening of
+    the table's contract, so it is refused (ValidationError, naming the columns) unless
+    ``allow_optional``. The result lists the columns made optional and the types widened."""
     from icectl.io.parquet_schema import read_parquet_schema
 
     struct = read_parquet_schema(table.io, path)
-    return evolve_schema(table, lambda u: u.union_by_name(struct), dry_run=dry_run,
-                         case_sensitive_names=case_sensitive_names)
+
+    def build(u: SchemaUpdate) -> None:
+        base = u.schema
+        u.union_by_name(struct)
+        optional, _ = relaxed_columns(base, u.apply())
+        if optional and not allow_optional:
+            raise ValidationError(
+                f"{path} holds required column(s) {', '.join(optional)} as optional: the union would "
+                "make them optional", override="allow_optional", effect="to make them optional")
+
+    result = evolve_schema(table, build, dry_run=dry_run, case_sensitive_names=case_sensitive_names)
+    optional, widened = relaxed_columns(result.before.schema, result.after.schema)
+    return UnionChange(**{f.name: getattr(result, f.name) for f in fields(result)},
+                       made_optional=optional, widened=widened)

@@ -86,8 +86,9 @@ def _refuse_duplicates(keys: pa.Table) -> None:
 
 def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *,
                 file_format: str | None = None, branch: str | None = None,
-                dry_run: bool = False, stdin: Any = None) -> UpsertResult:
-    """Upsert the rows of ``source`` into ``table`` by the key columns (see the module docs)."""
+                dry_run: bool = False, stdin: Any = None, rounding: str | None = None) -> UpsertResult:
+    """Upsert the rows of ``source`` into ``table`` by the key columns (see the module docs);
+    ``rounding`` as :func:`icectl.ops.write.write_rows` takes it."""
     from icectl.table.row_delta import RowDeltaProducer
 
     md = table.metadata
@@ -102,8 +103,8 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
         label = "stdin" if source == "-" else source
     if raw.num_rows == 0:
         raise InvalidInput("the input has no rows: nothing to upsert")
-    key_data = key_rows(raw, key_schema, label)  # refuses input without a key column
-    data = conform_to_schema(raw, schema).combine_chunks()
+    key_data = key_rows(raw, key_schema, label, rounding=rounding)  # refuses input without a key column
+    data = conform_to_schema(raw, schema, rounding=rounding, source=label).combine_chunks()
     _refuse_duplicates(key_data)
     head = branch_head(table, branch)
     specs = target_specs(table, head, key_schema)

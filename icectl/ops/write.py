@@ -10,12 +10,17 @@ Input columns are matched to the table's columns by name: an exact match first, 
 case-insensitive one (as Spark does by default); an ambiguous case-insensitive match is refused.
 Nested struct fields are matched the same way. A missing optional column is written as nulls; a
 missing required column, a null in a required column, an input column the table does not have
-(unless ``ignore_extra_columns``) and a value that does not fit its column's type are refused.
-Text values (CSV, JSON strings) are parsed as icectl parses literals: ISO dates, times and
-timestamps (for ``timestamptz`` an offset is converted to UTC and none means UTC), decimals,
-canonical UUIDs; ``binary`` text is taken as its UTF-8 bytes. In CSV an unquoted empty field,
-``NULL`` or ``null`` is a null. JSON objects for map columns become maps (keys with null values
-are left out).
+(unless ``ignore_extra_columns``) and a value that does not fit its column's type are refused;
+a value is refused with the input's name, its row (1-based) and its column. Numbers are stored
+exactly or refused (:mod:`icectl.ops.compute.fit`): ``2.999`` does not fit ``decimal(12,2)`` nor
+``2.5`` an ``int``, unless ``rounding`` is given. JSON numbers are read exactly: when the table
+has a decimal column (or a JSON number does not fit the fast reader's types) every number is
+taken as the text it was written as, so ``0.1`` is 0.1 and not the double nearest to it. Text
+values (CSV, JSON strings) are parsed as icectl parses literals: ISO dates, times and timestamps
+(for ``timestamptz`` an offset is converted to UTC and none means UTC), numbers, canonical UUIDs;
+``binary`` text is taken as its UTF-8 bytes. In CSV an unquoted empty field, ``NULL`` or
+``null`` is a null. JSON objects for map columns become maps (keys with null values are left
+out).
 
 Partition values are computed on whole Arrow columns (bucket hashing on integers too) and equal
 :mod:`icectl.spec.transforms` value by value. Files are named as the reference names them
@@ -44,6 +49,7 @@ from icectl.ops.append import AppendResult, append_data_files
 from icectl.ops.compute.arrow_values import arrow_owned
 from icectl.ops.compute import conform_to_schema, partitioned_batches
 from icectl.ops.compute.conform import match_column
+from icectl.ops.compute.fit import check_rounding
 from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import table_name_mapping
@@ -131,28 +137,57 @@ def _csv_text_types(schema: Schema, names: Sequence[str]) -> dict[str, pa.DataTy
     return out
 
 
-def _json_explicit(fields: Sequence[NestedField]) -> list[pa.Field]:
+def _json_explicit(fields: Sequence[NestedField], numbers_as_text: bool) -> list[pa.Field]:
     out = []
     for f in fields:
-        t = _json_type(f.type)
+        t = _json_type(f.type, numbers_as_text)
         if t is not None:
             out.append(pa.field(f.name, t))
     return out
 
 
-def _json_type(t: IcebergType) -> pa.DataType | None:
+def _json_type(t: IcebergType, numbers_as_text: bool) -> pa.DataType | None:
     if isinstance(t, StructType):
-        return pa.struct(_json_explicit(t.fields()))
+        return pa.struct(_json_explicit(t.fields(), numbers_as_text))
     if isinstance(t, ListType):
-        inner = _json_type(t.element_type)
+        inner = _json_type(t.element_type, numbers_as_text)
         return pa.list_(inner) if inner is not None else None
     if isinstance(t, MapType):
         return None  # the JSON reader has no maps: objects arrive as structs
-    if t in (BOOLEAN, INT, LONG, FLOAT, DOUBLE):
+    if t == BOOLEAN or t in (INT, LONG, FLOAT, DOUBLE) and not numbers_as_text:
         return arrow_type(t)
+    return pa.string()  # decimals only ever as text: a JSON number read as a double is not exact
+
+
+def _has_decimal(t: IcebergType) -> bool:
     if isinstance(t, DecimalType):
-        return None  # numbers or strings: inferred, then converted exactly below
-    return pa.string()
+        return True
+    if isinstance(t, StructType):
+        return any(_has_decimal(f.type) for f in t.fields())
+    if isinstance(t, ListType):
+        return _has_decimal(t.element_type)
+    if isinstance(t, MapType):
+        return _has_decimal(t.key_type) or _has_decimal(t.value_type)
+    return False
+
+
+def _json_numbers_as_text(data: pa.Buffer) -> pa.Buffer:
+    """JSON lines with every number turned into a string of the digits it was written with,
+    so that numbers reach the conversion exactly (Arrow's JSON reader would make them doubles).
+    One object per line in the result, in the input's order."""
+    import json
+
+    text = data.to_pybytes().decode("utf-8")
+    decoder = json.JSONDecoder(parse_float=str, parse_int=str)
+    lines, i, n = [], 0, len(text)
+    while True:
+        while i < n and text[i] in " \t\r\n":
+            i += 1
+        if i >= n:
+            break
+        obj, i = decoder.raw_decode(text, i)
+        lines.append(json.dumps(obj, ensure_ascii=False))
+    return arrow_owned("\n".join(lines).encode("utf-8"))
 
 
 def _csv_header(data: pa.Buffer, parse: Any) -> list[str]:
@@ -168,7 +203,6 @@ def read_rows(file_io: Any, source: str, fmt: str | None = None, schema: Schema 
               stdin: Any = None) -> tuple[pa.Table, str]:
     """Rows of ``source`` (a path, a URL or ``-`` for ``stdin``) and the format they were read as."""
     import pyarrow.csv as pcsv
-    import pyarrow.json as pjson
     import pyarrow.parquet as pq
 
     data: bytes | None = None
@@ -199,15 +233,41 @@ def read_rows(file_io: Any, source: str, fmt: str | None = None, schema: Schema 
             convert = pcsv.ConvertOptions(column_types=types, null_values=["", "NULL", "null"],
                                           strings_can_be_null=True, quoted_strings_can_be_null=False)
             return pcsv.read_csv(pa.BufferReader(buf), parse_options=parse, convert_options=convert), fmt
-        explicit = pa.schema(_json_explicit(schema.fields)) if schema is not None else None
-        opts = pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer")
-        return pjson.read_json(pa.BufferReader(buf), parse_options=opts), fmt
+        return _read_json(buf, schema), fmt
     except IcectlError:
         raise
-    except pa.ArrowInvalid as e:
+    except (pa.ArrowInvalid, ValueError) as e:  # json's JSONDecodeError is a ValueError
         raise InvalidInput(f"cannot read {fmt} rows from {'stdin' if source == '-' else source}: {e}") from None
     except OSError as e:
         raise StorageError(f"cannot read {source}: {e}") from None
+
+
+def _read_json(buf: pa.Buffer, schema: Schema | None) -> pa.Table:
+    """JSON lines as Arrow: numbers as text when the table has a decimal column, else Arrow's
+    own number types, read again with numbers as text when those do not take a value (1.5 or
+    2**63 for a long column), so the conversion can name the row or round it."""
+    import pyarrow.json as pjson
+
+    def read(data: pa.Buffer, numbers_as_text: bool) -> pa.Table:
+        explicit = pa.schema(_json_explicit(schema.fields, numbers_as_text)) if schema is not None else None
+        opts = pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer")
+        return pjson.read_json(pa.BufferReader(data), parse_options=opts)
+
+    if schema is not None and _has_decimal(schema.struct):
+        return read(_json_numbers_as_text(buf), True)
+    try:
+        return read(buf, False)
+    except pa.ArrowInvalid:
+        if schema is None:
+            raise
+        return read(_json_numbers_as_text(buf), True)
+
+
+def input_label(source: Any) -> str:
+    """How errors name an input: its path, ``stdin`` or ``the input`` (an Arrow table)."""
+    if isinstance(source, str):
+        return "stdin" if source == "-" else source
+    return "the input"
 
 
 # -- locations ----------------------------------------------------------------------------------
@@ -236,9 +296,11 @@ def write_rows(
     ignore_extra_columns: bool = False,
     merge: bool | None = None,
     stdin: Any = None,
+    rounding: str | None = None,
 ) -> WriteResult:
     """Write the rows of ``source`` (a path/URL, ``-`` for ``stdin``, or an Arrow table) to
-    ``table`` as one append snapshot of ``branch`` (see the module docs)."""
+    ``table`` as one append snapshot of ``branch`` (see the module docs). ``rounding``
+    (half-even, half-up or down) rounds numbers with more digits than their column keeps."""
     schema = table.metadata.schema
     if isinstance(source, pa.Table):
         raw, fmt = source, "arrow"
@@ -246,7 +308,8 @@ def write_rows(
         raw, fmt = read_rows(table.io, source, file_format, schema, stdin)
     if raw.num_rows == 0:
         raise InvalidInput("the input has no rows: nothing to write")
-    data = conform_to_schema(raw, schema, ignore_extra_columns=ignore_extra_columns)
+    data = conform_to_schema(raw, schema, ignore_extra_columns=ignore_extra_columns, rounding=rounding,
+                             source=input_label(source))
     data = data.combine_chunks()
 
     written_paths: list[str] = []
@@ -337,6 +400,7 @@ class WriteFileTask:
     ignore_extra_columns: bool = False
     input_bytes: int = 0
     storage_options: dict[str, Any] | None = None
+    rounding: str | None = None
 
 
 def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int, str]:
@@ -354,7 +418,8 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
     raw, fmt = read_rows(io, task.source, task.file_format, schema)
     if raw.num_rows == 0:
         return [], 0, fmt
-    data = conform_to_schema(raw, schema, ignore_extra_columns=task.ignore_extra_columns).combine_chunks()
+    data = conform_to_schema(raw, schema, ignore_extra_columns=task.ignore_extra_columns,
+                             rounding=task.rounding, source=input_label(task.source)).combine_chunks()
     written: list[str] = []
     table = _TaskTable(io, task.table_location, schema, spec, order, task.properties)
     try:
@@ -370,7 +435,7 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
 def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
                 summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
                 ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
-                ) -> WriteResult:
+                rounding: str | None = None) -> WriteResult:
     """Write the rows of several input files as ONE append snapshot. Each file is read and
     written by a task on ``engine`` (default: the local engine, one worker per CPU); a single
     input is written in this process, as :func:`write_rows`. Refused as a whole (nothing
@@ -381,11 +446,13 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         if len(sources) > 1:
             raise InvalidInput("stdin (-) cannot be combined with other input files")
         return write_rows(table, sources[0], file_format=file_format, summary_properties=summary_properties,
-                          branch=branch, ignore_extra_columns=ignore_extra_columns, merge=merge, stdin=stdin)
+                          branch=branch, ignore_extra_columns=ignore_extra_columns, merge=merge, stdin=stdin,
+                          rounding=rounding)
     if len(set(sources)) != len(sources):
         dup = next(s for s in sources if sources.count(s) > 1)
         raise InvalidInput(f"input file given twice: {dup}")
     md = table.metadata
+    check_rounding(rounding)
     for s in sources:
         _detect_format(s, None, file_format)  # refuse an unknown format before any work starts
         if not table.io.exists(s):
@@ -401,7 +468,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         sort_order=md.sort_order.to_json() if md.sort_order is not None else None,
         properties=dict(md.properties), table_location=table.location, operation_id=operation_id, task_index=i,
         ignore_extra_columns=ignore_extra_columns, input_bytes=_size_or_zero(table.io, s),
-        storage_options=dict(getattr(table.io, "_options", None) or {}) or None)
+        storage_options=dict(getattr(table.io, "_options", None) or {}) or None, rounding=rounding)
         for i, s in enumerate(sources)]
     try:
         results = engine.map(run_write_task, tasks)

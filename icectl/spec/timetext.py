@@ -11,7 +11,11 @@ the README:
   offset such as ``+02:00``, or without a zone, read as UTC (the zone Iceberg stores snapshot
   times in, so the same text means the same instant on every machine); a date alone
   (``2024-06-01``) is midnight UTC;
-* epoch milliseconds: only digits (``1717243200000``);
+* epoch milliseconds: only digits, at least 12 of them (``1717243200000``; the smallest is
+  ``100000000000``, 1973-03-03). A shorter bare number (``7``, ``20240601``) is refused rather
+  than read as a moment in the first years after 1970: it is almost always a duration without
+  its unit or a compact date, and taking it as epoch milliseconds would make ``--older-than 7``
+  a silent no-op;
 * a duration ago: a number and a unit, ``ms``, ``s``, ``m`` (minutes), ``h``, ``d``, ``w``
   (``7d``, ``36h``, ``90m``, ``30s``, ``2w``, ``1.5h``; units combine: ``1d12h``), meaning that
   long before now.
@@ -30,7 +34,7 @@ from datetime import datetime, timezone
 
 from icectl.errors import InvalidInput
 
-__all__ = ["parse_time_ms", "parse_duration_ms", "parse_timestamp_ms", "parse_cutoff", "now_ms",
+__all__ = ["parse_time_ms", "parse_duration_ms", "parse_timestamp_ms", "parse_cutoff", "now_ms", "MIN_EPOCH_MS",
            "TIME_FORMS", "DURATION_FORMS"]
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
@@ -39,7 +43,10 @@ _DURATION = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+$", re.I)
 
 DURATION_FORMS = "a number and a unit ms, s, m, h, d or w (e.g. 7d, 36h, 90m, 30s, 2w, 1d12h)"
 TIME_FORMS = ("an ISO-8601 timestamp (2024-06-01T12:00:00Z; UTC when no zone is given; or a date, "
-              "2024-06-01), epoch milliseconds (1717243200000) or a duration ago (7d, 36h, 90m, 30s, 2w)")
+              "2024-06-01), epoch milliseconds of 12 or more digits (1717243200000) or a duration ago "
+              "(7d, 36h, 90m, 30s, 2w)")
+# a bare number is epoch milliseconds only from here on (12 digits, 1973-03-03T09:46:40Z)
+MIN_EPOCH_MS = 10**11
 
 
 def now_ms() -> int:
@@ -79,16 +86,29 @@ def _iso_ms(raw: str) -> int | None:
     return int(round(dt.timestamp() * 1000))
 
 
+def _epoch_ms(raw: str, text: str | None, what: str, forms: str) -> int | None:
+    """Epoch milliseconds of bare ASCII digits (None when ``raw`` is not only digits); a number
+    below :data:`MIN_EPOCH_MS` is refused as ambiguous."""
+    if not (raw.isascii() and raw.isdigit()):
+        return None
+    ms = int(raw)
+    if ms < MIN_EPOCH_MS:
+        raise InvalidInput(f"invalid {what} {_echo(text)}: a bare number is taken as epoch milliseconds "
+                           f"only from 12 digits on ({MIN_EPOCH_MS}); expected {forms}")
+    return ms
+
+
 def parse_timestamp_ms(text: str | None, what: str = "timestamp") -> int:
-    """Epoch milliseconds of ISO-8601 text (UTC when no zone is given) or of epoch-millis digits."""
+    """Epoch milliseconds of ISO-8601 text (UTC when no zone is given) or of epoch-millis digits
+    (12 or more)."""
+    forms = ("an ISO-8601 timestamp (2024-06-01T12:00:00Z; UTC when no zone is given; or a date, "
+             "2024-06-01) or epoch milliseconds of 12 or more digits (1717243200000)")
     raw = (text or "").strip()
-    if raw.isdigit():
-        return int(raw)
-    got = _iso_ms(raw) if raw else None
+    got = _epoch_ms(raw, text, what, forms)
     if got is None:
-        raise InvalidInput(f"invalid {what} {_echo(text)}: expected an ISO-8601 timestamp "
-                           "(2024-06-01T12:00:00Z; UTC when no zone is given; or a date, 2024-06-01) "
-                           "or epoch milliseconds (1717243200000)")
+        got = _iso_ms(raw) if raw else None
+    if got is None:
+        raise InvalidInput(f"invalid {what} {_echo(text)}: expected {forms}")
     return got
 
 
@@ -98,7 +118,9 @@ def parse_time_ms(text: str | None, what: str = "time", now: int | None = None) 
     if text is not None and is_duration(text):
         return (now if now is not None else now_ms()) - parse_duration_ms(text, what)
     raw = (text or "").strip()
-    got = int(raw) if raw.isdigit() else (_iso_ms(raw) if raw else None)
+    got = _epoch_ms(raw, text, what, TIME_FORMS)
+    if got is None:
+        got = _iso_ms(raw) if raw else None
     if got is None:
         raise InvalidInput(f"invalid {what} {_echo(text)}: expected {TIME_FORMS}")
     return got

@@ -192,13 +192,59 @@ def test_union_with_parquet(table: str, tmp_path: Path) -> None:
         "name": pa.array(["a"]),
         "score": pa.array([1.5]),
         "loc": pa.array([{"lat": 1.0, "alt": 2}], pa.struct([("lat", pa.float64()), ("alt", pa.int32())])),
-    }), f)
+    }, schema=pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()),
+                         ("score", pa.float64()),
+                         ("loc", pa.struct([("lat", pa.float64()), ("alt", pa.int32())]))])), f)
     v = ok_json("schema", "union", table, str(f))
     cols = columns(v)
-    assert cols["id"]["type"] == "long"  # promoted
+    assert cols["id"]["type"] == "long" and cols["id"]["required"]  # promoted, still required
     assert cols["loc.lat"]["type"] == "double"
     assert cols["score"] == {"id": 10, "name": "score", "type": "double", "required": False, "doc": None}
     assert cols["loc.alt"]["id"] == 11
+    assert v["made-optional"] == []
+    assert v["widened"] == [{"column": "id", "from": "int", "to": "long"},
+                            {"column": "loc.lat", "from": "float", "to": "double"}]
+
+
+def test_union_refuses_to_make_a_required_column_optional_unless_asked(table: str, tmp_path: Path) -> None:
+    """A file whose column is nullable once turned the table's `not null` column optional without
+    a word: refused (exit 5, nothing written) unless --allow-optional, which says what it did."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    f = tmp_path / "nullable.parquet"
+    pq.write_table(pa.table({"id": pa.array([1], pa.int32()), "more": pa.array(["x"])}), f)
+    meta = Path(table) / "metadata"
+    before = snapshot_dir(meta)
+    for extra in ([], ["--dry-run"], ["--json"]):
+        r = invoke("schema", "union", table, str(f), *extra)
+        assert r.exit_code == 5, r.output
+        assert r.stdout == ""
+        msg = (f"{f} holds required column(s) id as optional: the union would make them "
+               "optional (--allow-optional to make them optional)")
+        lines = r.stderr.splitlines()
+        assert lines[0] == f"icectl: error: {msg}", r.stderr
+        if extra == ["--json"]:  # followed by the error as a JSON object
+            assert json.loads(lines[1])["error"]["message"] == msg
+        else:
+            assert len(lines) == 1, r.stderr
+    assert snapshot_dir(meta) == before
+    r = invoke("schema", "union", table, str(f), "--allow-optional")
+    assert r.exit_code == 0, r.output
+    assert "made optional: id" in r.stderr.splitlines()
+    v = ok_json("schema", "union", table, str(f), "--allow-optional")  # again: nothing left to relax
+    assert v["made-optional"] == [] and not columns(v)["id"]["required"]
+    assert columns(v)["more"]["required"] is False
+    f2 = tmp_path / "nested.parquet"
+    (tmp_path / "t2").mkdir()
+    loc2 = str(tmp_path / "t2" / "t")
+    create_table(loc2, schema_text="id long not null, s struct<k: int not null, v: string>", format_version=2)
+    pq.write_table(pa.table({"s": pa.array([{"k": 1}], pa.struct([("k", pa.int32())]))},
+                            schema=pa.schema([pa.field("s", pa.struct([("k", pa.int32())]), nullable=False)])), f2)
+    r = invoke("schema", "union", loc2, str(f2), "--json")
+    assert r.exit_code == 5 and "required column(s) s.k as optional" in r.stderr, r.output
+    v = ok_json("schema", "union", loc2, str(f2), "--allow-optional", "--dry-run")
+    assert v["made-optional"] == ["s.k"] and v["committed"] is False
 
 
 def test_text_output(table: str) -> None:

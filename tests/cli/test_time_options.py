@@ -190,6 +190,29 @@ def test_bad_times_are_one_line_echoing_the_input(history, bad: str) -> None:
     assert {p: p.read_bytes() for p in Path(loc).rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.parametrize("bare", ["7", "0", "20240601", "99999999999"])
+def test_short_bare_numbers_are_refused_not_read_as_1970(history, bare: str) -> None:
+    """`--older-than 7` once read 7 as epoch milliseconds (1970) and did nothing, exit 0: every
+    time option refuses a bare number under 12 digits, one line naming the accepted forms, and
+    nothing changes."""
+    _, make = history
+    loc, _ = make("t")
+    before = {p: p.read_bytes() for p in Path(loc).rglob("*") if p.is_file()}
+    commands = [tuple(a.format(loc=loc) for a in cmd) + (bare,) for cmd in POINT_OPTIONS]
+    commands.append(("expire", loc, "--older-than", bare, "--retain-last", "1"))
+    for cmd, r in zip(commands, run_all(commands)):
+        option = cmd[cmd.index(bare) - 1]
+        assert r.returncode == 2, (cmd, r.stderr)
+        assert r.stdout == ""
+        lines = r.stderr.splitlines()
+        assert len(lines) == 1, (cmd, r.stderr)
+        assert lines[0].startswith(f"icectl: error: invalid {option} '{bare}': a bare number is taken "
+                                   "as epoch milliseconds only from 12 digits on"), (cmd, lines)
+        for named in ("ISO-8601", "7d", "2024-06-01", "1717243200000"):
+            assert named in lines[0], (cmd, lines)
+    assert {p: p.read_bytes() for p in Path(loc).rglob("*") if p.is_file()} == before
+
+
 def test_an_empty_filter_is_an_error_not_a_full_scan(history) -> None:
     _, make = history
     loc, _ = make("t")

@@ -77,7 +77,8 @@ def test_refusals_exit_codes_and_nothing_written(tmp_path: Path) -> None:
         ("c.csv", "id\n1\n", ["--summary", "operation=x"], InvalidInput.exit_code, "cannot set 'operation'"),
         ("d.data", "id\n1\n", [], InvalidInput.exit_code, "--format: cannot tell the format"),
         ("e.csv", "id\n1\n", ["--format", "xml"], InvalidInput.exit_code, "unknown input format"),
-        ("f.csv", "id,ts\n1,soon\n", [], ValidationError.exit_code, "column ts"),
+        ("f.csv", "id,ts\n1,2024-01-01\n2,soon\n", [], InvalidInput.exit_code,
+         "f.csv: row 2, column ts: cannot convert 'soon' to timestamptz"),
     ]
     for name, text, extra, code, why in cases:
         p = tmp_path / name
@@ -113,7 +114,7 @@ def test_csv_refusals_exit_with_their_code_every_time(tmp_path: Path) -> None:
     cases = {
         "header-only.csv": ("id,d,name\n", InvalidInput.exit_code, "no rows"),
         "null-required.csv": ("id,d,name\n,2024-01-01,x\n", ValidationError.exit_code, "required"),
-        "bad-date.csv": ("id,d,name\n1,2024-13-45,x\n", ValidationError.exit_code, "column d"),
+        "bad-date.csv": ("id,d,name\n1,2024-13-45,x\n", InvalidInput.exit_code, "row 1, column d"),
         "misspelt.csv": ("id,dd,name\n1,2024-01-01,x\n", NotFound.exit_code, "input column dd"),
     }
     for name, (text, _, _) in cases.items():

@@ -115,7 +115,7 @@ MISTAKES = [
     m("append-not-parquet", "append", "{t}", "{w}/garbage.parquet", code=EXIT_INVALID),
     m("append-wrong-types", "append", "{t}", "{w}/wrongtype.parquet", code=EXIT_VALIDATION),
     m("write-missing-file", "write", "{t}", "{w}/missing.csv", code=EXIT_NOT_FOUND),
-    m("write-wrong-types", "write", "{t}", "{w}/wrongtype.parquet", code=EXIT_VALIDATION),
+    m("write-wrong-types", "write", "{t}", "{w}/wrongtype.parquet", code=EXIT_INVALID),  # a value: row, column
     m("write-not-parquet", "write", "{t}", "{w}/garbage.parquet", code=EXIT_INVALID),
     m("schema-union-not-parquet", "schema", "union", "{t}", "{w}/garbage.parquet", code=EXIT_INVALID),
     # snapshot ids
@@ -261,8 +261,9 @@ def test_mistake(outcomes: dict, case: Mistake) -> None:
 CSV_MISTAKES = {
     "header-only": ("id,name,d,amount\n", EXIT_INVALID),
     "null-in-required": ("id,name,d,amount\n,a,2024-01-02,1.5\n", EXIT_VALIDATION),
-    "bad-date": ("id,name,d,amount\n1,a,2024-13-45,1.5\n", EXIT_VALIDATION),
+    "bad-date": ("id,name,d,amount\n1,a,2024-13-45,1.5\n", EXIT_INVALID),
     "misspelt-column": ("id,nmae,d,amount\n1,a,2024-01-02,1.5\n", EXIT_NOT_FOUND),
+    "decimal-digits-lost": ("id,name,d,amount\n1,a,2024-01-02,1.555\n", EXIT_INVALID),
 }
 
 

@@ -22,7 +22,7 @@ NOW = 1_700_000_000_000
     ("2023-11-14", 1_699_920_000_000),  # a date: midnight UTC
     (" 2023-11-14 ", 1_699_920_000_000),
     ("1700000000000", NOW),  # epoch milliseconds
-    ("0", 0),
+    ("100000000000", 100_000_000_000),  # the smallest bare number taken as epoch millis
     ("7d", NOW - 7 * 86_400_000),  # durations count back from now
     ("36h", NOW - 36 * 3_600_000),
     ("90m", NOW - 90 * 60_000),
@@ -49,8 +49,27 @@ def test_bad_points_in_time_echo_the_input_and_name_the_forms(bad: str) -> None:
     assert msg == f"invalid --as-of {shown}: expected {TIME_FORMS}"
 
 
-def test_epoch_digits_are_milliseconds_not_a_compact_date() -> None:
-    assert parse_time_ms("20240601", now=NOW) == 20_240_601
+@pytest.mark.parametrize("bare", ["7", "0", "30", "20240601", "1717243200", "99999999999", " 7 "])
+def test_short_bare_numbers_are_refused_as_ambiguous(bare: str) -> None:
+    """A bare number under 12 digits is a duration without its unit, a compact date or epoch
+    seconds far more often than a moment of 1970-1973: refused, naming the forms."""
+    from icectl.ops.timeargs import parse_timestamp_ms
+
+    for parse, durations in ((lambda t: parse_time_ms(t, "--older-than", now=NOW), True),
+                             (lambda t: parse_timestamp_ms(t, "--older-than"), False)):
+        with pytest.raises(InvalidInput) as e:
+            parse(bare)
+        msg = str(e.value)
+        assert "\n" not in msg
+        assert msg.startswith(f"invalid --older-than '{bare}': a bare number is taken as epoch "
+                              "milliseconds only from 12 digits on (100000000000); expected ")
+        assert "2024-06-01" in msg and "1717243200000" in msg
+        assert ("7d" in msg) == durations
+
+
+def test_non_ascii_digits_are_not_epoch_millis() -> None:
+    with pytest.raises(InvalidInput, match="expected"):
+        parse_time_ms("\u0661" * 13, "--as-of", now=NOW)
 
 
 @pytest.mark.parametrize("text, ms", [("7d", 7 * 86_400_000), ("36h", 129_600_000), ("90m", 5_400_000),

@@ -186,14 +186,21 @@ def test_refusals_commit_nothing_and_leave_no_files(tmp_path: Path) -> None:
     cases = [
         (pa.table({"n": [1]}), "required column id is missing"),
         (pa.table({"id": [1, None]}), "column id is required but 1 row(s) are null"),
-        (pa.table({"id": [1], "n": ["x"]}), "column n"),
-        (pa.table({"id": [1], "n": [2**40]}), "column n"),
         (pa.table({"id": [1], "s": [{"k": None}]}), "column s.k is required"),
         (pa.table({"id": [1], "ID": [2]}), "both match column id and both have values"),
     ]
     for tbl, why in cases:
         with pytest.raises(ValidationError, match=why.replace("(", r"\(").replace(")", r"\)")):
             write_rows(Table.load(t.location), tbl)
+    values = [  # a value that does not fit: bad input (exit 2), named by row and column
+        (pa.table({"id": [1], "n": ["x"]}), "the input: row 1, column n: 'x' does not fit int: not a number"),
+        (pa.table({"id": [1, 2], "n": [1, 2**40]}),
+         "the input: row 2, column n: 1099511627776 does not fit int: out of range (-2147483648 to 2147483647)"),
+    ]
+    for tbl, why in values:
+        with pytest.raises(InvalidInput) as caught:
+            write_rows(Table.load(t.location), tbl)
+        assert str(caught.value) == why
     with pytest.raises(NotFound, match="input column zzz is not in the table") as caught:  # an unknown column
         write_rows(Table.load(t.location), pa.table({"id": [1], "zzz": [2]}))
     assert caught.value.override == "ignore_extra_columns"

@@ -3,19 +3,24 @@
 Input columns are matched to the schema's columns by name: an exact match first, otherwise a
 case-insensitive one (as Spark does by default); an ambiguous case-insensitive match is refused.
 Nested struct fields are matched the same way. A missing optional column becomes nulls; a
-missing required column, a null in a required column, an input column the schema does not have
-(unless ``ignore_extra_columns``) and a value that does not fit its column's type are refused
-with ValidationError. Text values are parsed as icectl parses literals (ISO dates, times and
-timestamps, decimals, canonical UUIDs); ``binary`` text is taken as its UTF-8 bytes; structs
-given for map columns (JSON objects) become maps, null values left out. The result has exactly
+missing required column, a null in a required column and an input column the schema does not
+have (unless ``ignore_extra_columns``) are refused with ValidationError (NotFound for the
+column). A value that does not fit its column is refused with InvalidInput naming the source,
+the row (1-based, in input order; for a list element or map entry, the row holding it) and the
+column. Numbers follow :mod:`icectl.ops.compute.fit`: stored exactly or refused, rounded only
+with ``rounding``. Other text values are parsed as icectl parses literals (ISO dates, times and
+timestamps, canonical UUIDs); ``binary`` text is taken as its UTF-8 bytes; structs given for map
+columns (JSON objects) become maps, null values left out. The result has exactly
 ``arrow_schema(schema)``: field ids on every field, required fields non-nullable (values under
 null parents hold placeholders).
 """
 
 from __future__ import annotations
 
+import bisect
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,6 +28,7 @@ import pyarrow.compute as pc
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.parquet_write import arrow_schema, arrow_type
 from icectl.ops.compute.arrow_values import internal_to_arrow
+from icectl.ops.compute.fit import DoesNotFit, check_rounding, fit_array, fits_source, is_numeric
 from icectl.spec.schema import Schema
 from icectl.spec.types import (
     BINARY,
@@ -61,22 +67,46 @@ def match_column(struct: StructType, name: str) -> NestedField | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _parse_text(arr: pa.Array, t: IcebergType, path: str) -> pa.Array:
-    """Text parsed as icectl literals, value by distinct value."""
+@dataclass(frozen=True)
+class _Options:
+    ignore_extra: bool
+    rounding: str | None = None
+    source: str | None = None
+
+
+Rows = Callable[[int], int]  # a position in an array -> the (0-based) input row holding it
+
+
+def _same_row(i: int) -> int:
+    return i
+
+
+def _element_rows(offsets: pa.Array, rows: Rows) -> Rows:
+    """The rows of list elements / map entries, from their parent's offsets."""
+    def locate(i: int) -> int:
+        return rows(bisect.bisect_right(offsets.to_pylist(), i) - 1)
+    return locate
+
+
+def _parse_text(arr: pa.Array, t: IcebergType) -> pa.Array:
+    """Text parsed as icectl literals, value by distinct value (DoesNotFit at the first that
+    cannot be parsed)."""
     uniques = pc.unique(arr)
+    codes = pc.index_in(arr, value_set=uniques)
     parsed = []
-    for v in uniques.to_pylist():
+    for i, v in enumerate(uniques.to_pylist()):
         if v is None:
             parsed.append(None)
             continue
         try:
             parsed.append(parse_literal(t, v))
         except InvalidInput as e:
-            raise ValidationError(f"column {path}: cannot convert {v!r} to {t}: {e}") from None
-    return pc.take(internal_to_arrow(parsed, t), pc.index_in(arr, value_set=uniques))
+            raise DoesNotFit(v, t, str(e), index=pc.index(codes, i).as_py(),
+                             text=f"cannot convert {v!r} to {t}: {e}") from None
+    return pc.take(internal_to_arrow(parsed, t), codes)
 
 
-def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str) -> pa.Array:
+def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str, rounding: str | None = None) -> pa.Array:
     target = arrow_type(t)
     src = arr.type
     if src == target:
@@ -84,10 +114,17 @@ def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str) -> pa.Array:
     if isinstance(src, pa.BaseExtensionType):
         arr = arr.storage
         src = arr.type
+    if pa.types.is_dictionary(src):  # a categorical column: its values, by the same rules
+        arr = arr.dictionary_decode()
+        src = arr.type
+        if src == target:
+            return arr
+    if is_numeric(t) and fits_source(src):
+        return fit_array(arr, t, rounding)
     is_text = pa.types.is_string(src) or pa.types.is_large_string(src)
     if t == UUID:
         if is_text:
-            return _parse_text(arr.cast(pa.string()), t, path)
+            return _parse_text(arr.cast(pa.string()), t)
         if pa.types.is_fixed_size_binary(src) and src.byte_width == 16:
             return pa.ExtensionArray.from_storage(pa.uuid(), arr)
         if pa.types.is_binary(src) or pa.types.is_large_binary(src):
@@ -97,14 +134,14 @@ def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str) -> pa.Array:
                 raise ValidationError(f"column {path}: uuid values must be 16 bytes") from None
         raise ValidationError(f"column {path}: cannot write {src} values into a uuid column")
     if is_text and t in (TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS, DATE) \
-            or is_text and isinstance(t, (DecimalType, FixedType)):
+            or is_text and isinstance(t, FixedType):
         if isinstance(t, FixedType):
             arr = arr.cast(pa.binary())
         else:
             try:
                 return pc.cast(arr, target)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                return _parse_text(arr.cast(pa.string()), t, path)
+                return _parse_text(arr.cast(pa.string()), t)
     if (pa.types.is_timestamp(src) and src.tz is not None and pa.types.is_timestamp(target)
             and target.tz is None):
         arr = arr.cast(pa.timestamp(src.unit))  # the UTC wall clock, as the value is stored
@@ -127,12 +164,12 @@ def _check_required(child: pa.Array, parent_valid: pa.Array | None, path: str) -
 
 
 def _conform_struct(children: dict[str, pa.Array], length: int, struct: StructType, prefix: str,
-                    ignore_extra: bool, parent_valid: pa.Array | None) -> list[pa.Array]:
+                    opts: _Options, parent_valid: pa.Array | None, rows: Rows = _same_row) -> list[pa.Array]:
     used: dict[int, list[str]] = {}
     for name in children:
         f = match_column(struct, name)
         if f is None:
-            if ignore_extra:
+            if opts.ignore_extra:
                 continue
             raise NotFound(f"input column {prefix}{name} is not in the table",
                            override="ignore_extra_columns", effect="to drop it")
@@ -146,9 +183,9 @@ def _conform_struct(children: dict[str, pa.Array], length: int, struct: StructTy
             out.append(_null_array(f.type, length))
             continue
         names = used[f.field_id]
-        arr = _conform(children[names[0]], f.type, path, ignore_extra)
+        arr = _conform(children[names[0]], f.type, path, opts, rows)
         for other in names[1:]:  # the same column spelt differently (JSON lines): coalesce
-            more = _conform(children[other], f.type, path, ignore_extra)
+            more = _conform(children[other], f.type, path, opts, rows)
             if pc.any(pc.and_(pc.is_valid(arr), pc.is_valid(more))).as_py():
                 raise ValidationError(f"input columns {prefix}{names[0]} and {prefix}{other} both "
                                       f"match column {path} and both have values in one row")
@@ -203,7 +240,7 @@ def _null_array(t: IcebergType, n: int) -> pa.Array:
     return pa.nulls(n, arrow_type(t))
 
 
-def _conform(arr: Any, t: IcebergType, path: str, ignore_extra: bool) -> pa.Array:
+def _conform(arr: Any, t: IcebergType, path: str, opts: _Options, rows: Rows = _same_row) -> pa.Array:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks() if arr.num_chunks != 1 else arr.chunk(0)
     src = arr.type
@@ -214,7 +251,7 @@ def _conform(arr: Any, t: IcebergType, path: str, ignore_extra: bool) -> pa.Arra
         children = {src.field(i).name: arr.field(i) for i in range(src.num_fields)}
         if len(children) != src.num_fields:
             raise ValidationError(f"column {path}: input struct has duplicate field names")
-        kids = _conform_struct(children, len(arr), t, path + ".", ignore_extra, valid)
+        kids = _conform_struct(children, len(arr), t, path + ".", opts, valid, rows)
         target = arrow_type(t)
         mask = pc.is_null(arr) if arr.null_count else None
         return pa.StructArray.from_arrays(kids, fields=list(target), mask=mask)
@@ -223,19 +260,21 @@ def _conform(arr: Any, t: IcebergType, path: str, ignore_extra: bool) -> pa.Arra
             raise ValidationError(f"column {path}: cannot write {src} values into a list column")
         if not pa.types.is_list(src):
             arr = arr.cast(pa.list_(src.value_type))
-        values = _conform(arr.values, t.element_type, path + ".element", ignore_extra)
+        values = _conform(arr.values, t.element_type, path + ".element", opts,
+                          _element_rows(arr.offsets, rows))
         if t.element_required:
             _check_required(values, None, path + ".element")
         mask = pc.is_null(arr) if arr.null_count else None
         return pa.ListArray.from_arrays(arr.offsets, values, type=arrow_type(t), mask=mask)
     if isinstance(t, MapType):
         if pa.types.is_struct(src):
-            return _struct_to_map(arr, t, path, ignore_extra)
+            return _struct_to_map(arr, t, path, opts, rows)
         if not pa.types.is_map(src):
             raise ValidationError(f"column {path}: cannot write {src} values into a map column")
-        keys = _conform(arr.keys, t.key_type, path + ".key", ignore_extra)
+        entry_rows = _element_rows(arr.offsets, rows)
+        keys = _conform(arr.keys, t.key_type, path + ".key", opts, entry_rows)
         _check_required(keys, None, path + ".key")
-        items = _conform(arr.items, t.value_type, path + ".value", ignore_extra)
+        items = _conform(arr.items, t.value_type, path + ".value", opts, entry_rows)
         if t.value_required:
             _check_required(items, None, path + ".value")
         out = pa.MapArray.from_arrays(arr.offsets, keys, items, type=arrow_type(t))
@@ -244,10 +283,22 @@ def _conform(arr: Any, t: IcebergType, path: str, ignore_extra: bool) -> pa.Arra
         return out
     if pa.types.is_nested(src):
         raise ValidationError(f"column {path}: cannot write {src} values into a {t} column")
-    return _cast_primitive(arr, t, path)
+    try:
+        return _cast_primitive(arr, t, path, opts.rounding)
+    except DoesNotFit as e:
+        raise _located(e, path, rows, opts) from None
 
 
-def _struct_to_map(arr: pa.Array, t: MapType, path: str, ignore_extra: bool) -> pa.Array:
+def _located(e: DoesNotFit, path: str, rows: Rows, opts: _Options) -> InvalidInput:
+    """The one-line error of a value that does not fit: source, row, column, why."""
+    where = f"row {rows(e.index or 0) + 1}, column {path}"
+    where = f"{opts.source}: {where}" if opts.source else where
+    if e.roundable and opts.rounding is None:
+        return InvalidInput(f"{where}: {e}", override="rounding", effect="half-even|half-up|down to round it")
+    return InvalidInput(f"{where}: {e}")
+
+
+def _struct_to_map(arr: pa.Array, t: MapType, path: str, opts: _Options, rows: Rows) -> pa.Array:
     rows = arr.to_pylist()
     offsets = [0]
     keys: list[Any] = []
@@ -259,9 +310,10 @@ def _struct_to_map(arr: pa.Array, t: MapType, path: str, ignore_extra: bool) -> 
                     keys.append(k)
                     values.append(v)
         offsets.append(len(keys))
-    key_arr = _conform(pa.array(keys, pa.string()), t.key_type, path + ".key", ignore_extra)
+    entry_rows = _element_rows(pa.array(offsets, pa.int32()), rows)
+    key_arr = _conform(pa.array(keys, pa.string()), t.key_type, path + ".key", opts, entry_rows)
     val_arr = _conform(pa.array(values) if values else pa.nulls(0), t.value_type, path + ".value",
-                       ignore_extra)
+                       opts, entry_rows)
     out = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), key_arr, val_arr, type=arrow_type(t))
     if arr.null_count:
         out = pc.if_else(pc.is_null(arr), pa.scalar(None, out.type), out)
@@ -269,13 +321,17 @@ def _struct_to_map(arr: pa.Array, t: MapType, path: str, ignore_extra: bool) -> 
 
 
 def conform_to_schema(data: pa.Table | pa.RecordBatch, schema: Schema, *,
-                      ignore_extra_columns: bool = False) -> pa.Table:
-    """``data`` cast to ``schema`` (see the module docs); ValidationError when it does not fit."""
+                      ignore_extra_columns: bool = False, rounding: str | None = None,
+                      source: str | None = None) -> pa.Table:
+    """``data`` cast to ``schema`` (see the module docs). ``rounding`` (one of
+    :data:`icectl.ops.compute.fit.ROUNDINGS`) lets numbers with more digits than their column
+    keeps be rounded; ``source`` names the input in errors."""
+    opts = _Options(ignore_extra_columns, check_rounding(rounding), source)
     if isinstance(data, pa.RecordBatch):
         data = pa.Table.from_batches([data])
     names = data.column_names
     if len(set(names)) != len(names):
         raise ValidationError("the input has duplicate column names")
     children = {n: data.column(n) for n in names}
-    cols = _conform_struct(children, data.num_rows, schema.struct, "", ignore_extra_columns, None)
+    cols = _conform_struct(children, data.num_rows, schema.struct, "", opts, None)
     return pa.Table.from_arrays(cols, schema=arrow_schema(schema))
