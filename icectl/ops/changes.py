@@ -31,7 +31,7 @@ combined, as in the procedure). Every changed row is held in memory.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
@@ -104,7 +104,6 @@ class ChangeSet:
     net: bool = False
     keys: tuple[str, ...] = ()
     files_read: int = 0
-    _types: list = field(default_factory=list, repr=False)
 
     def arrow_schema(self) -> pa.Schema:
         return self.rows.schema

@@ -74,7 +74,7 @@ def test_changes_of_every_kind_of_snapshot(tmp_path: Path, fv: int) -> None:
         (7, "b", "v7", "DELETE", 3, s[4]),
         (10, "a", "v10", "DELETE", 4, s[6]),
     ])
-    keyed = _changes(t, s[0], key="id") if False else _changes(t, s[0], keys=["id"])
+    keyed = _changes(t, s[0], keys=["id"])
     assert (4, "a", "v4", "UPDATE_BEFORE", 2, s[3]) in keyed
     assert (4, "b", "new4", "UPDATE_AFTER", 2, s[3]) in keyed
     assert len(keyed) == len(got)

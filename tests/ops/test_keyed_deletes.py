@@ -216,3 +216,15 @@ def test_cli_repeated_keys_add_up_and_a_file_without_the_key_column(tmp_path: Pa
     assert p.returncode == 2 and "has no column 'event_id'" in p.stderr, p.stderr
     p = _cli("delete", t.location, "--equality", "user_id", "--from", str(nokey))
     assert p.returncode == 2 and "has no column 'user_id'" in p.stderr, p.stderr
+
+
+def test_float_keys_match_as_equality_deletes_compare(tmp_path: Path) -> None:
+    """NaN equals NaN, -0.0 differs from 0.0 (Java's Double.compare), on the position path too."""
+    t = make_table(tmp_path, "x double, ts timestamptz, v string", partition="day(ts)", props=MOR)
+    ts = pa.array([DAY] * 5, pa.timestamp("us", "UTC"))
+    write_rows(t, pa.table({"x": pa.array([float("nan"), 0.0, -0.0, 1.5, None], pa.float64()),
+                            "ts": ts, "v": ["nan", "zero", "negzero", "one", "null"]}))
+    r = delete_equality(Table.load(t.location), "x",
+                        pa.table({"x": pa.array([float("nan"), -0.0], pa.float64())}))
+    assert r.method == "position-deletes" and r.deleted_rows == 2
+    assert _column(t, "v") == ["null", "one", "zero"]
