@@ -130,7 +130,12 @@ def key_rows(raw: pa.Table, keys: Schema, source: str) -> pa.Table:
         if name is None:
             raise InvalidInput(f"{source} has no column {f.name!r} (a key column); it has "
                                f"{', '.join(raw.column_names) or 'no columns'}")
-        picked[f.name] = raw.column(name)
+        col = raw.column(name)
+        if f.required and len(col) and col.null_count == len(col):
+            # a JSON reader fills a field no row has with nulls: say what is missing
+            raise InvalidInput(f"{source} has no values for key column {f.name!r} (a required "
+                               "column): the column is missing or every row's value is null")
+        picked[f.name] = col
     return conform_to_schema(pa.table(picked), keys).combine_chunks()
 
 

@@ -228,3 +228,18 @@ def test_float_keys_match_as_equality_deletes_compare(tmp_path: Path) -> None:
                         pa.table({"x": pa.array([float("nan"), -0.0], pa.float64())}))
     assert r.method == "position-deletes" and r.deleted_rows == 2
     assert _column(t, "v") == ["null", "one", "zero"]
+
+
+def test_json_keys_without_a_required_key_column_say_so(tmp_path: Path) -> None:
+    """The JSON reader fills a field no row has with nulls; the error names the missing column
+    instead of complaining about nulls in a required column."""
+    t = make_table(tmp_path, "id long not null, v string", props=MOR)
+    write_rows(t, pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}))
+    keys = tmp_path / "keys.jsonl"
+    keys.write_text('{"other": 1}\n')
+    for args in (["delete", t.location, "--equality", "id", "--from", str(keys)],
+                 ["upsert", t.location, str(keys), "--key", "id"]):
+        p = _cli(*args)
+        assert p.returncode == 2, p.stderr
+        assert "no values for key column 'id'" in p.stderr and "missing" in p.stderr, p.stderr
+        assert len(p.stderr.strip().splitlines()) == 1
