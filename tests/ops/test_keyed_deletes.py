@@ -243,3 +243,24 @@ def test_json_keys_without_a_required_key_column_say_so(tmp_path: Path) -> None:
         assert p.returncode == 2, p.stderr
         assert "no values for key column 'id'" in p.stderr and "missing" in p.stderr, p.stderr
         assert len(p.stderr.strip().splitlines()) == 1
+
+
+def test_files_are_pruned_by_the_keys_in_sets_and_bounds(tmp_path: Path) -> None:
+    from icectl.ops.equality_deletes import resolve_keys
+    from icectl.ops.keyed_deletes import find_key_positions
+
+    t = make_table(tmp_path, "event_id long, ts timestamptz", partition="day(ts)", props=MOR)
+    for k in range(4):  # four files of one partition, ids k*100 .. k*100+49
+        write_rows(Table.load(t.location), pa.table({
+            "event_id": pa.array(range(k * 100, k * 100 + 50), pa.int64()),
+            "ts": pa.array([DAY] * 50, pa.timestamp("us", "UTC"))}))
+    t = Table.load(t.location)
+    keys = resolve_keys(t.metadata.schema, "event_id")
+    few = find_key_positions(t, pa.table({"event_id": pa.array([105, 120, 170], pa.int64())}),
+                             keys, None, nulls_match=False)
+    assert len(few.planned) == 1 and few.rows == 2  # one file's bounds hold the keys
+    # 300 keys: 'in' no longer prunes, the keys' bounds (205 .. 1299) still do
+    many = find_key_positions(t, pa.table({"event_id": pa.array([205] + list(range(1000, 1299)),
+                                                                 pa.int64())}),
+                              keys, None, nulls_match=False)
+    assert len(many.planned) == 2 and many.rows == 1
