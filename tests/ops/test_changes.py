@@ -150,3 +150,23 @@ def test_cli_incremental_scan_and_changes(tmp_path: Path) -> None:
     p = _cli("changes", t.location, "--from", str(b), "--format", "csv", "--key", "id")
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines()[0] == "id,cat,_change_type,_change_ordinal,_commit_snapshot_id"
+
+
+def test_changes_read_older_files_with_the_current_schema(tmp_path: Path) -> None:
+    t = make_table(tmp_path, "id long, v string", props=MOR)
+    write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]}))
+    start = _head(t)
+    write_rows(Table.load(t.location), pa.table({"id": pa.array([3], pa.int64()), "v": ["c"]}))
+    for args in (["schema", "rename", t.location, "v", "val"],
+                 ["schema", "add", t.location, "extra", "int"]):
+        p = _cli(*args)
+        assert p.returncode == 0, p.stderr
+    write_rows(Table.load(t.location), pa.table({"id": pa.array([4], pa.int64()), "val": ["d"],
+                                                  "extra": pa.array([7], pa.int32())}))
+    delete_rows(Table.load(t.location), "id = 1", mode="merge-on-read")
+    r = read_changes(Table.load(t.location), start)
+    assert r.rows.column_names[:3] == ["id", "val", "extra"]
+    got = sorted((x["id"], x["val"], x["extra"], x["_change_type"], x["_change_ordinal"])
+                 for x in r.rows.to_pylist())
+    assert got == [(1, "a", None, "DELETE", 2), (3, "c", None, "INSERT", 0),
+                   (4, "d", 7, "INSERT", 1)]
