@@ -264,3 +264,29 @@ def test_files_are_pruned_by_the_keys_in_sets_and_bounds(tmp_path: Path) -> None
                                                                  pa.int64())}),
                               keys, None, nulls_match=False)
     assert len(many.planned) == 2 and many.rows == 1
+
+
+@pytest.mark.parametrize("fv", [2, 3])
+def test_keyed_deletes_on_a_branch_leave_main_alone(tmp_path: Path, fv: int) -> None:
+    from icectl.scan.reader import open_scan
+
+    t, model = _events(tmp_path, fv)
+    p = _cli("branch", "create", t.location, "dev")
+    assert p.returncode == 0, p.stderr
+    main_rows = _table_rows(t)
+    write_rows(Table.load(t.location), pa.table({  # main moves on; dev must not see it
+        "event_id": pa.array([2], pa.int64()), "ts": pa.array([DAY], pa.timestamp("us", "UTC")),
+        "user_id": ["main"], "v": ["main"]}))
+    main_rows = _table_rows(t)
+    r = upsert_rows(Table.load(t.location), pa.table({
+        "event_id": pa.array([2], pa.int64()), "ts": pa.array([DAY], pa.timestamp("us", "UTC")),
+        "user_id": ["dev"], "v": ["dev"]}), "event_id", branch="dev")
+    assert r.replaced_rows == 1  # dev holds event 2 once
+    d = delete_equality(Table.load(t.location), "user_id", pa.table({"user_id": ["u3"]}), branch="dev")
+    assert d.deleted_rows == 8
+    assert _table_rows(t) == main_rows
+    scan = open_scan(Table.load(t.location), None, ref="dev")
+    got = sorted((r for b in scan.batches() for r in zip(*(c.to_pylist() for c in b.columns))),
+                 key=lambda r: r[0])
+    model[2] = (2, DAY, "dev", "dev")
+    assert got == _model_rows({k: v for k, v in model.items() if v[2] != "u3"})
