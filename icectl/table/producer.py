@@ -79,8 +79,9 @@ def new_snapshot_id() -> int:
 
 def lists_live_files(m: ManifestFile) -> bool:
     """Whether a parent's manifest lists an added or existing file (unknown counts: it may).
-    The reference's merging producers (row delta, overwrite, rewrite, merge append) carry only
-    such manifests into the new snapshot; one listing only deleted entries is dropped."""
+    The reference's merging producers carry only such manifests of the parent into the new
+    snapshot (icectl's row delta and file rewrites do too; the fast append keeps every parent
+    manifest, as the reference's does); one listing only deleted entries is dropped."""
     return (m.added_files_count is None or m.added_files_count > 0
             or m.existing_files_count is None or m.existing_files_count > 0)
 
