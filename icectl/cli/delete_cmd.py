@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -10,25 +10,28 @@ from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, lo
 from icectl.cli.output import emit_json, emit_pairs
 from icectl.errors import InvalidInput
 
-DELETE_HELP = """Delete rows of TABLE, as one `delete` snapshot: those matching --filter, or those whose --equality key columns equal a row of --from FILE.
+DELETE_HELP = """Delete rows of TABLE, as one snapshot: those matching --filter, or those whose --equality key columns equal a row of --from FILE.
 
 With --filter:
 
 Data files whose partition or column metrics prove that every row matches are dropped whole
 without being read; files proven not to match are not read. The mode is --mode, else the table
 property write.delete.mode, else copy-on-write (Iceberg's default). In copy-on-write mode the
-other files holding matching rows are rewritten without them (one overwrite snapshot, no delete
-files). In merge-on-read mode the matching rows of the other files are recorded in position
-delete files (format v2), one per data file, or in deletion vectors (format v3), merged with
-each data file's previous one.
+other files holding matching rows are rewritten without them (one `overwrite` snapshot, no
+delete files; `delete` when files are only dropped). In merge-on-read mode the matching rows of
+the other files are recorded in position delete files (format v2), one per data file, or in
+deletion vectors (format v3, one Puffin file), merged with each data file's previous one (one
+`delete` snapshot).
 
 Not supported yet in merge-on-read mode (refused with exit 9, nothing written): row-level
 deletes on format v1 tables and, on v3, of data files that still have Parquet position deletes.
 
-With --equality the keys are written as equality delete files (format v2 or v3), in the
-partition their values determine; every partition source column must be a key column, unless
-the table (or the spec of its live files) is unpartitioned. FILE is Parquet, CSV or JSON lines
-(- for stdin); other columns in it are ignored.
+With --equality (format v2 or v3; nulls match nulls, as in Iceberg's equality deletes): when the
+key columns include every partition source column (or the table is unpartitioned) the keys are
+written as equality delete files, in the partition their values determine; otherwise the rows
+holding the keys are found and their positions deleted (position delete files on v2, deletion
+vectors on v3). One `delete` snapshot. FILE is Parquet, CSV or JSON lines (- for stdin); other
+columns in it are ignored. Repeat --equality or list several columns (id,region).
 
 Examples:
 
@@ -47,7 +50,7 @@ def register(app: typer.Typer) -> None:
 def delete(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")] = None,
-    equality: Annotated[Optional[str], typer.Option("--equality", help="Key columns (comma-separated): delete the rows whose keys equal a row of --from, as equality delete files.")] = None,
+    equality: Annotated[Optional[List[str]], typer.Option("--equality", help="Key columns (comma-separated; repeat to add more): delete the rows whose keys equal a row of --from.")] = None,
     from_file: Annotated[Optional[str], typer.Option("--from", help="With --equality: Parquet, CSV or JSON-lines file holding the keys to delete; - reads stdin.")] = None,
     mode: Annotated[Optional[str], typer.Option("--mode", help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
@@ -57,7 +60,7 @@ def delete(
 ) -> None:
     from icectl.ops.delete_rows import delete_rows
 
-    if equality is not None or from_file is not None:
+    if equality or from_file is not None:
         _equality(table, filter_text, equality, from_file, mode, branch, dry_run, json_out, warehouse)
         return
     if filter_text is None:
@@ -79,7 +82,7 @@ def delete(
     ], title="dry run: nothing written" if r.dry_run else None)
 
 
-def _equality(table: str, filter_text: Optional[str], equality: Optional[str], from_file: Optional[str],
+def _equality(table: str, filter_text: Optional[str], equality: Optional[List[str]], from_file: Optional[str],
               mode: Optional[str], branch: Optional[str], dry_run: bool, json_out: bool,
               warehouse: Optional[str]) -> None:
     import sys
@@ -88,7 +91,7 @@ def _equality(table: str, filter_text: Optional[str], equality: Optional[str], f
 
     if filter_text is not None:
         raise InvalidInput("--filter and --equality cannot be combined")
-    if equality is None or from_file is None:
+    if not equality or from_file is None:
         raise InvalidInput("--equality KEYS and --from FILE go together")
     if mode is not None and mode != "merge-on-read":
         raise InvalidInput(f"--mode {mode}: equality deletes are merge-on-read only")
@@ -104,5 +107,8 @@ def _equality(table: str, filter_text: Optional[str], equality: Optional[str], f
         ("key columns", ",".join(r.key_columns)),
         ("key rows", r.key_rows),
         ("partitions", r.partitions),
+        ("method", r.method),
         ("equality delete files", len(r.equality_delete_files)),
+        ("position delete files", len(r.position_delete_files)),
+        ("deleted rows", r.deleted_rows),
     ], title="dry run: nothing written" if r.dry_run else None)

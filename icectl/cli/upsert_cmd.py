@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -13,20 +13,23 @@ from icectl.cli.write_cmd import RoundOpt
 
 UPSERT_HELP = """Upsert rows from DATA into TABLE by key: rows with the same key are replaced, new keys added.
 
-One `overwrite` snapshot holds equality delete files for the incoming keys and the new rows
-(written as `icectl write` writes them). The deletes apply only to older rows, so the new rows
-survive while older rows with those keys disappear - Iceberg's upsert (CDC) pattern, as its
-Flink writer commits it. Format v2 or v3; every partition source column must be a key column
-(unless the table is unpartitioned). DATA is a Parquet, CSV (with a header row) or JSON-lines
-file, or - for stdin. Refused, with nothing written: a key on more than one input row, a key
-column that is not a top-level primitive column, rows that do not fit the table (a value that
-does not fit its column exactly is refused as `icectl write` refuses it; --round rounds it).
+One `overwrite` snapshot holds the new rows (written as `icectl write` writes them) and the
+deletes of the older rows with those keys. When the key columns include every partition source
+column (or the table is unpartitioned) the deletes are equality delete files for the incoming
+keys (Iceberg's upsert/CDC pattern, as its Flink writer commits it); otherwise the rows holding
+the keys are found and their positions deleted - position delete files (v2) or deletion vectors
+(v3), as Spark's merge-on-read MERGE writes them. Keys follow SQL MERGE rules: a null key
+matches no row. Format v2 or v3. DATA is a Parquet, CSV (with a header row) or JSON-lines file,
+or - for stdin. Refused, with nothing written: a key on more than one input row, a key column
+that is not a top-level primitive column, rows that do not fit the table (a value that does
+not fit its column exactly is refused as `icectl write` refuses it; --round rounds it).
 
 Examples:
 
 \b
   icectl upsert ./wh/db/users changes.csv --key id
   icectl upsert db.events -w ./wh batch.parquet --key id,region --json
+  icectl upsert ./wh/db/events batch.parquet --key event_id --key source
   cat rows.jsonl | icectl upsert ./wh/db/users - --key id --format json --dry-run
 """
 
@@ -41,7 +44,7 @@ def upsert(
     data: Annotated[str, typer.Argument(
         metavar="DATA", help="Parquet, CSV or JSON-lines file with the rows; - reads stdin.",
         show_default=False)],
-    key: Annotated[str, typer.Option("--key", "-k", help="Key columns, comma-separated (e.g. id or id,region).")],
+    key: Annotated[List[str], typer.Option("--key", "-k", help="Key columns, comma-separated (e.g. id or id,region); repeat to add more.")],
     file_format: Annotated[Optional[str], typer.Option(
         "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch to upsert into (default: main).")] = None,
@@ -66,5 +69,8 @@ def upsert(
         ("key columns", ",".join(r.key_columns)),
         ("rows", r.rows),
         ("data files", len(r.data_files)),
+        ("method", r.method),
         ("equality delete files", len(r.equality_delete_files)),
+        ("position delete files", len(r.position_delete_files)),
+        ("replaced rows", r.replaced_rows),
     ], title="dry run: nothing written" if r.dry_run else None)

@@ -27,7 +27,7 @@ from typing import Any
 
 from icectl.errors import InvalidInput
 from icectl.expr.expressions import AlwaysTrue
-from icectl.ops.delete_rows import COPY_ON_WRITE, DeleteResult
+from icectl.ops.delete_rows import COPY_ON_WRITE, DeleteResult, _matching_positions
 from icectl.ops.rewrite_task import (
     RewriteTask,
     results_or_raise,
@@ -75,13 +75,16 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
     tasks = _tasks(table, md, candidates, filter_text, case_sensitive)
     base = dict(location=table.location, branch=branch, mode=COPY_ON_WRITE, dry_run=dry_run,
                 parent_snapshot_id=plan.snapshot_id, position_delete_files=())
-    if dry_run:
+    if dry_run:  # the matching rows of the candidates are counted, as the real run drops them
+        hits = _matching_positions(table, filter_text, branch, {p.path for p in candidates}) \
+            if candidates else {}
+        hits = {k: v for k, v in hits.items() if v}
         return CopyOnWriteResult(committed=False, snapshot_id=None,
                                  removed_data_files=tuple(sorted(p.path for p in dropped)),
                                  removed_records=sum(p.record_count for p in dropped),
-                                 deleted_positions=0,
-                                 files_with_row_deletes=tuple(sorted(p.path for p in candidates)),
-                                 **base)
+                                 deleted_positions=sum(len(v) for v in hits.values()),
+                                 files_with_row_deletes=tuple(sorted(hits)),
+                                 rewritten_data_files=tuple(sorted(hits)), **base)
     results = _run(engine, workers, tasks, table.io)
     try:
         rewritten = sorted(p for r in results for p in r.rewritten)

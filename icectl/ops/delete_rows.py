@@ -244,7 +244,7 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
             table.io.delete_quietly(path)
         raise
     return DeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
-                        position_delete_files=tuple(f.file_path for f, _ in added),
+                        position_delete_files=tuple(dict.fromkeys(f.file_path for f, _ in added)),
                         summary=dict(produced.snapshot.summary), **result)
 
 

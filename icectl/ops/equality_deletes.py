@@ -10,12 +10,12 @@ files of the same spec and partition; one stored under an unpartitioned spec app
 data file. So each key row must be written in the partition its values determine, for every
 spec that may hold matching rows: the table's default spec and the spec of every live data file
 of the branch head. When one of those specs is unpartitioned a single global delete file under
-it is written. Otherwise the keys must determine the partition: every (non-void) partition field
-of those specs must be computed from a key column. Iceberg's Flink writer (the reference's
-writer of equality deletes) imposes the same rule for upserts ("partition fields must be
-included in the equality fields"); a key-only delete cannot know the partition of a row whose
-partition column is not a key, and writing it in some other partition would silently delete
-nothing, so icectl refuses it (nothing written) instead.
+it is written. Otherwise the keys determine the partition only when every (non-void) partition
+field of those specs is computed from a key column (Iceberg's Flink writer requires it for
+upserts). When they do not (``id`` on a ``days(ts)`` table), a key-only delete cannot know the
+partition of the rows it must reach, so :func:`delete_equality` finds the rows instead and
+deletes their positions (:mod:`icectl.ops.keyed_deletes`, as Spark's merge-on-read DELETE and
+MERGE do): nulls still match nulls there, as in an equality delete.
 
 Key columns must be top-level primitive columns of the table (as the reference's identifier
 fields); the key file may hold other columns, which are ignored.
@@ -49,7 +49,7 @@ from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.types import PrimitiveType
 
 __all__ = ["EqualityDeleteResult", "delete_equality", "resolve_keys", "key_rows",
-           "target_specs", "write_equality_deletes", "keys_filter", "keys_may_match", "branch_head"]
+           "target_specs", "live_specs", "uncovered_partition_field", "write_equality_deletes", "keys_filter", "keys_may_match", "branch_head"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,9 @@ class EqualityDeleteResult:
     equality_delete_files: tuple[str, ...]
     partitions: int
     summary: dict[str, str] = field(default_factory=dict, hash=False)
+    method: str = "equality-deletes"
+    position_delete_files: tuple[str, ...] = ()
+    deleted_rows: int | None = None  # known when the rows were found (not for equality deletes)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +84,9 @@ class EqualityDeleteResult:
             "key-rows": self.key_rows,
             "partitions": self.partitions,
             "equality-delete-files": list(self.equality_delete_files),
+            "method": self.method,
+            "position-delete-files": list(self.position_delete_files),
+            "deleted-rows": self.deleted_rows,
             "summary": dict(self.summary),
         }
 
@@ -88,7 +94,8 @@ class EqualityDeleteResult:
 def resolve_keys(schema: Schema, keys: str | Sequence[str]) -> Schema:
     """The key columns (top-level primitive columns of ``schema``, matched as ``icectl write``
     matches names) as a schema of their own, in the order given."""
-    names = [k.strip() for k in keys.split(",")] if isinstance(keys, str) else [k.strip() for k in keys]
+    given = [keys] if isinstance(keys, str) else list(keys)  # each may list several: "id,ts"
+    names = [k.strip() for g in given for k in g.split(",")]
     if not names or any(not n for n in names):
         raise InvalidInput(f"key columns {','.join(names)!r}: a column name is empty")
     out = []
@@ -123,7 +130,12 @@ def key_rows(raw: pa.Table, keys: Schema, source: str, *, rounding: str | None =
         if name is None:
             raise InvalidInput(f"{source} has no column {f.name!r} (a key column); it has "
                                f"{', '.join(raw.column_names) or 'no columns'}")
-        picked[f.name] = raw.column(name)
+        col = raw.column(name)
+        if f.required and len(col) and col.null_count == len(col):
+            # a JSON reader fills a field no row has with nulls: say what is missing
+            raise InvalidInput(f"{source} has no values for key column {f.name!r} (a required "
+                               "column): the column is missing or every row's value is null")
+        picked[f.name] = col
     return conform_to_schema(pa.table(picked), keys, rounding=rounding, source=source).combine_chunks()
 
 
@@ -138,29 +150,44 @@ def branch_head(table: Any, branch: str) -> Any:
     return md.snapshot_by_id(ref.snapshot_id)
 
 
-def target_specs(table: Any, head: Any, keys: Schema) -> list[PartitionSpec]:
-    """The specs to write the deletes under (see the module docs); InvalidInput when the keys do
-    not determine the partition of one of them."""
+def live_specs(table: Any, head: Any) -> list[PartitionSpec]:
+    """The table's default spec and the spec of every live data file of ``head``."""
     md = table.metadata
     ids = {md.default_spec_id}
     if head is not None:
         for m in avro.load_manifest_list(table.io, head.manifest_list, md.format_version):
             if m.content == MANIFEST_DATA and ((m.added_files_count or 0) + (m.existing_files_count or 0)) > 0:
                 ids.add(m.partition_spec_id)
-    specs = [md.spec_by_id(i) for i in sorted(ids)]
-    for s in specs:
-        if s.is_unpartitioned():
-            return [s]  # a global delete reaches every spec's files
+    return [md.spec_by_id(i) for i in sorted(ids)]
+
+
+def uncovered_partition_field(table: Any, specs: Sequence[PartitionSpec], keys: Schema
+                              ) -> str | None:
+    """None when the keys determine the partition of every spec in ``specs`` (or one of them is
+    unpartitioned); else a description of a partition field no key column determines."""
+    if any(s.is_unpartitioned() for s in specs):
+        return None
     key_ids = {f.field_id for f in keys.fields}
     for s in specs:
         for pf in s.fields:
             if not pf.transform.is_void and pf.source_id not in key_ids:
-                col = md.schema.find_field_or_none(pf.source_id)
-                raise InvalidInput(
-                    f"partition field {pf.name!r} (spec {s.spec_id}) comes from column "
-                    f"{col.name if col else pf.source_id!r}, which is not a key column: "
-                    "equality deletes apply only within their partition, so the key columns "
-                    "must include every partition source column")
+                col = table.metadata.schema.find_field_or_none(pf.source_id)
+                return (f"partition field {pf.name!r} (spec {s.spec_id}) comes from column "
+                        f"{col.name if col else pf.source_id!r}, which is not a key column")
+    return None
+
+
+def target_specs(table: Any, head: Any, keys: Schema) -> list[PartitionSpec]:
+    """The specs to write the deletes under (see the module docs); InvalidInput when the keys do
+    not determine the partition of one of them."""
+    specs = live_specs(table, head)
+    for s in specs:
+        if s.is_unpartitioned():
+            return [s]  # a global delete reaches every spec's files
+    why = uncovered_partition_field(table, specs, keys)
+    if why is not None:
+        raise InvalidInput(f"{why}: equality deletes apply only within their partition, so the "
+                           "key columns must include every partition source column")
     return specs
 
 
@@ -235,9 +262,12 @@ def _check_version(md: Any) -> None:
 def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Table, *,
                     file_format: str | None = None, branch: str | None = None,
                     dry_run: bool = False, stdin: Any = None) -> EqualityDeleteResult:
-    """Delete the rows whose key columns equal a row of ``source`` (see the module docs)."""
+    """Delete the rows whose key columns equal a row of ``source`` (see the module docs): as
+    equality delete files when the keys determine the partition, else by finding the rows and
+    deleting their positions (:mod:`icectl.ops.keyed_deletes`)."""
+    from icectl.ops.keyed_deletes import find_key_positions, match_filter, write_key_deletes
     from icectl.ops.write import read_rows
-    from icectl.table.row_delta import RowDeltaProducer
+    from icectl.table.row_delta import RowDeltaProducer, filter_may_match
 
     md = table.metadata
     _check_version(md)
@@ -246,31 +276,52 @@ def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Tabl
     if isinstance(source, pa.Table):
         raw, label = source, "the key rows"
     else:
-        raw, _ = read_rows(table.io, source, file_format, key_schema, stdin)
+        # read as optional columns: a file lacking a key column is reported as such below
+        loose = Schema(tuple(replace(f, required=False) for f in key_schema.fields))
+        raw, _ = read_rows(table.io, source, file_format, loose, stdin)
         label = "stdin" if source == "-" else source
     rows = key_rows(raw, key_schema, label)
     if rows.num_rows == 0:
         raise InvalidInput(f"{label} has no rows: no keys to delete")
     head = branch_head(table, branch)
-    specs = target_specs(table, head, key_schema)
-    parts = sum(len(partition_groups(rows, s, key_schema)) for s in specs)
+    specs = live_specs(table, head)
+    matches = None
+    if uncovered_partition_field(table, specs, key_schema) is None:
+        specs = target_specs(table, head, key_schema)
+        parts = sum(len(partition_groups(rows, s, key_schema)) for s in specs)
+    else:  # the keys do not determine the partition: find the rows, delete their positions
+        matches = find_key_positions(table, rows, key_schema, branch, nulls_match=True)
+        parts = len({(f.spec_id, tuple(f.partition)) for f in matches.files.values()})
     result = dict(location=table.location, branch=branch, dry_run=dry_run,
                   parent_snapshot_id=head.snapshot_id if head is not None else None,
                   key_columns=tuple(f.name for f in key_schema.fields), key_rows=rows.num_rows,
-                  partitions=parts)
-    if dry_run:
+                  partitions=parts,
+                  method="equality-deletes" if matches is None else (
+                      "deletion-vectors" if md.format_version >= 3 else "position-deletes"),
+                  deleted_rows=matches.rows if matches is not None else None)
+    if dry_run or (matches is not None and not matches.positions):
         return EqualityDeleteResult(committed=False, snapshot_id=None, equality_delete_files=(),
                                     **result)
     written: list[str] = []
     try:
-        added = write_equality_deletes(table, rows, key_schema, specs, written)
-        produced = RowDeltaProducer(
-            table, result["parent_snapshot_id"], added_deletes=added,
-            may_match=keys_may_match(table, rows, key_schema), branch=branch).commit()
+        if matches is None:
+            added = write_equality_deletes(table, rows, key_schema, specs, written)
+            produced = RowDeltaProducer(
+                table, result["parent_snapshot_id"], added_deletes=added,
+                may_match=keys_may_match(table, rows, key_schema), branch=branch).commit()
+        else:
+            added, replaced = write_key_deletes(table, matches, written)
+            produced = RowDeltaProducer(
+                table, matches.snapshot_id, added_deletes=added, removed_deletes=replaced,
+                referenced_data_files=list(matches.files.values()),
+                may_match=filter_may_match(md, match_filter(rows, key_schema, True)),
+                branch=branch).commit()
     except BaseException:
         for p in written:
             table.io.delete_quietly(p)
         raise
+    paths = tuple(dict.fromkeys(f.file_path for f, _ in added))
     return EqualityDeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
-                                equality_delete_files=tuple(f.file_path for f, _ in added),
+                                equality_delete_files=paths if matches is None else (),
+                                position_delete_files=paths if matches is not None else (),
                                 summary=dict(produced.snapshot.summary), **result)

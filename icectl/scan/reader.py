@@ -169,10 +169,13 @@ class Scan:
 def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[str] | None = None,
               snapshot_id: int | None = None, ref: str | None = None, as_of: str | None = None,
               case_sensitive: bool = False, with_metadata: bool = False,
-              batch_rows: int = DEFAULT_BATCH_ROWS) -> Scan:
-    """Plan a scan of ``table`` and return it ready to read."""
+              batch_rows: int = DEFAULT_BATCH_ROWS, filter_expr: Expression | None = None,
+              from_snapshot: int | None = None, to_snapshot: int | None = None) -> Scan:
+    """Plan a scan of ``table`` and return it ready to read. ``from_snapshot``/``to_snapshot``:
+    an incremental scan (the planner's: rows appended after one snapshot up to another)."""
     schema, column_names, snapshot_id_, files = _plan(
-        table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive)
+        table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive,
+        dict(filter_expr=filter_expr, from_snapshot=from_snapshot, to_snapshot=to_snapshot))
     projected = list(schema.fields) if column_names is None else _projection(schema, column_names)
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
                 files=files, with_metadata=with_metadata, batch_rows=batch_rows)
@@ -198,13 +201,13 @@ def _projection(schema: Schema, column_names: Sequence[str]) -> list[NestedField
 
 def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
           snapshot_id: int | None, ref: str | None, as_of: str | None,
-          case_sensitive: bool) -> tuple[Schema, tuple[str, ...] | None, int | None,
-                                         list[ScanFile]]:
+          case_sensitive: bool, extra: dict | None = None
+          ) -> tuple[Schema, tuple[str, ...] | None, int | None, list[ScanFile]]:
     """The planner's answer, reduced to what the reader needs (the one place it is used)."""
     from icectl.scan.planner import plan_scan
 
     r = plan_scan(table, filter_text, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
-                  columns=columns, case_sensitive=case_sensitive)
+                  columns=columns, case_sensitive=case_sensitive, **(extra or {}))
     files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
                       partition=tuple(f.partition), record_count=f.record_count,
                       data_sequence_number=f.data_sequence_number,

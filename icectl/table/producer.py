@@ -54,7 +54,7 @@ from icectl.table.table import CommitAttempt, RetryPolicy, Table
 
 __all__ = [
     "SnapshotProducer", "FastAppendProducer", "ProducedSnapshot", "MergePolicy",
-    "new_snapshot_id", "pack_end", "ENVIRONMENT", "unreadable_current_snapshot",
+    "new_snapshot_id", "pack_end", "ENVIRONMENT", "unreadable_current_snapshot", "lists_live_files",
     "MANIFEST_MERGE_ENABLED", "MANIFEST_MIN_MERGE_COUNT", "MANIFEST_TARGET_SIZE",
 ]
 
@@ -75,6 +75,15 @@ def new_snapshot_id() -> int:
         sid = ((u >> 64) ^ u) & 0x7FFF_FFFF_FFFF_FFFF
         if sid:
             return sid
+
+
+def lists_live_files(m: ManifestFile) -> bool:
+    """Whether a parent's manifest lists an added or existing file (unknown counts: it may).
+    The reference's merging producers carry only such manifests of the parent into the new
+    snapshot (icectl's row delta and file rewrites do too; the fast append keeps every parent
+    manifest, as the reference's does); one listing only deleted entries is dropped."""
+    return (m.added_files_count is None or m.added_files_count > 0
+            or m.existing_files_count is None or m.existing_files_count > 0)
 
 
 def pack_end(items: Sequence, weight: Callable[[object], int], target: int) -> list[list]:

@@ -53,7 +53,7 @@ from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table import validation
-from icectl.table.producer import SnapshotProducer
+from icectl.table.producer import SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["RewriteFilesProducer", "OverwriteFilesProducer", "delete_file_key"]
@@ -160,7 +160,8 @@ class RewriteFilesProducer(SnapshotProducer):
         for m in manifests:
             entries = loaded.get(m.manifest_path)
             if entries is None:
-                kept.append(m)
+                if lists_live_files(m):  # a manifest of only deleted entries is dropped
+                    kept.append(m)
                 continue
             kept += self._rewrite_manifest(attempt, base, m, entries, removing_deletes)
         added = self._write_added(attempt, base)

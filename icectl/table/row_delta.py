@@ -56,7 +56,7 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.producer import MergePolicy, SnapshotProducer
+from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
 from icectl.table.validation import SERIALIZABLE, isolation_level
@@ -169,7 +169,8 @@ class RowDeltaProducer(SnapshotProducer):
             entries = avro.load_manifest(self.io, m) if removing else []
             if not any(e.status != DELETED and _removal_key(e.data_file) in removing
                        for e in entries):
-                kept.append(m)
+                if lists_live_files(m):  # a manifest of only deleted entries is dropped
+                    kept.append(m)
                 continue
             rewritten: list[ManifestEntry] = []
             for e in entries:

@@ -85,8 +85,9 @@ def test_partition_source_must_be_a_key_and_bad_keys_refused(tmp_path: Path) -> 
     t = _table(tmp_path)
     before = _files(t)
     one = pa.table({"id": pa.array([1], pa.int64()), "region": ["eu"]})
-    with pytest.raises(InvalidInput, match="'region'.*not a key column"):
-        delete_equality(t, "id", one)
+    # a key without the partition column: the rows are found, their positions deleted
+    dry = delete_equality(t, "id", one, dry_run=True)
+    assert dry.method == "position-deletes" and dry.deleted_rows == 1 and not dry.committed
     with pytest.raises(NotFound, match="nosuch"):
         delete_equality(t, "id,nosuch", one)
     with pytest.raises(InvalidInput, match="no column 'region'"):
@@ -150,8 +151,9 @@ def test_upsert_refuses_duplicate_keys_and_writes_nothing(tmp_path: Path) -> Non
     with pytest.raises(InvalidInput, match="more than one row.*id=7"):
         upsert_rows(t, pa.table({"id": pa.array([7, 7, 8], pa.int64()), "region": ["eu"] * 3,
                                  "v": ["x", "y", "z"]}), "id,region")
-    with pytest.raises(InvalidInput, match="not a key column"):
-        upsert_rows(t, pa.table({"id": pa.array([7], pa.int64()), "region": ["eu"], "v": ["x"]}), "id")
+    dry = upsert_rows(t, pa.table({"id": pa.array([1], pa.int64()), "region": ["us"], "v": ["x"]}),
+                      "id", dry_run=True)  # the key need not cover the partition
+    assert dry.method == "position-deletes" and dry.replaced_rows == 1
     with pytest.raises(InvalidInput, match="no column 'region'"):  # not silently null keys
         upsert_rows(t, pa.table({"id": pa.array([7], pa.int64()), "v": ["x"]}), "id,region")
     assert _files(t) == before
@@ -166,7 +168,7 @@ def test_cli_equality_delete_upsert_and_bad_input(tmp_path: Path) -> None:
     for args, code, needle in [
         (["--equality", "id,region", "--from", str(tmp_path / "none.csv")], 3, "not found"),
         (["--equality", "id,nosuch", "--from", str(keys)], 3, "nosuch"),
-        (["--equality", "id", "--from", str(keys)], 2, "not a key column"),
+        (["--equality", "id", "--from", str(keys), "--mode", "copy-on-write"], 2, "merge-on-read only"),
         (["--equality", "id,region"], 2, "--from"),
         (["--equality", "id,region", "--from", str(keys), "--filter", "id = 1"], 2, "combined"),
         ([], 2, "--filter"),
@@ -214,8 +216,10 @@ def test_two_partitioned_specs_each_get_the_keys_in_their_partition(tmp_path: Pa
     specs = {e.data_file.spec_id for c, e in _entries(t) if e.data_file.content == EQUALITY_DELETES}
     assert specs == {0, 1} and len(r.equality_delete_files) == 4  # 2 keys x 2 specs
     assert _rows(t) == [(2, "eu", "b"), (4, "us", "d"), (5, "eu", "n5")]
-    with pytest.raises(InvalidInput, match="not a key column"):
-        delete_equality(Table.load(t.location), "region", pa.table({"region": ["eu"]}))
+    # 'region' alone does not determine the bucket partition of spec 1: rows found by position
+    r = delete_equality(Table.load(t.location), "region", pa.table({"region": ["eu"]}))
+    assert r.method == "position-deletes" and r.deleted_rows == 2
+    assert _rows(t) == [(4, "us", "d")]
 
 
 def test_upsert_and_equality_delete_on_a_branch_leave_main_alone(tmp_path: Path) -> None:
