@@ -24,15 +24,19 @@ told.
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import math
 import os
+import shutil
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError, ValidationError
 from icectl.io import avro
-from icectl.io.files import is_local, local_path
+from icectl.io.files import is_local, join, local_path
 from icectl.io.formats import avro_record_count, detect_format, orc_record_count
 from icectl.io.parquet import (
     ColumnStats,
@@ -48,7 +52,7 @@ from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
 from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
 from icectl.spec.transforms import (
     DayTransform,
@@ -64,10 +68,18 @@ from icectl.spec.types import (
     IcebergType,
     NestedField,
 )
-from icectl.table.producer import FastAppendProducer, ProducedSnapshot
+from icectl.table.producer import (
+    IDEMPOTENCY_KEY,
+    AlreadyCommitted,
+    FastAppendProducer,
+    ProducedSnapshot,
+    snapshot_with_key,
+)
 from icectl.table.table import CommitAttempt, Table
 
-__all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS"]
+__all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
+           "PLACEMENTS", "SKIP_MODES", "SpansPartitions", "content_digest", "key_committed_by",
+           "CONTENT_DIGESTS"]
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
@@ -103,6 +115,18 @@ class AppendResult:
     files: tuple[dict[str, Any], ...] = field(default=(), hash=False)
     committed: bool = True
     skipped_files: tuple[str, ...] = ()  # given, but already in the table (skip_existing)
+    # given files left out because they could not be appended (on_error="skip"): (path, reason)
+    quarantined: tuple[tuple[str, str], ...] = ()
+    placed: tuple[tuple[str, str], ...] = ()  # (source, the table's copy) with copy/move
+    rewritten: tuple[str, ...] = ()  # sources whose rows were rewritten into partitioned files
+    idempotency_key: str | None = None
+    committed_by: int | None = None  # the snapshot that already committed idempotency_key
+    source_cleanup_failed: tuple[tuple[str, str], ...] = ()  # move: sources left, with the error
+
+    @property
+    def partial(self) -> bool:
+        """Some given files were quarantined: the rest was committed (or nothing was left)."""
+        return bool(self.quarantined)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -127,6 +151,13 @@ class AppendResult:
             "summary": dict(self.summary),
             "files": list(self.files),
             "skipped-files": list(self.skipped_files),
+            "partial": self.partial,
+            "quarantined-files": [{"path": p, "reason": r} for p, r in self.quarantined],
+            "placed-files": [{"source": src, "file-path": dst} for src, dst in self.placed],
+            "rewritten-files": list(self.rewritten),
+            "idempotency-key": self.idempotency_key,
+            "already-committed-by": self.committed_by,
+            "source-cleanup-failed": [{"path": p, "error": e} for p, e in self.source_cleanup_failed],
         }
         return out
 
@@ -273,6 +304,10 @@ def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | N
     return UNDETERMINED
 
 
+class SpansPartitions(ValidationError):
+    """A file whose rows belong to several partitions of the table's spec."""
+
+
 def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
            declared: Mapping[str, str]) -> tuple:
     """The partition tuple of one file (see the module docs), or ValidationError."""
@@ -285,7 +320,7 @@ def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
         try:
             proven = _from_stats(pf, src, st)
         except _Spans as s:
-            raise ValidationError(
+            raise SpansPartitions(
                 f"{scanned.path}: its rows span several partitions of {pf.name} "
                 f"({pf.transform.to_human_string(s.low, stype)} .. "
                 f"{pf.transform.to_human_string(s.high, stype)}); one file must hold one partition") from None
@@ -359,6 +394,18 @@ class _AppendProducer(FastAppendProducer):
             found.update(live & keys.keys())
         return [path for key, path in keys.items() if key in found]
 
+    def live_files(self, base: TableMetadata, parent: Snapshot | None) -> list[tuple[str, int]]:
+        """``(path, size)`` of every live data file of ``parent``."""
+        out: list[tuple[str, int]] = []
+        if parent is None:
+            return out
+        for m in self.parent_manifests(base, parent):
+            if m.is_delete_manifest:
+                continue
+            entries = avro.read_manifest(self.io.read(m.manifest_path), include_stats=False)
+            out.extend((e.data_file.file_path, e.data_file.file_size_in_bytes) for e in entries if e.is_live)
+        return out
+
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
         for f in self.files:
             if base.spec_by_id(f.spec_id) is None:  # pragma: no cover - specs are never removed here
@@ -383,6 +430,14 @@ class _AppendProducer(FastAppendProducer):
 # -- the operation --------------------------------------------------------------------------------
 
 
+PLACEMENTS = ("in-place", "copy", "move")
+SKIP_MODES = ("path", "content")
+ON_ERROR = ("fail", "skip")
+# rewrite(path, written) -> the data files it wrote (every path written is appended to
+# ``written`` first, so that a failure can remove them)
+Rewriter = Callable[[str, list], Sequence[tuple[DataFile, str]]]
+
+
 def append_files(
     table: Table,
     paths: Iterable[str],
@@ -394,56 +449,323 @@ def append_files(
     max_workers: int | None = None,
     merge: bool | None = None,
     progress: Callable[[int, int], None] | None = None,
-    skip_existing: bool = False,
+    skip_existing: bool | str = False,
     allow_empty: bool = False,
+    placement: str = "in-place",
+    on_error: str = "fail",
+    rewrite_spanning: bool = False,
+    idempotency_key: str | None = None,
 ) -> AppendResult:
     """Append existing data files as one new snapshot of ``branch`` (see the module docs).
 
     ``partition_values`` maps partition field names to values in partition-path text, applied to
     every file. ``merge`` forces manifest merging on or off (default: the table's
     ``commit.manifest-merge.enabled``, false when unset). ``progress(done, total)`` is called as
-    footers are read. With ``skip_existing``, files already live in the branch head (also when a
-    concurrent commit added them) are left out and named in ``skipped_files``; nothing left to
-    append then commits nothing (``committed`` false). With ``allow_empty``, no paths at all is
-    such a no-op too, instead of an error.
+    footers are read. With ``skip_existing`` (True or ``"path"``), files already live in the
+    branch head (also when a concurrent commit added them) are left out and named in
+    ``skipped_files``; with ``"content"`` also files whose bytes equal a live file's (same size,
+    same SHA-256) or an earlier given file's. Nothing left to append then commits nothing
+    (``committed`` false). With ``allow_empty``, no paths at all is such a no-op too.
+
+    ``placement``: ``"in-place"`` registers the files where they are; ``"copy"`` copies each
+    under the table's data location (``write.data.path``, else ``<location>/data``, in its
+    partition's directory) and registers the copy; ``"move"`` does the same and removes the
+    source after the commit. ``on_error="skip"`` sets aside (``quarantined``, with the reason)
+    every file that cannot be appended - unreadable, not fitting the table, spanning partitions -
+    and commits the others. ``rewrite_spanning`` reads a file whose rows span several partitions
+    and writes its rows as new partitioned files under the data location (instead of refusing it). ``idempotency_key`` is recorded in the snapshot summary; when the
+    branch head or a retained ancestor already carries it - also one a concurrent writer
+    committed while this one retried - nothing is committed (``committed_by`` names it).
     """
+    skip_mode = _skip_mode(skip_existing)
+    rewrite = _rewrite_into_partitions(table) if rewrite_spanning else None
+    if placement not in PLACEMENTS:
+        raise InvalidInput(f"unknown placement {placement!r} (expected one of {', '.join(PLACEMENTS)})",
+                           argument="placement")
+    if on_error not in ON_ERROR:
+        raise InvalidInput(f"unknown error handling {on_error!r} (expected fail or skip)", argument="on_error")
     declared = dict(partition_values or {})
     normalised = _unique_paths(paths)
     if not normalised and not allow_empty:
         raise InvalidInput("no data files to append")
     md = table.metadata
     _check_declared(declared, md.spec)
-    kwargs = dict(branch=branch, summary_properties=summary_properties, merge=merge)
+    summary = dict(summary_properties or {})
+    head = _branch_head(md, branch)
+    if idempotency_key is not None:
+        if not idempotency_key.strip():
+            raise InvalidInput("the idempotency key is empty", argument="idempotency_key")
+        summary[IDEMPOTENCY_KEY] = idempotency_key
+        done = snapshot_with_key(md, head, idempotency_key)
+        if done is not None:
+            return _nothing_appended(table, branch, (), key=idempotency_key, committed_by=done.snapshot_id)
+    kwargs = dict(branch=branch, summary_properties=summary, merge=merge)
     known: dict[str, frozenset[str]] = {}
     skipped: list[str] = []
-    if skip_existing and normalised:
+    digests: dict[str, str] = {}  # source path -> content digest (skip_existing="content")
+    if skip_mode is not None and normalised:
         probe = _AppendProducer(table, (), known=known, **kwargs)
         keys = {_identity_key(p): p for p in normalised}
-        skipped = probe.live_among(md, _branch_head(md, branch), keys)
+        skipped = probe.live_among(md, head, keys)
         gone = set(skipped)
         normalised = [p for p in normalised if p not in gone]
+        if skip_mode == "content" and normalised:
+            same, digests = _same_content(table.io, probe.live_files(md, head),
+                                          _recorded_digests(md, head), normalised)
+            skipped += same
+            gone = set(same)
+            normalised = [p for p in normalised if p not in gone]
     if not normalised:
-        return _nothing_appended(table, branch, skipped)
+        return _nothing_appended(table, branch, skipped, key=idempotency_key)
 
     ctx = _Context(table_name_mapping(dict(md.properties), md.schema),
                    metrics_config(md.properties, md.schema, md.sort_order),
                    frozenset(f.source_id for f in md.spec.fields if not f.transform.is_void))
-    scanned = _scan_all(table.io, normalised, file_format, md.schema, ctx, max_workers, progress)
-    files = [_describe(s, md.spec, md.schema, declared) for s in scanned]
-    uses_names = any(s.uses_names for s in scanned)
-    while True:
-        producer = _AppendProducer(table, files, add_name_mapping=uses_names, known=known, **kwargs)
+    quarantined: list[tuple[str, str]] = []
+    errors = quarantined if on_error == "skip" else None
+    scanned = _scan_all(table.io, normalised, file_format, md.schema, ctx, max_workers, progress, errors)
+    files: list[tuple[DataFile, str]] = []
+    spanning: list[str] = []
+    for sc in scanned:
         try:
-            produced = producer.commit()
-        except _AlreadyInTable as e:
-            if not skip_existing:
+            files.append(_describe(sc, md.spec, md.schema, declared))
+        except SpansPartitions as e:
+            if rewrite is not None:
+                spanning.append(sc.path)
+            elif errors is not None:
+                errors.append((sc.path, str(e)))
+            else:
                 raise
-            skipped += e.paths  # added by a concurrent commit: leave them out and try again
-            files = [(f, p) for f, p in files if _identity_key(f.file_path) not in e.keys]
-            if not files:
-                return _nothing_appended(table, branch, skipped)
+        except IcectlError as e:
+            if errors is None:
+                raise
+            errors.append((sc.path, str(e)))
+    uses_names = any(s.uses_names for s in scanned)
+    written: list[str] = []  # files this append wrote: removed if it commits nothing
+    try:
+        rewritten, rewritten_files = _rewrite_all(rewrite, spanning, written, errors, table.io)
+        placed: list[tuple[str, str]] = []
+        if placement != "in-place" and files:
+            files, placed = _place_files(table, files, placement == "move", written)
+        files = files + rewritten_files
+        taken = {p for p, _ in placed} | set(rewritten) | {f.file_path for f, _ in files}
+        recorded = sorted({d for p, d in digests.items() if p in taken})
+        if recorded:
+            summary[CONTENT_DIGESTS] = ",".join(recorded)
+        if not files:
+            _remove(table.io, written)
+            return _nothing_appended(table, branch, skipped, key=idempotency_key, quarantined=quarantined)
+        while True:
+            producer = _AppendProducer(table, files, add_name_mapping=uses_names, known=known, **kwargs)
+            try:
+                produced = producer.commit()
+            except AlreadyCommitted as e:  # a concurrent writer committed the same key
+                _remove(table.io, written)
+                return _nothing_appended(table, branch, skipped, key=idempotency_key,
+                                         committed_by=e.snapshot_id, quarantined=quarantined)
+            except _AlreadyInTable as e:
+                if skip_mode is None:
+                    raise
+                skipped += e.paths  # added by a concurrent commit: leave them out and try again
+                files = [(f, p) for f, p in files if _identity_key(f.file_path) not in e.keys]
+                if not files:
+                    _remove(table.io, written)
+                    return _nothing_appended(table, branch, skipped, key=idempotency_key,
+                                             quarantined=quarantined)
+                continue
+            break
+    except BaseException:
+        _remove(table.io, written)
+        raise
+    cleanup_failed = _remove_sources(table.io, placed) if placement == "move" else []
+    result = _result(table, branch, files, produced, producer.name_mapping_created, skipped)
+    return replace(result, quarantined=tuple(quarantined), placed=tuple(placed), rewritten=tuple(rewritten),
+                   idempotency_key=idempotency_key, source_cleanup_failed=tuple(cleanup_failed))
+
+
+def _skip_mode(skip_existing: bool | str) -> str | None:
+    if skip_existing is False or skip_existing is None:
+        return None
+    if skip_existing is True:
+        return "path"
+    mode = str(skip_existing).strip().lower()
+    if mode not in SKIP_MODES:
+        raise InvalidInput(f"unknown way to compare files {skip_existing!r} (expected path or content)",
+                           argument="skip_existing")
+    return mode
+
+
+def _remove(io: Any, written: Sequence[str]) -> None:
+    for p in written:
+        io.delete_quietly(p)
+
+
+# -- content digests ------------------------------------------------------------------------------
+
+_CHUNK = 8 << 20
+
+
+def content_digest(io: Any, path: str) -> str:
+    """SHA-256 of a file's bytes (hex), read in chunks."""
+    h = hashlib.sha256()
+    with io.open(path, "rb") as f:
+        while True:
+            chunk = f.read(_CHUNK)
+            if not chunk:
+                return h.hexdigest()
+            h.update(chunk)
+
+
+CONTENT_DIGESTS = "icectl.content-digests"
+"""Snapshot summary property: the content digests (first 32 hex digits of the SHA-256) of the
+files an append compared by content added, comma-separated, so that a later run recognises a
+source it already took even when the table's copy is gone (rewritten, or its rows deleted)."""
+_DIGEST_CHARS = 32
+
+
+def _recorded_digests(md: TableMetadata, head: Snapshot | None) -> set[str]:
+    out: set[str] = set()
+    if head is None:
+        return out
+    for snap in ancestors_of(head.snapshot_id, md.snapshot_by_id):
+        text = (snap.summary or {}).get(CONTENT_DIGESTS)
+        if text:
+            out.update(d for d in text.split(",") if d)
+    return out
+
+
+def _same_content(io: Any, live: Sequence[tuple[str, int]], recorded: set[str],
+                  paths: Sequence[str]) -> tuple[list[str], dict[str, str]]:
+    """The given paths whose bytes equal a live file's, a file an earlier append recorded
+    (``recorded`` digests of retained snapshots) or an earlier given file's; and the digest of
+    every other given file (to record). Live files are hashed only when their size equals a
+    given file's. A file that cannot be read is not a duplicate (the append reports it)."""
+    by_size: dict[int, list[str]] = {}
+    for path, size in live:
+        by_size.setdefault(size, []).append(path)
+    table_digests: dict[int, set[str]] = {}
+    seen: set[str] = set()
+    skipped: list[str] = []
+    digests: dict[str, str] = {}
+    for p in paths:
+        try:
+            size = io.info(p).size
+            digest = content_digest(io, p)[:_DIGEST_CHARS]
+        except IcectlError:
             continue
-        return _result(table, branch, files, produced, producer.name_mapping_created, skipped)
+        if size in by_size and size not in table_digests:
+            found = set()
+            for q in by_size[size]:
+                try:
+                    found.add(content_digest(io, q)[:_DIGEST_CHARS])
+                except IcectlError:
+                    continue
+            table_digests[size] = found
+        if digest in recorded or digest in seen or digest in table_digests.get(size, ()):
+            skipped.append(p)
+        else:
+            digests[p] = digest
+        seen.add(digest)
+    return skipped, digests
+
+
+# -- placing files under the table -----------------------------------------------------------------
+
+
+def _place_files(table: Table, files: Sequence[tuple[DataFile, str]], move: bool,
+                 written: list[str]) -> tuple[list[tuple[DataFile, str]], list[tuple[str, str]]]:
+    """Copy (or hard-link, for a move on one local disk) each file into its partition's directory
+    under the table's data location; the copies are registered instead of the sources."""
+    from icectl.ops.write import data_location  # (write builds on this module)
+
+    base_dir = data_location(table.location, table.metadata.properties)
+    out: list[tuple[DataFile, str]] = []
+    placed: list[tuple[str, str]] = []
+    for df, ppath in files:
+        directory = join(base_dir, ppath) if ppath else base_dir
+        name = df.file_path.replace("\\", "/").rsplit("/", 1)[-1]
+        target = join(directory, f"{uuid.uuid4().hex[:12]}-{name}")
+        written.append(target)
+        _copy(table.io, df.file_path, target, link=move)
+        out.append((replace(df, file_path=target), ppath))
+        placed.append((df.file_path, target))
+    return out, placed
+
+
+def _copy(io: Any, src: str, dst: str, link: bool) -> None:
+    """``dst`` gets ``src``'s bytes; never replaces an existing file. Local copies are flushed to
+    disk before the commit names them."""
+    if is_local(src) and is_local(dst):
+        s, d = local_path(src), local_path(dst)
+        try:
+            os.makedirs(os.path.dirname(d), exist_ok=True)
+            if link:
+                try:
+                    os.link(s, d)
+                    return
+                except OSError as e:
+                    if e.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
+                        raise
+            with open(s, "rb") as r, open(d, "xb") as w:
+                shutil.copyfileobj(r, w, _CHUNK)
+                w.flush()
+                os.fsync(w.fileno())
+        except FileNotFoundError:
+            raise NotFound(f"data file not found: {src}") from None
+        except OSError as e:
+            raise StorageError(f"cannot copy {src} to {dst}: {e.strerror or e}") from None
+        return
+    with io.open(src, "rb") as r, io.open(dst, "xb") as w:
+        while True:
+            chunk = r.read(_CHUNK)
+            if not chunk:
+                break
+            w.write(chunk)
+
+
+def _remove_sources(io: Any, placed: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """After a move committed: delete each source; what could not be deleted is reported."""
+    failed = []
+    for src, _ in placed:
+        try:
+            io.delete(src)
+        except IcectlError as e:
+            failed.append((src, str(e)))
+    return failed
+
+
+def _rewrite_into_partitions(table: Table) -> Rewriter:
+    def rewrite(path: str, written: list) -> Sequence[tuple[DataFile, str]]:
+        from icectl.ops.compute import conform_to_schema
+        from icectl.ops.write import read_rows, write_data_files  # (write builds on this module)
+
+        schema = table.metadata.schema
+        raw, _ = read_rows(table.io, path, None, schema)
+        data = conform_to_schema(raw, schema).combine_chunks()
+        return write_data_files(table, data, written)
+
+    return rewrite
+
+
+def _rewrite_all(rewrite: Rewriter | None, paths: Sequence[str], written: list[str],
+                 errors: list[tuple[str, str]] | None, io: Any) -> tuple[list[str], list[tuple[DataFile, str]]]:
+    """Rewrite each partition-spanning file; with ``errors`` a file that fails is set aside."""
+    done: list[str] = []
+    files: list[tuple[DataFile, str]] = []
+    if rewrite is None:
+        return done, files
+    for path in paths:
+        before = len(written)
+        try:
+            files.extend(rewrite(path, written))
+            done.append(path)
+        except IcectlError as e:
+            if errors is None:
+                raise
+            _remove(io, written[before:])
+            del written[before:]
+            errors.append((path, f"cannot rewrite it into partitioned files: {e}"))
+    return done, files
 
 
 def _unique_paths(paths: Iterable[str]) -> list[str]:
@@ -465,6 +787,12 @@ def _check_declared(declared: Mapping[str, str], spec: PartitionSpec) -> None:
                        f"(partition fields: {names})", argument="partition_values")
 
 
+def key_committed_by(md: TableMetadata, branch: str, key: str) -> int | None:
+    """The snapshot on ``branch`` (head or retained ancestor) that committed idempotency ``key``."""
+    done = snapshot_with_key(md, _branch_head(md, branch), key)
+    return done.snapshot_id if done is not None else None
+
+
 def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:
     """The snapshot an append to ``branch`` builds on (a new branch starts at main's head)."""
     ref = md.refs.get(branch)
@@ -473,24 +801,36 @@ def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:
 
 
 def _scan_all(file_io: Any, paths: Sequence[str], fmt: str | None, schema: Schema, ctx: _Context,
-              max_workers: int | None, progress: Callable[[int, int], None] | None) -> list[_Scanned]:
-    """Every file's footer facts, read by a bounded thread pool, in the order given."""
+              max_workers: int | None, progress: Callable[[int, int], None] | None,
+              errors: list[tuple[str, str]] | None = None) -> list[_Scanned]:
+    """Every file's footer facts, read by a bounded thread pool, in the order given. With
+    ``errors``, a file that cannot be read or does not fit is left out and listed there."""
     total = len(paths)
     workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
     scanned: list[_Scanned] = []
+    count = 0
+
+    def one(path: str, get: Callable[[], _Scanned]) -> None:
+        nonlocal count
+        try:
+            scanned.append(get())
+        except Exception as e:  # noqa: BLE001 - set aside only when asked to
+            if errors is None:
+                raise
+            errors.append((path, str(e) if isinstance(e, IcectlError) else f"unreadable: {e}"))
+        count += 1
+        if progress:
+            progress(count, total)
+
     if workers == 1:
         for p in paths:
-            scanned.append(_scan(file_io, p, fmt, schema, ctx))
-            if progress:
-                progress(len(scanned), total)
+            one(p, lambda p=p: _scan(file_io, p, fmt, schema, ctx))
         return scanned
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
         futures = [pool.submit(_scan, file_io, p, fmt, schema, ctx) for p in paths]
         try:
-            for fut in futures:
-                scanned.append(fut.result())
-                if progress:
-                    progress(len(scanned), total)
+            for p, fut in zip(paths, futures):
+                one(p, fut.result)
         except BaseException:
             for fut in futures:
                 fut.cancel()
@@ -530,13 +870,17 @@ def append_data_files(
     return _result(table, branch, files, producer.commit())
 
 
-def _nothing_appended(table: Table, branch: str, skipped: Sequence[str]) -> AppendResult:
-    """The result of an append that committed nothing (no files, or all already in the table)."""
+def _nothing_appended(table: Table, branch: str, skipped: Sequence[str], *, key: str | None = None,
+                      committed_by: int | None = None,
+                      quarantined: Sequence[tuple[str, str]] = ()) -> AppendResult:
+    """The result of an append that committed nothing (no files, all already in the table or set
+    aside, or its idempotency key already committed)."""
     return AppendResult(
         location=table.location, branch=branch, snapshot_id=None, parent_snapshot_id=None,
         sequence_number=None, metadata_location=table.metadata_location, version=table.version,
         manifest_list="", manifests_written=(), added_files=0, added_records=0, added_files_size=0,
-        summary={}, attempts=0, committed=False, skipped_files=tuple(skipped))
+        summary={}, attempts=0, committed=False, skipped_files=tuple(skipped),
+        quarantined=tuple(quarantined), idempotency_key=key, committed_by=committed_by)
 
 
 def _result(table: Table, branch: str, files: Sequence[tuple[DataFile, str]],
