@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs
 
 UPSERT_HELP = """Upsert rows from DATA into TABLE by key: rows with the same key are replaced, new keys added.
@@ -41,7 +41,8 @@ def upsert(
         show_default=False)],
     key: Annotated[str, typer.Option("--key", "-k", help="Key columns, comma-separated (e.g. id or id,region).")],
     file_format: Annotated[Optional[str], typer.Option(
-        "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
+        "--format", help="Input format when the name does not say: parquet, csv, json.",
+        autocompletion=values("parquet", "csv", "json"))] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch to upsert into (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the input and report; write nothing.")] = False,
     json_out: JsonOpt = False,

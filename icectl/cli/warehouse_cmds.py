@@ -33,7 +33,7 @@ statistics), then the directories left empty.
 Files recorded outside the table location are never deleted (they are listed as
 kept-outside-location). --purge is refused (exit 5) when gc.enabled=false. Spark's Hadoop
 catalog deletes the whole table directory on DROP TABLE, data included, even without PURGE;
-icectl keeps the data unless --purge is given. Run with --dry-run first: it lists what would go.
+here the data stays unless --purge is given. Run with --dry-run first: it lists what would go.
 
 Examples:
 
@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
 @handle_errors
 def list_cmd(
     namespace: Annotated[Optional[str], typer.Argument(
-        metavar="[NAMESPACE]", help="List only this namespace (a or a.b).", show_default=False)] = None,
+        metavar="NAMESPACE", help="List only this namespace (a or a.b).", show_default=False)] = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from icectl.errors import InvalidInput
 
 __all__ = ["parse_time_ms", "parse_duration_ms", "parse_timestamp_ms", "parse_cutoff", "now_ms",
-           "TIME_FORMS", "DURATION_FORMS"]
+           "TIME_FORMS", "DURATION_FORMS", "format_ms"]
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)", re.I)
@@ -40,6 +40,19 @@ _DURATION = re.compile(r"^\s*(?:\d+(?:\.\d+)?\s*(?:ms|s|m|h|d|w)\s*)+$", re.I)
 DURATION_FORMS = "a number and a unit ms, s, m, h, d or w (e.g. 7d, 36h, 90m, 30s, 2w, 1d12h)"
 TIME_FORMS = ("an ISO-8601 timestamp (2024-06-01T12:00:00Z; UTC when no zone is given; or a date, "
               "2024-06-01), epoch milliseconds (1717243200000) or a duration ago (7d, 36h, 90m, 30s, 2w)")
+
+
+def format_ms(ms: int) -> str:
+    """Epoch milliseconds as an ISO-8601 UTC time (``2024-06-01T12:00:00Z``, milliseconds shown
+    only when there are any), the form messages use for a time the user typed."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    text = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if ms % 1000:
+        text += f".{ms % 1000:03d}"
+    return text + "Z"
 
 
 def now_ms() -> int:
