@@ -16,7 +16,7 @@ deletes). If anything fails, every file written is removed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -86,7 +86,8 @@ def _refuse_duplicates(keys: pa.Table) -> None:
 
 def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *,
                 file_format: str | None = None, branch: str | None = None,
-                dry_run: bool = False, stdin: Any = None) -> UpsertResult:
+                dry_run: bool = False, stdin: Any = None,
+                summary_properties: Mapping[str, str] | None = None) -> UpsertResult:
     """Upsert the rows of ``source`` into ``table`` by the key columns (see the module docs)."""
     from icectl.table.row_delta import RowDeltaProducer
 
@@ -120,7 +121,7 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
         produced = RowDeltaProducer(
             table, result["parent_snapshot_id"], added_data=added_data,
             added_deletes=added_deletes, may_match=keys_may_match(table, key_data, key_schema),
-            branch=branch).commit()
+            branch=branch, summary_properties=summary_properties).commit()
     except BaseException:
         for p in written:
             table.io.delete_quietly(p)

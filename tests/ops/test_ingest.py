@@ -253,3 +253,17 @@ def test_skip_existing_and_skip_duplicates_in_the_cli(tmp_path: Path) -> None:
     copy.write_bytes(Path(a).read_bytes())
     r = _icectl("append", t.location, str(copy), "--skip-duplicates", "--json")
     assert r.returncode == 0 and json.loads(r.stdout)["skipped-files"] == [str(copy)], r.stderr
+
+
+def test_upsert_takes_an_idempotency_key(tmp_path: Path) -> None:
+    t = _table(tmp_path)
+    csv = tmp_path / "rows.csv"
+    csv.write_text("id,cat\n1,a\n2,b\n")
+    first = _icectl("upsert", t.location, str(csv), "--key", "id", "--idempotency-key", "u-1", "--json")
+    assert first.returncode == 0 and json.loads(first.stdout)["committed"], first.stderr
+    csv.write_text("id,cat\n1,changed\n")
+    again = _icectl("upsert", t.location, str(csv), "--key", "id", "--idempotency-key", "u-1", "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["committed"] is False, again.stderr
+    scan = open_scan(Table.load(t.location))
+    rows = sorted((r["id"], r["cat"]) for b in scan.batches() for r in b.to_pylist())
+    assert rows == [(1, "a"), (2, "b")]
