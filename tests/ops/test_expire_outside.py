@@ -66,3 +66,21 @@ def test_expire_removes_partition_directories_it_emptied(tmp_path: Path) -> None
     r = expire_snapshots(t, older_than_ms=t.metadata.last_updated_ms + 1, retain_last=1)
     assert not (data / "cat=b").exists() and data.is_dir() and keep.is_dir()
     assert str(data / "cat=b") in r.removed_directories
+
+
+def test_plain_check_finds_a_registered_file_that_was_moved_away(tmp_path: Path) -> None:
+    loc = str(tmp_path / "wh" / "db" / "t")
+    create_table(loc, schema_text="id long, cat string")
+    landing = tmp_path / "landing" / "day60.parquet"
+    landing.parent.mkdir()
+    pq.write_table(pa.table({"id": pa.array([1], pa.int64()), "cat": ["a"]}), landing)
+    append_files(Table.load(loc), [str(landing)])
+    write_rows(Table.load(loc), pa.table({"id": pa.array([2], pa.int64()), "cat": ["b"]}))
+    r = _icectl("check", loc, "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["checked"]["files-verified"] == 1
+    (tmp_path / "archive").mkdir()
+    landing.rename(tmp_path / "archive" / landing.name)  # the usual housekeeping
+    r = _icectl("check", loc, "--json")
+    out = json.loads(r.stdout)
+    assert r.returncode == 10 and [p["code"] for p in out["problems"]] == ["file-missing"]
+    assert out["problems"][0]["where"] == str(landing)
