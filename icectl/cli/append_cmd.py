@@ -68,6 +68,21 @@ def _read_list(source: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+def _given_paths(files: Optional[List[str]], from_list: Optional[str], allow_empty: bool) -> list[str]:
+    paths: list[str] = []
+    for f in files or []:
+        if f == "-":
+            paths.extend(_read_list("-"))
+        else:
+            paths.append(f)
+    if from_list is not None:
+        paths.extend(_read_list(from_list))
+    if not paths and not allow_empty:
+        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE "
+                           "(--allow-empty makes no files a no-op)")
+    return paths
+
+
 @handle_errors
 def append(
     table: TableArg,
@@ -117,17 +132,7 @@ def append(
 ) -> None:
     from icectl.ops.append import append_files
 
-    paths: list[str] = []
-    for f in files or []:
-        if f == "-":
-            paths.extend(_read_list("-"))
-        else:
-            paths.append(f)
-    if from_list is not None:
-        paths.extend(_read_list(from_list))
-    if not paths and not allow_empty:
-        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE "
-                           "(--allow-empty makes no files a no-op)")
+    paths = _given_paths(files, from_list, allow_empty)
     reserved = [k for k in parse_key_values(summary, "--summary") if k == "operation"]
     if reserved:
         raise InvalidInput("--summary cannot set 'operation'")

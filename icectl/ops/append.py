@@ -2,72 +2,49 @@
 
 ``append_files(table, paths, ...)`` registers Parquet, ORC and Avro files as a new ``append``
 snapshot. For each file it reads only the footer (Parquet: metrics and column statistics; ORC:
-the row count; Avro: block headers), places the file in its partition, and then commits one fast
-append (manifests merged when the table asks for it). Footers are read in parallel by a bounded
-thread pool.
-
-Partition values, per partition field of the table's default spec, come from:
-
-1. the file's column statistics, when the transform maps the column's min and max to one value
-   (for identity and bucket the min must equal the max);
-2. a Hive-style directory in the file's path (``ts_day=2024-01-02/``), in the reference's
-   partition-path text (the field name, ``=``, the transform's human string, URL-escaped);
-3. ``partition_values`` given by the caller (``field=value`` text), for every file.
-
-A value from the path or the caller must agree with the statistics when those decide it.
+the row count; Avro: block headers), places the file in its partition
+(:mod:`icectl.ops.data_files`), and then commits one fast append (manifests merged when the table
+asks for it). Footers are read in parallel by a bounded thread pool.
 
 Refused - with nothing committed and nothing left behind - are: a missing file; a path given
 twice or already in the table (checked again on every commit retry); a file whose columns do not
 fit the table's schema; a file whose rows span several partitions, or whose partition cannot be
-told.
+told. Safe ingestion (:mod:`icectl.ops.ingest`) changes that on request: files compared by
+content, copies placed under the table, bad files set aside (quarantined), spanning files
+rewritten, and an idempotency key that makes a second run commit nothing.
 """
 
 from __future__ import annotations
 
-import errno
-import hashlib
-import math
 import os
-import shutil
-import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError, ValidationError
+from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.io import avro
-from icectl.io.files import is_local, join, local_path
-from icectl.io.formats import avro_record_count, detect_format, orc_record_count
-from icectl.io.parquet import (
-    ColumnStats,
-    column_stats,
-    footer_metrics,
-    parquet_schema_fields,
-    read_footer,
+from icectl.io.files import is_local, local_path
+from icectl.ops.data_files import DEFAULT_WORKERS, ScanContext, SpansPartitions, describe, scan_all
+from icectl.ops.ingest import (
+    CONTENT_DIGESTS,
+    ON_ERROR,
+    PLACEMENTS,
+    SKIP_MODES,
+    content_digest,
+    place_files,
+    recorded_digests,
+    remove_files,
+    remove_sources,
+    rewrite_all,
+    rewrite_into_partitions,
+    same_content,
+    skip_mode,
 )
-from icectl.io.parquet_schema import check_file_schema, footer_null_proof
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import mapping_from_schema, name_mapping_to_json, table_name_mapping
-from icectl.spec.manifests import DATA, DataFile
+from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.partitioning import PartitionField, PartitionSpec
-from icectl.spec.schema import Schema
-from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
-from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
-from icectl.spec.transforms import (
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    TruncateTransform,
-    YearTransform,
-)
-from icectl.spec.types import (
-    BINARY,
-    STRING,
-    IcebergType,
-    NestedField,
-)
+from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.table.producer import (
     IDEMPOTENCY_KEY,
     AlreadyCommitted,
@@ -78,14 +55,10 @@ from icectl.table.producer import (
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
-           "PLACEMENTS", "SKIP_MODES", "SpansPartitions", "content_digest", "key_committed_by",
+           "PLACEMENTS", "SKIP_MODES", "ON_ERROR", "SpansPartitions", "content_digest", "key_committed_by",
            "CONTENT_DIGESTS"]
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
-DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
-# Bounds of strings and binaries may have been truncated by a writer at 16 characters/bytes
-# (Iceberg's default metrics mode); such bounds are only trusted for short prefixes.
-_TRUNCATED_BOUND_LENGTH = 16
 
 
 # -- result -------------------------------------------------------------------------------------
@@ -165,17 +138,6 @@ class AppendResult:
 # -- scanning files ------------------------------------------------------------------------------
 
 
-@dataclass
-class _Scanned:
-    path: str
-    file_format: str
-    size: int
-    record_count: int
-    stats: dict[int, ColumnStats] = field(default_factory=dict)  # by table field id
-    metrics: DataFile | None = None  # column metrics in the table's terms (Parquet)
-    uses_names: bool = False  # columns matched by name (the file has no field ids)
-
-
 def _normalise(path: str) -> str:
     p = path.strip()
     if not p:
@@ -193,167 +155,6 @@ def _identity_key(path: str) -> str:
         except Exception:  # noqa: BLE001
             return path
     return path.rstrip("/")
-
-
-def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Context") -> _Scanned:
-    footer = read_footer(file_io, path)
-    fields = parquet_schema_fields(file_io, path, ctx.mapping, footer=footer)
-    problems = check_file_schema(fields, schema, footer_null_proof(footer, ctx.mapping))
-    if problems:
-        raise ValidationError(f"{path} does not fit the table: {'; '.join(problems)}")
-    fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
-    # untruncated statistics of the partition sources place the file in its partition
-    stats = column_stats(footer, ctx.mapping, ctx.partition_source_ids) if ctx.partition_source_ids else {}
-    return _Scanned(path, "PARQUET", size, fm.record_count, stats, _data_file_metrics(path, size, fm),
-                    any(not f.file_has_id for f in fields))
-
-
-def _data_file_metrics(path: str, size: int, fm: Any) -> DataFile:
-    return DataFile(
-        content=DATA, file_path=path, file_format="PARQUET", record_count=fm.record_count,
-        file_size_in_bytes=size, column_sizes=fm.column_sizes or None,
-        value_counts=fm.value_counts or None, null_value_counts=fm.null_value_counts or None,
-        nan_value_counts=fm.nan_value_counts or None, lower_bounds=fm.lower_bounds or None,
-        upper_bounds=fm.upper_bounds or None, split_offsets=fm.split_offsets or None,
-    )
-
-
-@dataclass(frozen=True)
-class _Context:
-    mapping: Any
-    config: Any
-    partition_source_ids: frozenset[int] = frozenset()  # columns whose statistics place files
-
-
-def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema, ctx: _Context) -> _Scanned:
-    try:
-        info = file_io.info(path)
-    except NotFound:
-        raise NotFound(f"data file not found: {path}") from None
-    if info.is_dir:
-        raise InvalidInput(f"{path} is a directory, not a data file")
-    file_format = detect_format(path, fmt)
-    if file_format == "PARQUET":
-        return _scan_parquet(file_io, path, schema, info.size, ctx)
-    if file_format == "ORC":
-        return _Scanned(path, "ORC", info.size, orc_record_count(file_io, path))
-    return _Scanned(path, "AVRO", info.size, avro_record_count(file_io, path))
-
-
-# -- partitions ----------------------------------------------------------------------------------
-
-
-class _Undetermined:
-    pass
-
-
-UNDETERMINED = _Undetermined()
-
-
-class _Spans(Exception):
-    def __init__(self, low: Any, high: Any):
-        super().__init__()
-        self.low, self.high = low, high
-
-
-def _bound_exact(t: IcebergType, v: Any) -> bool:
-    if t == STRING:
-        return len(v) < _TRUNCATED_BOUND_LENGTH
-    if t == BINARY:
-        return len(v) < _TRUNCATED_BOUND_LENGTH
-    return True
-
-
-def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | None) -> Any:
-    """The partition value the statistics prove, UNDETERMINED, or raise _Spans."""
-    t = pf.transform
-    if t.is_void:
-        return None
-    if src is None or st is None:
-        return UNDETERMINED
-    stype = src.type
-    nulls = st.null_count
-    if nulls is not None and st.value_count > 0 and nulls == st.value_count:
-        return None  # every value is null
-    if not st.has_bounds or st.min is None or st.max is None:
-        return UNDETERMINED
-    lo, hi = st.min, st.max
-    if stype == STRING:
-        lo = lo.decode("utf-8") if isinstance(lo, bytes) else lo
-        hi = hi.decode("utf-8") if isinstance(hi, bytes) else hi
-    if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):
-        return UNDETERMINED
-    try:
-        tlo, thi = t.apply(lo, stype), t.apply(hi, stype)
-    except Exception:  # noqa: BLE001 - a value the transform cannot take: say nothing
-        return UNDETERMINED
-    exact = _bound_exact(stype, lo) and _bound_exact(stype, hi)
-    order_preserving = isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform,
-                                      TruncateTransform, IdentityTransform))
-    if isinstance(t, TruncateTransform) and stype in (STRING, BINARY) and not exact:
-        # a truncated bound still starts with the real min/max: enough for shorter prefixes
-        exact = t.width < min(len(lo), len(hi))
-    if exact and (lo == hi or (tlo == thi and order_preserving)):
-        if nulls is None:
-            return UNDETERMINED
-        if nulls > 0:
-            raise _Spans(None, tlo)
-        return tlo
-    if exact and tlo != thi:
-        raise _Spans(tlo, thi)
-    return UNDETERMINED
-
-
-class SpansPartitions(ValidationError):
-    """A file whose rows belong to several partitions of the table's spec."""
-
-
-def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
-           declared: Mapping[str, str]) -> tuple:
-    """The partition tuple of one file (see the module docs), or ValidationError."""
-    from_path = hive_values(scanned.path)
-    values = []
-    for pf in spec.fields:
-        src = schema.find_field_or_none(pf.source_id)
-        stype = src.type if src is not None else None
-        st = scanned.stats.get(pf.source_id)
-        try:
-            proven = _from_stats(pf, src, st)
-        except _Spans as s:
-            raise SpansPartitions(
-                f"{scanned.path}: its rows span several partitions of {pf.name} "
-                f"({pf.transform.to_human_string(s.low, stype)} .. "
-                f"{pf.transform.to_human_string(s.high, stype)}); one file must hold one partition") from None
-        claims = []
-        if pf.name in from_path:
-            claims.append(("its path", parse_partition_value(pf, stype, from_path[pf.name])))
-        if pf.name in declared:
-            claims.append(("the given partition value", parse_partition_value(pf, stype, declared[pf.name])))
-        if proven is not UNDETERMINED:
-            for where, v in claims:
-                if v != proven:
-                    raise ValidationError(
-                        f"{scanned.path}: {where} says {pf.name}="
-                        f"{pf.transform.to_human_string(v, stype)} but its rows have "
-                        f"{pf.name}={pf.transform.to_human_string(proven, stype)}")
-            values.append(proven)
-            continue
-        if claims:
-            first = claims[0][1]
-            for where, v in claims[1:]:
-                if v != first:
-                    raise ValidationError(
-                        f"{scanned.path}: {claims[0][0]} says {pf.name}="
-                        f"{pf.transform.to_human_string(first, stype)} but {where} says "
-                        f"{pf.transform.to_human_string(v, stype)}")
-            values.append(first)
-            continue
-        raise ValidationError(
-            f"{scanned.path}: cannot tell its value of partition field {pf.name} "
-            f"({pf.transform} of {src.name if src else '?'}) from its column statistics; "
-            f"put it in the path ({pf.name}=...) or give the partition value {pf.name}=VALUE",
-            argument="partition_values")
-    return tuple(values)
 
 
 # -- the producer --------------------------------------------------------------------------------
@@ -430,14 +231,6 @@ class _AppendProducer(FastAppendProducer):
 # -- the operation --------------------------------------------------------------------------------
 
 
-PLACEMENTS = ("in-place", "copy", "move")
-SKIP_MODES = ("path", "content")
-ON_ERROR = ("fail", "skip")
-# rewrite(path, written) -> the data files it wrote (every path written is appended to
-# ``written`` first, so that a failure can remove them)
-Rewriter = Callable[[str, list], Sequence[tuple[DataFile, str]]]
-
-
 def append_files(
     table: Table,
     paths: Iterable[str],
@@ -477,8 +270,7 @@ def append_files(
     branch head or a retained ancestor already carries it - also one a concurrent writer
     committed while this one retried - nothing is committed (``committed_by`` names it).
     """
-    skip_mode = _skip_mode(skip_existing)
-    rewrite = _rewrite_into_partitions(table) if rewrite_spanning else None
+    mode = skip_mode(skip_existing)
     if placement not in PLACEMENTS:
         raise InvalidInput(f"unknown placement {placement!r} (expected one of {', '.join(PLACEMENTS)})",
                            argument="placement")
@@ -490,282 +282,141 @@ def append_files(
         raise InvalidInput("no data files to append")
     md = table.metadata
     _check_declared(declared, md.spec)
-    summary = dict(summary_properties or {})
+    run = _Run(table, branch, idempotency_key, dict(summary_properties or {}), merge)
     head = _branch_head(md, branch)
     if idempotency_key is not None:
         if not idempotency_key.strip():
             raise InvalidInput("the idempotency key is empty", argument="idempotency_key")
-        summary[IDEMPOTENCY_KEY] = idempotency_key
+        run.summary[IDEMPOTENCY_KEY] = idempotency_key
         done = snapshot_with_key(md, head, idempotency_key)
         if done is not None:
-            return _nothing_appended(table, branch, (), key=idempotency_key, committed_by=done.snapshot_id)
-    kwargs = dict(branch=branch, summary_properties=summary, merge=merge)
-    known: dict[str, frozenset[str]] = {}
-    skipped: list[str] = []
-    digests: dict[str, str] = {}  # source path -> content digest (skip_existing="content")
-    if skip_mode is not None and normalised:
-        probe = _AppendProducer(table, (), known=known, **kwargs)
-        keys = {_identity_key(p): p for p in normalised}
-        skipped = probe.live_among(md, head, keys)
-        gone = set(skipped)
-        normalised = [p for p in normalised if p not in gone]
-        if skip_mode == "content" and normalised:
-            same, digests = _same_content(table.io, probe.live_files(md, head),
-                                          _recorded_digests(md, head), normalised)
-            skipped += same
-            gone = set(same)
-            normalised = [p for p in normalised if p not in gone]
+            return run.nothing(done.snapshot_id)
+    normalised = _leave_out_known(run, md, head, normalised, mode)
     if not normalised:
-        return _nothing_appended(table, branch, skipped, key=idempotency_key)
+        return run.nothing()
+    files, spanning, uses_names = _read_files(run, md, normalised, declared, file_format, max_workers,
+                                              progress, on_error == "skip", rewrite_spanning)
+    try:
+        files, placed, rewritten = _place_and_rewrite(run, files, spanning, placement, on_error == "skip")
+        if not files:
+            return run.nothing()
+        outcome = _commit(run, files, uses_names, mode is not None)
+    except BaseException:
+        remove_files(table.io, run.written)
+        raise
+    if isinstance(outcome, AppendResult):
+        return outcome
+    files, produced, producer = outcome
+    cleanup_failed = remove_sources(table.io, placed) if placement == "move" else []
+    result = _result(table, branch, files, produced, producer.name_mapping_created, run.skipped)
+    return replace(result, quarantined=tuple(run.quarantined), placed=tuple(placed), rewritten=tuple(rewritten),
+                   idempotency_key=idempotency_key, source_cleanup_failed=tuple(cleanup_failed))
 
-    ctx = _Context(table_name_mapping(dict(md.properties), md.schema),
-                   metrics_config(md.properties, md.schema, md.sort_order),
-                   frozenset(f.source_id for f in md.spec.fields if not f.transform.is_void))
-    quarantined: list[tuple[str, str]] = []
-    errors = quarantined if on_error == "skip" else None
-    scanned = _scan_all(table.io, normalised, file_format, md.schema, ctx, max_workers, progress, errors)
+
+def _place_and_rewrite(run: _Run, files: list[tuple[DataFile, str]], spanning: list[str], placement: str,
+                       skip_bad: bool) -> tuple[list[tuple[DataFile, str]], list[tuple[str, str]], list[str]]:
+    """Rewrite the spanning files and copy or move the others under the table (see
+    :mod:`icectl.ops.ingest`); the content digests of the files taken go into the summary."""
+    rewrite = rewrite_into_partitions(run.table) if spanning else None
+    errors = run.quarantined if skip_bad else None
+    rewritten, rewritten_files = rewrite_all(rewrite, spanning, run.written, errors, run.table.io)
+    placed: list[tuple[str, str]] = []
+    if placement != "in-place" and files:
+        files, placed = place_files(run.table, files, placement == "move", run.written)
+    files = files + rewritten_files
+    taken = {p for p, _ in placed} | set(rewritten) | {f.file_path for f, _ in files}
+    recorded = sorted({d for p, d in run.digests.items() if p in taken})
+    if recorded:
+        run.summary[CONTENT_DIGESTS] = ",".join(recorded)
+    return files, placed, rewritten
+
+
+@dataclass
+class _Run:
+    """One append's state across its phases."""
+
+    table: Table
+    branch: str
+    key: str | None
+    summary: dict[str, str]
+    merge: bool | None
+    known: dict[str, frozenset[str]] = field(default_factory=dict)  # manifest -> live identity keys
+    skipped: list[str] = field(default_factory=list)
+    quarantined: list[tuple[str, str]] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)  # source -> content digest (by content)
+    written: list[str] = field(default_factory=list)  # removed if the append commits nothing
+
+    def producer(self, files: Sequence[tuple[DataFile, str]], uses_names: bool = False) -> "_AppendProducer":
+        return _AppendProducer(self.table, files, add_name_mapping=uses_names, known=self.known,
+                               branch=self.branch, summary_properties=self.summary, merge=self.merge)
+
+    def nothing(self, committed_by: int | None = None) -> AppendResult:
+        remove_files(self.table.io, self.written)
+        return _nothing_appended(self.table, self.branch, self.skipped, key=self.key,
+                                 committed_by=committed_by, quarantined=self.quarantined)
+
+
+def _leave_out_known(run: _Run, md: TableMetadata, head: Snapshot | None, paths: list[str],
+                     mode: str | None) -> list[str]:
+    """The paths left once those the branch already has (by path, or by content) are skipped."""
+    if mode is None or not paths:
+        return paths
+    probe = run.producer(())
+    run.skipped = probe.live_among(md, head, {_identity_key(p): p for p in paths})
+    paths = [p for p in paths if p not in set(run.skipped)]
+    if mode == "content" and paths:
+        same, run.digests = same_content(run.table.io, probe.live_files(md, head),
+                                         recorded_digests(md, head), paths)
+        run.skipped += same
+        paths = [p for p in paths if p not in set(same)]
+    return paths
+
+
+def _read_files(run: _Run, md: TableMetadata, paths: list[str], declared: Mapping[str, str],
+                file_format: str | None, max_workers: int | None, progress: Any, skip_bad: bool,
+                rewrite_spanning: bool) -> tuple[list[tuple[DataFile, str]], list[str], bool]:
+    """Each file's footer facts and partition; files spanning partitions (to rewrite) apart;
+    with ``skip_bad`` the files that fail are quarantined instead of failing the append."""
+    ctx = ScanContext(table_name_mapping(dict(md.properties), md.schema),
+                      metrics_config(md.properties, md.schema, md.sort_order),
+                      frozenset(f.source_id for f in md.spec.fields if not f.transform.is_void))
+    errors = run.quarantined if skip_bad else None
+    scanned = scan_all(run.table.io, paths, file_format, md.schema, ctx, max_workers, progress, errors)
     files: list[tuple[DataFile, str]] = []
     spanning: list[str] = []
     for sc in scanned:
         try:
-            files.append(_describe(sc, md.spec, md.schema, declared))
+            files.append(describe(sc, md.spec, md.schema, declared))
         except SpansPartitions as e:
-            if rewrite is not None:
+            if rewrite_spanning:
                 spanning.append(sc.path)
-            elif errors is not None:
-                errors.append((sc.path, str(e)))
-            else:
+            elif errors is None:
                 raise
+            else:
+                errors.append((sc.path, str(e)))
         except IcectlError as e:
             if errors is None:
                 raise
             errors.append((sc.path, str(e)))
-    uses_names = any(s.uses_names for s in scanned)
-    written: list[str] = []  # files this append wrote: removed if it commits nothing
-    try:
-        rewritten, rewritten_files = _rewrite_all(rewrite, spanning, written, errors, table.io)
-        placed: list[tuple[str, str]] = []
-        if placement != "in-place" and files:
-            files, placed = _place_files(table, files, placement == "move", written)
-        files = files + rewritten_files
-        taken = {p for p, _ in placed} | set(rewritten) | {f.file_path for f, _ in files}
-        recorded = sorted({d for p, d in digests.items() if p in taken})
-        if recorded:
-            summary[CONTENT_DIGESTS] = ",".join(recorded)
-        if not files:
-            _remove(table.io, written)
-            return _nothing_appended(table, branch, skipped, key=idempotency_key, quarantined=quarantined)
-        while True:
-            producer = _AppendProducer(table, files, add_name_mapping=uses_names, known=known, **kwargs)
-            try:
-                produced = producer.commit()
-            except AlreadyCommitted as e:  # a concurrent writer committed the same key
-                _remove(table.io, written)
-                return _nothing_appended(table, branch, skipped, key=idempotency_key,
-                                         committed_by=e.snapshot_id, quarantined=quarantined)
-            except _AlreadyInTable as e:
-                if skip_mode is None:
-                    raise
-                skipped += e.paths  # added by a concurrent commit: leave them out and try again
-                files = [(f, p) for f, p in files if _identity_key(f.file_path) not in e.keys]
-                if not files:
-                    _remove(table.io, written)
-                    return _nothing_appended(table, branch, skipped, key=idempotency_key,
-                                             quarantined=quarantined)
-                continue
-            break
-    except BaseException:
-        _remove(table.io, written)
-        raise
-    cleanup_failed = _remove_sources(table.io, placed) if placement == "move" else []
-    result = _result(table, branch, files, produced, producer.name_mapping_created, skipped)
-    return replace(result, quarantined=tuple(quarantined), placed=tuple(placed), rewritten=tuple(rewritten),
-                   idempotency_key=idempotency_key, source_cleanup_failed=tuple(cleanup_failed))
+    return files, spanning, any(s.uses_names for s in scanned)
 
 
-def _skip_mode(skip_existing: bool | str) -> str | None:
-    if skip_existing is False or skip_existing is None:
-        return None
-    if skip_existing is True:
-        return "path"
-    mode = str(skip_existing).strip().lower()
-    if mode not in SKIP_MODES:
-        raise InvalidInput(f"unknown way to compare files {skip_existing!r} (expected path or content)",
-                           argument="skip_existing")
-    return mode
-
-
-def _remove(io: Any, written: Sequence[str]) -> None:
-    for p in written:
-        io.delete_quietly(p)
-
-
-# -- content digests ------------------------------------------------------------------------------
-
-_CHUNK = 8 << 20
-
-
-def content_digest(io: Any, path: str) -> str:
-    """SHA-256 of a file's bytes (hex), read in chunks."""
-    h = hashlib.sha256()
-    with io.open(path, "rb") as f:
-        while True:
-            chunk = f.read(_CHUNK)
-            if not chunk:
-                return h.hexdigest()
-            h.update(chunk)
-
-
-CONTENT_DIGESTS = "icectl.content-digests"
-"""Snapshot summary property: the content digests (first 32 hex digits of the SHA-256) of the
-files an append compared by content added, comma-separated, so that a later run recognises a
-source it already took even when the table's copy is gone (rewritten, or its rows deleted)."""
-_DIGEST_CHARS = 32
-
-
-def _recorded_digests(md: TableMetadata, head: Snapshot | None) -> set[str]:
-    out: set[str] = set()
-    if head is None:
-        return out
-    for snap in ancestors_of(head.snapshot_id, md.snapshot_by_id):
-        text = (snap.summary or {}).get(CONTENT_DIGESTS)
-        if text:
-            out.update(d for d in text.split(",") if d)
-    return out
-
-
-def _same_content(io: Any, live: Sequence[tuple[str, int]], recorded: set[str],
-                  paths: Sequence[str]) -> tuple[list[str], dict[str, str]]:
-    """The given paths whose bytes equal a live file's, a file an earlier append recorded
-    (``recorded`` digests of retained snapshots) or an earlier given file's; and the digest of
-    every other given file (to record). Live files are hashed only when their size equals a
-    given file's. A file that cannot be read is not a duplicate (the append reports it)."""
-    by_size: dict[int, list[str]] = {}
-    for path, size in live:
-        by_size.setdefault(size, []).append(path)
-    table_digests: dict[int, set[str]] = {}
-    seen: set[str] = set()
-    skipped: list[str] = []
-    digests: dict[str, str] = {}
-    for p in paths:
+def _commit(run: _Run, files: list[tuple[DataFile, str]], uses_names: bool, skipping: bool) -> Any:
+    """Commit ``files``; files a concurrent commit added are left out when ``skipping``. Returns
+    ``(files, produced, producer)``, or the no-op AppendResult."""
+    while True:
+        producer = run.producer(files, uses_names)
         try:
-            size = io.info(p).size
-            digest = content_digest(io, p)[:_DIGEST_CHARS]
-        except IcectlError:
-            continue
-        if size in by_size and size not in table_digests:
-            found = set()
-            for q in by_size[size]:
-                try:
-                    found.add(content_digest(io, q)[:_DIGEST_CHARS])
-                except IcectlError:
-                    continue
-            table_digests[size] = found
-        if digest in recorded or digest in seen or digest in table_digests.get(size, ()):
-            skipped.append(p)
-        else:
-            digests[p] = digest
-        seen.add(digest)
-    return skipped, digests
-
-
-# -- placing files under the table -----------------------------------------------------------------
-
-
-def _place_files(table: Table, files: Sequence[tuple[DataFile, str]], move: bool,
-                 written: list[str]) -> tuple[list[tuple[DataFile, str]], list[tuple[str, str]]]:
-    """Copy (or hard-link, for a move on one local disk) each file into its partition's directory
-    under the table's data location; the copies are registered instead of the sources."""
-    from icectl.ops.write import data_location  # (write builds on this module)
-
-    base_dir = data_location(table.location, table.metadata.properties)
-    out: list[tuple[DataFile, str]] = []
-    placed: list[tuple[str, str]] = []
-    for df, ppath in files:
-        directory = join(base_dir, ppath) if ppath else base_dir
-        name = df.file_path.replace("\\", "/").rsplit("/", 1)[-1]
-        target = join(directory, f"{uuid.uuid4().hex[:12]}-{name}")
-        written.append(target)
-        _copy(table.io, df.file_path, target, link=move)
-        out.append((replace(df, file_path=target), ppath))
-        placed.append((df.file_path, target))
-    return out, placed
-
-
-def _copy(io: Any, src: str, dst: str, link: bool) -> None:
-    """``dst`` gets ``src``'s bytes; never replaces an existing file. Local copies are flushed to
-    disk before the commit names them."""
-    if is_local(src) and is_local(dst):
-        s, d = local_path(src), local_path(dst)
-        try:
-            os.makedirs(os.path.dirname(d), exist_ok=True)
-            if link:
-                try:
-                    os.link(s, d)
-                    return
-                except OSError as e:
-                    if e.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
-                        raise
-            with open(s, "rb") as r, open(d, "xb") as w:
-                shutil.copyfileobj(r, w, _CHUNK)
-                w.flush()
-                os.fsync(w.fileno())
-        except FileNotFoundError:
-            raise NotFound(f"data file not found: {src}") from None
-        except OSError as e:
-            raise StorageError(f"cannot copy {src} to {dst}: {e.strerror or e}") from None
-        return
-    with io.open(src, "rb") as r, io.open(dst, "xb") as w:
-        while True:
-            chunk = r.read(_CHUNK)
-            if not chunk:
-                break
-            w.write(chunk)
-
-
-def _remove_sources(io: Any, placed: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """After a move committed: delete each source; what could not be deleted is reported."""
-    failed = []
-    for src, _ in placed:
-        try:
-            io.delete(src)
-        except IcectlError as e:
-            failed.append((src, str(e)))
-    return failed
-
-
-def _rewrite_into_partitions(table: Table) -> Rewriter:
-    def rewrite(path: str, written: list) -> Sequence[tuple[DataFile, str]]:
-        from icectl.ops.compute import conform_to_schema
-        from icectl.ops.write import read_rows, write_data_files  # (write builds on this module)
-
-        schema = table.metadata.schema
-        raw, _ = read_rows(table.io, path, None, schema)
-        data = conform_to_schema(raw, schema).combine_chunks()
-        return write_data_files(table, data, written)
-
-    return rewrite
-
-
-def _rewrite_all(rewrite: Rewriter | None, paths: Sequence[str], written: list[str],
-                 errors: list[tuple[str, str]] | None, io: Any) -> tuple[list[str], list[tuple[DataFile, str]]]:
-    """Rewrite each partition-spanning file; with ``errors`` a file that fails is set aside."""
-    done: list[str] = []
-    files: list[tuple[DataFile, str]] = []
-    if rewrite is None:
-        return done, files
-    for path in paths:
-        before = len(written)
-        try:
-            files.extend(rewrite(path, written))
-            done.append(path)
-        except IcectlError as e:
-            if errors is None:
+            return files, producer.commit(), producer
+        except AlreadyCommitted as e:  # a concurrent writer committed the same key
+            return run.nothing(e.snapshot_id)
+        except _AlreadyInTable as e:
+            if not skipping:
                 raise
-            _remove(io, written[before:])
-            del written[before:]
-            errors.append((path, f"cannot rewrite it into partitioned files: {e}"))
-    return done, files
+            run.skipped += e.paths  # added by a concurrent commit: leave them out and try again
+            files = [(f, p) for f, p in files if _identity_key(f.file_path) not in e.keys]
+            if not files:
+                return run.nothing()
 
 
 def _unique_paths(paths: Iterable[str]) -> list[str]:
@@ -798,55 +449,6 @@ def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:
     ref = md.refs.get(branch)
     sid = ref.snapshot_id if ref is not None else md.current_snapshot_id
     return md.snapshot_by_id(sid) if sid is not None else None
-
-
-def _scan_all(file_io: Any, paths: Sequence[str], fmt: str | None, schema: Schema, ctx: _Context,
-              max_workers: int | None, progress: Callable[[int, int], None] | None,
-              errors: list[tuple[str, str]] | None = None) -> list[_Scanned]:
-    """Every file's footer facts, read by a bounded thread pool, in the order given. With
-    ``errors``, a file that cannot be read or does not fit is left out and listed there."""
-    total = len(paths)
-    workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
-    scanned: list[_Scanned] = []
-    count = 0
-
-    def one(path: str, get: Callable[[], _Scanned]) -> None:
-        nonlocal count
-        try:
-            scanned.append(get())
-        except Exception as e:  # noqa: BLE001 - set aside only when asked to
-            if errors is None:
-                raise
-            errors.append((path, str(e) if isinstance(e, IcectlError) else f"unreadable: {e}"))
-        count += 1
-        if progress:
-            progress(count, total)
-
-    if workers == 1:
-        for p in paths:
-            one(p, lambda p=p: _scan(file_io, p, fmt, schema, ctx))
-        return scanned
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
-        futures = [pool.submit(_scan, file_io, p, fmt, schema, ctx) for p in paths]
-        try:
-            for p, fut in zip(paths, futures):
-                one(p, fut.result)
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-    return scanned
-
-
-def _describe(s: _Scanned, spec: PartitionSpec, schema: Schema,
-              declared: Mapping[str, str]) -> tuple[DataFile, str]:
-    """A scanned file as a data file of ``spec`` and its partition path."""
-    part = _place(s, spec, schema, declared)
-    base_metrics = s.metrics or DataFile(DATA, "", s.file_format)
-    df = replace(base_metrics, content=DATA, file_path=s.path, file_format=s.file_format,
-                 partition=part, record_count=s.record_count, file_size_in_bytes=s.size,
-                 spec_id=spec.spec_id)
-    return df, (partition_path(spec, schema, part) if spec.fields else "")
 
 
 def append_data_files(

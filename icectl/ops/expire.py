@@ -56,10 +56,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from icectl.errors import CorruptMetadata, NotFound, ValidationError
-from icectl.io.files import FileIO, is_local, join, local_path
+from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
     GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
-    location_mismatch, require_gc_enabled,
+    location_mismatch, outside_location, remove_emptied_dirs, require_gc_enabled,
 )
 from icectl.ops.deletion import normalize_path as _norm
 from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
@@ -476,35 +476,6 @@ def _deletion_set(reader: ManifestReader, expiry: _Expiry, pending: Sequence[_Pe
 _ORDER = (_CONTENT_KINDS, ("manifest_files",), ("manifest_lists", "statistics_files"))
 
 
-def _outside(files: dict[str, list[str]], boundary: TableBoundary) -> list[str]:
-    """Files recorded outside the table location (registered in place): kept unless asked."""
-    return [p for k in KINDS for p in files[k] if not boundary.contains(p) and not boundary.inside(p)]
-
-
-def _remove_empty_dirs(io: FileIO, deleted: Sequence[str], root: str) -> list[str]:
-    """Local disks: remove directories under ``root`` (the data location) that deleting
-    ``deleted`` left empty, deepest first, never ``root`` itself."""
-    if not is_local(root):
-        return []
-    top = os.path.normpath(local_path(root))
-    candidates: set[str] = set()
-    for p in deleted:
-        if not is_local(p):
-            continue
-        d = os.path.dirname(os.path.normpath(local_path(p)))
-        while d.startswith(top + os.sep):
-            candidates.add(d)
-            d = os.path.dirname(d)
-    removed = []
-    for d in sorted(candidates, key=lambda x: x.count(os.sep), reverse=True):
-        try:
-            os.rmdir(d)  # only an empty directory goes
-            removed.append(d)
-        except OSError:
-            continue
-    return removed
-
-
 def _delete(io: FileIO, files: dict[str, list[str]], boundary: TableBoundary, workers: int,
             progress: Progress | None, dry_run: bool) -> tuple[dict[str, tuple[str, ...]], Deletion]:
     """Delete (or with ``dry_run`` only check) the files group by group, stopping after a group
@@ -572,11 +543,8 @@ def expire_snapshots(
 
     With ``dry_run`` nothing is written: the result lists exactly the files a real run would
     delete now (including those of unfinished earlier runs). ``allow_location_mismatch`` lets a
-    table whose metadata names another location (a copy) expire its metadata only. Files
-    recorded outside the table location (registered in place) are kept and listed in
-    ``kept_outside_location`` unless ``delete_outside_location`` (then they go, as in the
-    reference). On local disks, directories under the data location that the deletions left
-    empty are removed.
+    table whose metadata names another location (a copy) expire its metadata only. Files outside
+    the table location are kept (``kept_outside_location``) unless ``delete_outside_location``.
     """
     from icectl.ops.timeargs import now_ms
 
@@ -594,19 +562,16 @@ def expire_snapshots(
         expiry = _commit(table, req, reader, not metadata_only, _after_commit)
     files = {k: [] for k in KINDS} if metadata_only else _deletion_set(reader, expiry, pending)
     boundary = TableBoundary(table.location)
-    kept: list[str] = []
-    if not delete_outside_location:
-        kept = _outside(files, boundary)
-        if kept:
-            keep = set(kept)
-            files = {k: [p for p in v if p not in keep] for k, v in files.items()}
+    kept = [] if delete_outside_location else outside_location([p for v in files.values() for p in v], boundary)
+    keep = set(kept)
+    files = {k: [p for p in v if p not in keep] for k, v in files.items()}
     done, outcome = _delete(io, files, boundary, workers, progress, dry_run)
     removed_dirs: list[str] = []
     if not dry_run:
         from icectl.ops.write import data_location
 
-        deleted = [p for k in _CONTENT_KINDS for p in done.get(k, ())]
-        removed_dirs = _remove_empty_dirs(io, deleted, data_location(table.location, table.metadata.properties))
+        removed_dirs = remove_emptied_dirs([p for k in _CONTENT_KINDS for p in done.get(k, ())],
+                                           data_location(table.location, table.metadata.properties))
     if not dry_run and not outcome.failed and not metadata_only:
         _finish(io, expiry, pending)
     eligible = _eligible_metadata_files(io, table.location, table.metadata_location,

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import AlreadyExists, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
-from icectl.io.files import FileIO, is_local, join, local_path
+from icectl.io.files import FileIO, is_local, local_path
 from icectl.ops.deletion import TableBoundary, delete_files, require_gc_enabled, same_place
 from icectl.ops.reachable import ManifestReader, statistics_files
 from icectl.table import store
