@@ -189,3 +189,20 @@ def test_read_only_table_refuses_commits_in_the_library(sql_table) -> None:
     tbl = Table.load(str(_metadata_file(t)))
     with pytest.raises(UnsupportedFeature):
         tbl.commit(lambda md: md)
+
+
+def test_gzip_catalog_metadata_is_read(sql_table) -> None:
+    import gzip
+
+    _cat, _wh, t = sql_table
+    newest = _metadata_file(t)
+    number = int(newest.name.split("-", 1)[0])
+    # the same metadata, gzip-compressed, as the next catalog file (Java's gzip naming)
+    gz = newest.with_name(f"{number + 1:05d}-11111111-2222-4333-8444-555555555555.gz.metadata.json")
+    gz.write_bytes(gzip.compress(newest.read_bytes()))
+    for arg in (str(_location(t)), str(gz)):
+        r = _icectl("inspect", "table", arg, "--json")
+        assert r.returncode == 0, r.stderr
+        assert json.loads(r.stdout)["metadata-file"].endswith(gz.name)
+        r = _icectl("scan", arg, "--format", "jsonl")
+        assert r.returncode == 0 and len(r.stdout.splitlines()) == 29, r.stderr
