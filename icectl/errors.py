@@ -92,6 +92,7 @@ class UnsupportedFeature(IcectlError):
 EXIT_OK = 0
 EXIT_USAGE = 2  # Typer/click usage errors share the invalid-input code
 EXIT_CHECK_FAILED = 10  # `icectl check` found at least one error-severity problem
+EXIT_PARTIAL = 15  # partly done: some inputs were set aside (quarantined), the rest committed
 EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
 EXIT_INTERRUPTED = 130
 
@@ -110,6 +111,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (8, "corrupt-metadata", "corrupt metadata: unreadable JSON or Avro, missing fields"),
     (9, "unsupported", "unsupported feature, such as a format version above 3"),
     (EXIT_CHECK_FAILED, "", "check found problems (at least one of error severity)"),
+    (EXIT_PARTIAL, "", "partly done: some input files were quarantined (see the result), the rest committed"),
     (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
     (EXIT_INTERRUPTED, "interrupted", "interrupted"),
 )

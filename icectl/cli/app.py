@@ -70,6 +70,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "snapshot": ("refs_cmds", "Move main between snapshots: rollback, set-current, cherry-pick."),
     "branch": ("refs_cmds", "Create, drop, replace and fast-forward branches."),
     "tag": ("refs_cmds", "Create, drop and replace tags (named, fixed snapshots)."),
+    "list": ("warehouse_cmds", "List the tables and namespaces of a warehouse (or of one NAMESPACE of it)."),
+    "drop": ("warehouse_cmds", "Drop a table: without --purge, remove its metadata/ directory (no catalog finds the table any more; its data files stay where they are); with --purge, also delete every file its metadata reaches that lies inside the table location (data and delete files, manifests, manifest lists, statistics), then the directories left empty."),
+    "register": ("warehouse_cmds", "Adopt a table another catalog manages (e.g. pyiceberg's SqlCatalog, whose metadata files are named NNNNN-uuid.metadata.json) as the filesystem table IDENT, so that icectl can change it and Spark's Hadoop catalog finds it."),
 }
 
 
@@ -307,6 +310,22 @@ class _LazyCommands(dict):
         return ((n, self._load(n)) for n in list(self))
 
 
+def _register_fish_completion() -> None:
+    """fish: typer's script declares every completion "no files", so a TABLE or FILE argument
+    would never complete to a path; icectl's script lets fish offer paths alongside the values
+    icectl offers."""
+    try:
+        from typer._click.shell_completion import add_completion_class
+        from typer._completion_classes import FishComplete
+    except ImportError:  # pragma: no cover - another typer layout: keep its script
+        return
+
+    class _FishWithFiles(FishComplete):
+        source_template = FishComplete.source_template.replace(" --no-files", "")
+
+    add_completion_class(_FishWithFiles, "fish")
+
+
 class LazyGroup(TyperGroup):
     """The root group: commands come from COMMANDS, imported on demand."""
 
@@ -330,7 +349,13 @@ class LazyGroup(TyperGroup):
             code = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except Exception as e:  # noqa: BLE001 - sorted below
             code = _report_usage_error(e, argv)
-        sys.exit(code if isinstance(code, int) else 0)
+        from icectl.cli.runner import flush_output
+
+        sys.exit(flush_output(code if isinstance(code, int) else 0))
+
+    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: Any = None) -> None:
+        _register_fish_completion()
+        return super()._main_shell_completion(ctx_args, prog_name, complete_var)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """List every command with its one-line help from the table, importing none of them."""

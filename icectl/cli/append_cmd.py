@@ -8,9 +8,9 @@ from typing import Annotated, Any, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
+from icectl.cli.common import values, JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
 from icectl.cli.output import emit_json, emit_pairs, err
-from icectl.errors import InvalidInput, NotFound, StorageError
+from icectl.errors import EXIT_PARTIAL, InvalidInput, NotFound, StorageError
 
 APPEND_HELP = """Append existing data files to TABLE as one new snapshot (rows are not read or copied).
 
@@ -23,9 +23,19 @@ file, a file given twice or already in the table (unless --skip-existing), a fil
 do not fit the table, a file whose rows span several partitions. A column optional in the file
 but required in the table is accepted when the footer proves it has no nulls.
 
-Registered files become the table's files, wherever they are: once no snapshot needs them any
-more, expire deletes them, also outside the table location (as Iceberg does). To keep the
-originals, copy the files under the table location first and append the copies.
+Files are registered where they are, unless --copy or --move places them under the table's
+data location first (write.data.path, else TABLE/data, in the partition's directory as Spark
+lays files out): --copy leaves the source alone, --move removes it after the commit. Registered
+in place, a file belongs to the table: moving or deleting it breaks the table, and
+`expire --delete-outside-location` deletes it once no snapshot needs it.
+
+Safe to re-run: --skip-existing leaves out files already in the table by path,
+--skip-duplicates also files whose bytes the table already took under another name (SHA-256);
+--idempotency-key KEY records KEY in the snapshot summary, and a run whose KEY is
+already on the branch (head or a retained ancestor) commits nothing and exits 0.
+--on-error skip sets aside files that cannot be appended (unreadable, not fitting, spanning
+partitions), commits the rest and exits 15 (partly done), naming each file and its reason.
+--rewrite-spanning reads a file whose rows span partitions and writes them partitioned.
 
 Examples:
 
@@ -36,6 +46,8 @@ Examples:
   icectl append ./wh/db/logs /data/logs/day.orc --partition event_day=2024-01-02
   icectl append ./wh/db/events /data/in/x.parquet --branch staging
   find /data/in -name '*.parquet' | icectl append ./wh/db/events - --skip-existing --allow-empty --json
+  find /data/in -name '*.parquet' | icectl append ./wh/db/events - --copy --skip-duplicates --on-error skip --rewrite-spanning
+  icectl append ./wh/db/events /data/in/day.parquet --move --idempotency-key load-2024-06-01
 """
 
 
@@ -56,6 +68,21 @@ def _read_list(source: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
+def _given_paths(files: Optional[List[str]], from_list: Optional[str], allow_empty: bool) -> list[str]:
+    paths: list[str] = []
+    for f in files or []:
+        if f == "-":
+            paths.extend(_read_list("-"))
+        else:
+            paths.append(f)
+    if from_list is not None:
+        paths.extend(_read_list(from_list))
+    if not paths and not allow_empty:
+        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE "
+                           "(--allow-empty makes no files a no-op)")
+    return paths
+
+
 @handle_errors
 def append(
     table: TableArg,
@@ -68,7 +95,8 @@ def append(
         "--partition", "-p", help="Partition value FIELD=VALUE for every file, in partition-path "
         "text (e.g. ts_day=2024-01-02). Repeatable.")] = None,
     file_format: Annotated[Optional[str], typer.Option(
-        "--format", help="Data file format when the extension does not say: parquet, orc, avro.")] = None,
+        "--format", help="Data file format when the extension does not say: parquet, orc, avro.",
+        autocompletion=values("parquet", "orc", "avro"))] = None,
     summary: Annotated[Optional[List[str]], typer.Option(
         "--summary", help="Extra snapshot summary entry KEY=VALUE (repeatable).")] = None,
     branch: Annotated[str, typer.Option("--branch", "-b", help="Branch to append to.")] = "main",
@@ -80,6 +108,22 @@ def append(
     skip_existing: Annotated[bool, typer.Option(
         "--skip-existing", help="Leave out files already in the table (live in the branch head) "
         "and name them in the result, instead of refusing the append.")] = False,
+    skip_duplicates: Annotated[bool, typer.Option(
+        "--skip-duplicates", help="Like --skip-existing, and also leave out files whose bytes the "
+        "table already took under another name (SHA-256).")] = False,
+    copy: Annotated[bool, typer.Option(
+        "--copy", help="Copy the files under the table's data location and register the copies.")] = False,
+    move: Annotated[bool, typer.Option(
+        "--move", help="Like --copy, then remove the sources once committed.")] = False,
+    on_error: Annotated[str, typer.Option(
+        "--on-error", metavar="fail|skip", autocompletion=values("fail", "skip"), help="fail: refuse the append for one bad file; skip: "
+        "set bad files aside, commit the rest, exit 15.")] = "fail",
+    rewrite_spanning: Annotated[bool, typer.Option(
+        "--rewrite-spanning", help="Rewrite a file whose rows span partitions into partitioned "
+        "files under the data location instead of refusing it.")] = False,
+    idempotency_key: Annotated[Optional[str], typer.Option(
+        "--idempotency-key", metavar="KEY", help="Commit nothing (exit 0) when KEY was already "
+        "committed on the branch; recorded in the snapshot summary.")] = None,
     allow_empty: Annotated[bool, typer.Option(
         "--allow-empty", help="No files to append is a no-op (exit 0, nothing committed) "
         "instead of an error.")] = False,
@@ -88,20 +132,12 @@ def append(
 ) -> None:
     from icectl.ops.append import append_files
 
-    paths: list[str] = []
-    for f in files or []:
-        if f == "-":
-            paths.extend(_read_list("-"))
-        else:
-            paths.append(f)
-    if from_list is not None:
-        paths.extend(_read_list(from_list))
-    if not paths and not allow_empty:
-        raise InvalidInput("no data files given: list them, use - for stdin, or --from-list FILE "
-                           "(--allow-empty makes no files a no-op)")
+    paths = _given_paths(files, from_list, allow_empty)
     reserved = [k for k in parse_key_values(summary, "--summary") if k == "operation"]
     if reserved:
         raise InvalidInput("--summary cannot set 'operation'")
+    if copy and move:
+        raise InvalidInput("--copy and --move exclude each other")
     tbl = load_table(table, warehouse)
     with Progress() as progress:
         result = append_files(
@@ -114,31 +150,84 @@ def append(
             max_workers=workers,
             merge=merge,
             progress=progress.phase("reading footers"),
-            skip_existing=skip_existing,
+            skip_existing="content" if skip_duplicates else skip_existing,
             allow_empty=allow_empty,
+            placement="move" if move else "copy" if copy else "in-place",
+            on_error=on_error.strip().lower(),
+            rewrite_spanning=rewrite_spanning,
+            idempotency_key=idempotency_key,
         )
+    report_ingest(result)
     if json_out:
         emit_json(result.to_json())
-        return
-    _render(result)
+    else:
+        _render(result)
+    if result.partial:
+        raise typer.Exit(EXIT_PARTIAL)
+
+
+def report_ingest(result: Any) -> None:
+    """stderr lines for what an append set aside or could not clean up."""
+    for path, reason in result.quarantined:
+        err(f"icectl: warning: quarantined {path}: {reason}")
+    for path, error in result.source_cleanup_failed:
+        err(f"icectl: warning: committed, but could not remove the source {path}: {error}")
 
 
 def _render(result: Any) -> None:
     """The text view of an AppendResult: a line on stderr, the result as pairs on stdout."""
     skipped = [("skipped", path) for path in result.skipped_files]
     if not result.committed:
-        err(f"nothing appended to {result.location} ({result.branch}): "
-            + (f"all {len(result.skipped_files)} file(s) are already in the table"
-               if result.skipped_files else "no files given"))
+        if result.committed_by is not None:
+            why = f"idempotency key {result.idempotency_key!r} already committed by snapshot {result.committed_by}"
+        elif result.quarantined:
+            why = f"{len(result.quarantined)} file(s) quarantined, none left to append"
+        elif result.skipped_files:
+            why = f"all {len(result.skipped_files)} file(s) are already in the table"
+        else:
+            why = "no files given"
+        err(f"nothing appended to {result.location} ({result.branch}): {why}")
         emit_pairs([("committed", "false"), ("branch", result.branch),
-                    ("skipped-files", len(result.skipped_files)), *skipped])
+                    ("skipped-files", len(result.skipped_files)), *skipped,
+                    *([("already-committed-by", result.committed_by)] if result.committed_by else []),
+                    *[("quarantined", p) for p, _ in result.quarantined]])
         return
     err(f"appended {result.added_files} file(s) to {result.location} ({result.branch})")
     tail = [("name-mapping", "created (schema.name-mapping.default)")] if result.name_mapping_created else []
     if skipped:
         tail += [("skipped-files", len(skipped)), *skipped]
+    tail += [("placed", f"{src} -> {dst}") for src, dst in result.placed]
+    tail += [("rewritten", p) for p in result.rewritten]
+    tail += [("quarantined", p) for p, _ in result.quarantined]
     emit_snapshot_result(
         result,
         [("added-files", result.added_files), ("added-records", result.added_records),
          ("added-files-size", result.added_files_size)],
         tail)
+
+
+def idempotent_no_op(tbl: Any, branch: str, key: str, summary: dict[str, str],
+                     json_out: bool) -> dict[str, str] | None:
+    """For commands that write before committing (write): None, after reporting the no-op,
+    when ``key`` is already committed on ``branch``; else ``summary`` with the key added (the
+    producer checks it again on every commit attempt)."""
+    from icectl.ops.append import key_committed_by
+    from icectl.table.producer import IDEMPOTENCY_KEY
+
+    if not key.strip():
+        raise InvalidInput("--idempotency-key must not be empty")
+    done = key_committed_by(tbl.metadata, branch, key)
+    if done is not None:
+        report_key_committed(tbl, branch, key, done, json_out)
+        return None
+    return {**summary, IDEMPOTENCY_KEY: key}
+
+
+def report_key_committed(tbl: Any, branch: str, key: str, snapshot_id: int, json_out: bool) -> None:
+    err(f"nothing committed to {tbl.location} ({branch}): idempotency key {key!r} already committed "
+        f"by snapshot {snapshot_id}")
+    if json_out:
+        emit_json({"committed": False, "location": tbl.location, "branch": branch, "snapshot-id": None,
+                   "idempotency-key": key, "already-committed-by": snapshot_id})
+    else:
+        emit_pairs([("committed", "false"), ("branch", branch), ("already-committed-by", snapshot_id)])

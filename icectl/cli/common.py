@@ -22,7 +22,6 @@ from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report thr
     OPTION_OF_ARGUMENT,
     debug_enabled,
     failure_code,
-    load_table,
     option_in,
     parse_time_option,
     report_error,
@@ -48,6 +47,28 @@ def _command_options() -> dict[str, str]:
             if longs:
                 out[p.name] = longs[0]
     return out
+
+
+# Commands that only read a table: they also take tables icectl does not commit to (a catalog's
+# table, a metadata file named directly); every other command refuses those at once.
+READ_ONLY_COMMANDS = ("inspect", "plan", "scan", "check", "orphans", "properties list", "drop")
+
+
+def load_table(table: str, warehouse: Optional[str]) -> Any:
+    """The table TABLE names; for a command that changes tables, UnsupportedFeature (exit 9,
+    with the reason) when it is a table icectl does not commit to."""
+    from icectl.cli.runner import load_table as load
+    from icectl.errors import UnsupportedFeature
+    from typer._click.globals import get_current_context
+
+    tbl = load(table, warehouse)
+    if tbl.read_only is not None:
+        ctx = get_current_context(silent=True)
+        words = ctx.command_path.split()[1:] if ctx is not None else []
+        name = " ".join(words)
+        if not any(name == c or name.startswith(c + " ") for c in READ_ONLY_COMMANDS):
+            raise UnsupportedFeature(tbl.read_only)
+    return tbl
 
 
 def cli_message(e: IcectlError) -> str:
@@ -131,6 +152,11 @@ DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the result wit
 # snapshot selectors of the read-only views
 SnapshotIdOpt = Annotated[Optional[int], typer.Option("--snapshot", help="Snapshot id (default: the current snapshot).")]
 RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Branch or tag name (instead of --snapshot).")]
+
+
+def values(*choices: str) -> Callable[[str], list[str]]:
+    """Shell completion of an option's values (``typer.Option(autocompletion=values(...))``)."""
+    return lambda incomplete: [c for c in choices if c.startswith(incomplete or "")]
 
 
 def parse_key_values(items: list[str] | None, what: str = "--property") -> dict[str, str]:
@@ -237,7 +263,7 @@ def report_status(result: Any, what: str) -> None:
 SPARK_MASTER_ENV = "ICECTL_SPARK_MASTER"
 EngineOpt = Annotated[str, typer.Option(
     "--engine", help="Where the data work runs: local (worker processes on this machine) or spark.",
-    metavar="local|spark")]
+    metavar="local|spark", autocompletion=values("local", "spark"))]
 WorkersOpt = Annotated[Optional[int], typer.Option(
     "--workers", min=1, help="Worker processes of the local engine (default: one per CPU).")]
 SparkMasterOpt = Annotated[Optional[str], typer.Option(

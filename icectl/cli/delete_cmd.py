@@ -6,7 +6,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs
 from icectl.errors import InvalidInput
 
@@ -52,7 +52,7 @@ def delete(
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")] = None,
     equality: Annotated[Optional[List[str]], typer.Option("--equality", help="Key columns (comma-separated; repeat to add more): delete the rows whose keys equal a row of --from.")] = None,
     from_file: Annotated[Optional[str], typer.Option("--from", help="With --equality: Parquet, CSV or JSON-lines file holding the keys to delete; - reads stdin.")] = None,
-    mode: Annotated[Optional[str], typer.Option("--mode", help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", autocompletion=values("copy-on-write", "merge-on-read"), help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; write nothing.")] = False,
     json_out: JsonOpt = False,

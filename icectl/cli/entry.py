@@ -133,13 +133,13 @@ def _run_plan(values: dict[str, Any]) -> int:
 def _exit_now(code: int) -> None:
     """End the process once the output is flushed, without tearing down the plan's objects one
     by one (a tenth of a second for a 200,000-file plan): a plan leaves nothing else to do."""
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, ValueError):
-            pass  # a reader that went away is not an error (as failure_code says)
-        except OSError:
-            code = code or 1
+    from icectl.cli.runner import flush_output
+
+    code = flush_output(code)
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(code)
 
 

@@ -23,8 +23,10 @@ The new metadata is committed before anything is deleted; an interrupted run lea
 record that the next `icectl expire` finishes. Refused when gc.enabled=false, and (exit 8,
 nothing committed) when a retained snapshot's manifest list or manifest is missing.
 
-Files registered by `icectl append` outside the table location are deleted too once no retained
-snapshot needs them, as Iceberg does (counted as deleted-outside-location). Nothing is deleted
+Files registered in place by `icectl append` outside the table location are kept when no
+retained snapshot needs them any more (listed as kept-outside-location); with
+--delete-outside-location they are deleted, as Iceberg does (counted as deleted-outside-location).
+Directories under the data location that the deletions left empty are removed (local disks). Nothing is deleted
 through a symbolic link that leads out of the table (such files are reported and left). A table
 whose metadata records another location than TABLE (a copy made with cp -r) is refused (exit 5);
 --allow-location-mismatch expires its metadata only and deletes no file at all.
@@ -81,6 +83,9 @@ def expire(
     allow_location_mismatch: Annotated[bool, typer.Option(
         "--allow-location-mismatch", help="When the table's metadata records another location than "
         "TABLE (a copy), expire the metadata of TABLE only; no file is deleted.")] = False,
+    delete_outside_location: Annotated[bool, typer.Option(
+        "--delete-outside-location", help="Also delete files recorded outside the table location "
+        "(registered in place) once no retained snapshot needs them; default: keep and list them.")] = False,
     workers: Annotated[Optional[int], typer.Option(
         "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32).",
         show_default=False)] = None,
@@ -95,13 +100,17 @@ def expire(
         result = expire_snapshots(
             tbl, older_than_ms=cutoff, retain_last=retain_last, snapshot_ids=snapshot_id or (),
             clean_expired_metadata=clean_expired_metadata, dry_run=dry_run,
-            allow_location_mismatch=allow_location_mismatch, max_workers=workers, progress=progress)
+            allow_location_mismatch=allow_location_mismatch, delete_outside_location=delete_outside_location,
+            max_workers=workers, progress=progress)
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")
     warn_refused(result.refused)
     if result.metadata_only:
         err(f"icectl: note: the table's metadata records the location {tbl.metadata.location}: "
             "only the metadata of this copy changes, no file is deleted")
+    for path in result.kept_outside_location:
+        err(f"icectl: note: kept {path}: outside the table location, no longer needed "
+            "(--delete-outside-location deletes such files)")
     if json_out:
         emit_json(result.to_json())
     else:
@@ -118,6 +127,7 @@ def expire(
         for kind in KINDS:
             pairs.append((f"{verb.replace(' ', '-')}-{kind.replace('_', '-')}", result.count(kind)))
         pairs.append((f"{verb.replace(' ', '-')}-outside-location", result.deleted_outside_location))
+        pairs.append(("kept-outside-location", len(result.kept_outside_location)))
         pairs.append(("metadata-files-eligible-for-cleanup", len(result.metadata_files_eligible)))
         if result.metadata_location:
             pairs.append(("metadata-file", result.metadata_location))

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.cache_cmd import NoCacheOpt
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors
+from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors
 from icectl.expr.parser import FILTER_HELP
 
 PLAN_HELP = """Plan a scan of TABLE: the data files a filter reads, with residual filters and
@@ -54,7 +54,7 @@ def plan(
     lookback: Annotated[Optional[int], typer.Option("--lookback", help="Open bins considered when packing (default: read.split.planning-lookback, 10).")] = None,
     warehouse: WarehouseOpt = None,
     workers: Annotated[Optional[int], typer.Option("--workers", help="Processes decoding manifests the cache does not hold and rendering a large --json plan (default: the machine's cores).")] = None,
-    out_format: Annotated[Optional[str], typer.Option("--format", help="Output: text, json (as --json) or jsonl (one planned file per line, written as planned).")] = None,
+    out_format: Annotated[Optional[str], typer.Option("--format", help="Output: text, json (as --json) or jsonl (one planned file per line, written as planned).", autocompletion=values("text", "json", "jsonl"))] = None,
     summary: Annotated[bool, typer.Option("--summary", help="Print counts only (files, records, bytes, delete files, tasks), no per-file output.")] = False,
     no_cache: NoCacheOpt = False,
     json_out: JsonOpt = False,

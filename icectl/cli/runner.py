@@ -14,7 +14,7 @@ import sys
 from typing import Mapping, Optional
 
 from icectl.cli.output import err
-from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError
+from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError, StorageError
 
 DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
@@ -89,6 +89,9 @@ def failure_code(e: BaseException, as_json: bool, options: Mapping[str, str]) ->
         except OSError:
             pass
         return 0
+    if isinstance(e, OSError) and _is_output_error(e):
+        report_error(f"cannot write the output: {e.strerror or e}", StorageError.exit_code, as_json)
+        return StorageError.exit_code
     if isinstance(e, Exception):  # a bug: say so plainly, full trace only on request
         if debug_enabled():
             _print_traceback(e)
@@ -96,6 +99,29 @@ def failure_code(e: BaseException, as_json: bool, options: Mapping[str, str]) ->
                      as_json, prefix="internal error")
         return EXIT_INTERNAL
     return None
+
+
+def _is_output_error(e: OSError) -> bool:
+    import errno
+
+    return e.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO)
+
+
+def flush_output(code: int) -> int:
+    """Flush stdout before exiting: a full disk (or another write error) on the output is a
+    storage error (exit 7), reported once, never a traceback at interpreter exit."""
+    try:
+        sys.stdout.flush()
+    except (BrokenPipeError, ValueError):
+        pass  # a reader that went away is not an error
+    except OSError as e:
+        try:  # drop what could not be written, so the interpreter does not try again at exit
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        report_error(f"cannot write the output: {e.strerror or e}", StorageError.exit_code, False)
+        return code if code not in (0, None) else StorageError.exit_code
+    return code
 
 
 def table_location(table: str, warehouse: Optional[str]) -> str:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Iterator, Optional
 import typer
 
 from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
-from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
+from icectl.cli.common import values, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_table, emit_text
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
@@ -64,7 +64,8 @@ def scan(
     from_snapshot: Annotated[Optional[int], typer.Option("--from-snapshot", help="Incremental: read only the rows appended after this snapshot (exclusive)...")] = None,
     to_snapshot: Annotated[Optional[int], typer.Option("--to-snapshot", help="...up to this snapshot (inclusive; default: the current one).")] = None,
     limit: Annotated[Optional[int], typer.Option("--limit", help="Stop after this many rows.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv, jsonl or parquet.")] = "table",
+    fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv, jsonl or parquet.",
+                                           autocompletion=values("table", "csv", "jsonl", "parquet"))] = "table",
     output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the rows to this file instead of stdout (required for parquet).")] = None,
     with_metadata: Annotated[bool, typer.Option("--with-metadata", help="Add the metadata columns _file, _pos, _spec_id, _partition (and _row_id, _last_updated_sequence_number on v3).")] = False,
     count: Annotated[bool, typer.Option("--count", help="Print only the number of rows.")] = False,

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs
 from icectl.cli.write_cmd import RoundOpt
 
@@ -46,18 +46,38 @@ def upsert(
         show_default=False)],
     key: Annotated[List[str], typer.Option("--key", "-k", help="Key columns, comma-separated (e.g. id or id,region); repeat to add more.")],
     file_format: Annotated[Optional[str], typer.Option(
-        "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
+        "--format", help="Input format when the name does not say: parquet, csv, json.",
+        autocompletion=values("parquet", "csv", "json"))] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", "-b", help="Branch to upsert into (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Check the input and report; write nothing.")] = False,
     rounding: RoundOpt = None,
+    idempotency_key: Annotated[Optional[str], typer.Option(
+        "--idempotency-key", metavar="KEY", help="Commit nothing (exit 0) when KEY was already "
+        "committed on the branch; recorded in the snapshot summary.")] = None,
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
     from icectl.ops.upsert import upsert_rows
 
-    r = upsert_rows(load_table(table, warehouse), data, key, file_format=file_format,
-                    branch=branch, dry_run=dry_run,
-                    stdin=sys.stdin.buffer if data == "-" else None, rounding=rounding)
+    tbl = load_table(table, warehouse)
+    summary: dict[str, str] | None = None
+    if idempotency_key is not None:
+        from icectl.cli.append_cmd import idempotent_no_op
+
+        summary = idempotent_no_op(tbl, branch or "main", idempotency_key, {}, json_out)
+        if summary is None:
+            return
+    from icectl.table.producer import AlreadyCommitted
+
+    try:
+        r = upsert_rows(tbl, data, key, file_format=file_format, branch=branch, dry_run=dry_run,
+                        stdin=sys.stdin.buffer if data == "-" else None, rounding=rounding,
+                        summary_properties=summary)
+    except AlreadyCommitted as e:  # a concurrent run committed the key while this one wrote
+        from icectl.cli.append_cmd import report_key_committed
+
+        report_key_committed(tbl, branch or "main", e.key, e.snapshot_id, json_out)
+        return
     if json_out:
         emit_json(r.to_json())
         return

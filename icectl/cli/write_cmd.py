@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import (EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
+from icectl.cli.common import (values, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
                                emit_snapshot_result, handle_errors, load_table, make_engine, parse_key_values)
 from icectl.cli.output import emit_json, err
 from icectl.errors import InvalidInput
@@ -57,7 +57,8 @@ def write(
         metavar="DATA...", help="Parquet, CSV or JSON-lines files with the rows; - reads stdin.",
         show_default=False)],
     file_format: Annotated[Optional[str], typer.Option(
-        "--format", help="Input format when the name does not say: parquet, csv, json.")] = None,
+        "--format", help="Input format when the name does not say: parquet, csv, json.",
+        autocompletion=values("parquet", "csv", "json"))] = None,
     summary: Annotated[Optional[List[str]], typer.Option(
         "--summary", help="Extra snapshot summary entry KEY=VALUE (repeatable).")] = None,
     branch: Annotated[str, typer.Option("--branch", "-b", help="Branch to write to.")] = "main",
@@ -65,6 +66,9 @@ def write(
         "--ignore-extra-columns", help="Drop input columns the table does not have instead of "
         "refusing the input.")] = False,
     rounding: RoundOpt = None,
+    idempotency_key: Annotated[Optional[str], typer.Option(
+        "--idempotency-key", metavar="KEY", help="Commit nothing (exit 0) when KEY was already "
+        "committed on the branch; recorded in the snapshot summary.")] = None,
     engine: EngineOpt = "local",
     workers: WorkersOpt = None,
     spark_master: SparkMasterOpt = None,
@@ -79,12 +83,26 @@ def write(
         raise InvalidInput("--summary cannot set 'operation'")
     check_rounding(rounding)  # before any work starts
     tbl = load_table(table, warehouse)
-    with EngineProgress("input files") as progress, make_engine(engine, workers, spark_master, progress) as eng:
-        result = write_files(
-            tbl, data, engine=eng, file_format=file_format, summary_properties=extras, branch=branch,
-            ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if "-" in data else None,
-            rounding=rounding,
-        )
+    if idempotency_key is not None:
+        from icectl.cli.append_cmd import idempotent_no_op
+
+        extras = idempotent_no_op(tbl, branch, idempotency_key, extras, json_out)
+        if extras is None:
+            return
+    from icectl.table.producer import AlreadyCommitted
+
+    try:
+        with EngineProgress("input files") as progress, make_engine(engine, workers, spark_master, progress) as eng:
+            result = write_files(
+                tbl, data, engine=eng, file_format=file_format, summary_properties=extras, branch=branch,
+                ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if "-" in data else None,
+                rounding=rounding,
+            )
+    except AlreadyCommitted as e:  # a concurrent run committed the key while this one wrote
+        from icectl.cli.append_cmd import report_key_committed
+
+        report_key_committed(tbl, branch, e.key, e.snapshot_id, json_out)
+        return
     a = result.append
     if json_out:
         emit_json(result.to_json())

@@ -122,7 +122,7 @@ def _column(term: str, schema: Schema, case_sensitive: bool) -> tuple[Any, str, 
         hint = ""
         if case_sensitive and schema.find_field_or_none(term, False) is not None:
             hint = " (names are case sensitive here)"
-        raise NotFound(f"filter column {term!r} not found in the table schema{hint}")
+        raise NotFound(f"filter column {term!r} not found in the table schema{hint or schema.suggest(term)}")
     fid = field.field_id
     name = schema.column_name(fid)
     nullable = not field.required  # a required field of an optional struct is null with it

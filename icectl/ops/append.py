@@ -2,78 +2,63 @@
 
 ``append_files(table, paths, ...)`` registers Parquet, ORC and Avro files as a new ``append``
 snapshot. For each file it reads only the footer (Parquet: metrics and column statistics; ORC:
-the row count; Avro: block headers), places the file in its partition, and then commits one fast
-append (manifests merged when the table asks for it). Footers are read in parallel by a bounded
-thread pool.
-
-Partition values, per partition field of the table's default spec, come from:
-
-1. the file's column statistics, when the transform maps the column's min and max to one value
-   (for identity and bucket the min must equal the max);
-2. a Hive-style directory in the file's path (``ts_day=2024-01-02/``), in the reference's
-   partition-path text (the field name, ``=``, the transform's human string, URL-escaped);
-3. ``partition_values`` given by the caller (``field=value`` text), for every file.
-
-A value from the path or the caller must agree with the statistics when those decide it.
+the row count; Avro: block headers), places the file in its partition
+(:mod:`icectl.ops.data_files`), and then commits one fast append (manifests merged when the table
+asks for it). Footers are read in parallel by a bounded thread pool.
 
 Refused - with nothing committed and nothing left behind - are: a missing file; a path given
 twice or already in the table (checked again on every commit retry); a file whose columns do not
 fit the table's schema; a file whose rows span several partitions, or whose partition cannot be
-told.
+told. Safe ingestion (:mod:`icectl.ops.ingest`) changes that on request: files compared by
+content, copies placed under the table, bad files set aside (quarantined), spanning files
+rewritten, and an idempotency key that makes a second run commit nothing.
 """
 
 from __future__ import annotations
 
-import math
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.io import avro
 from icectl.io.files import is_local, local_path
-from icectl.io.formats import avro_record_count, detect_format, orc_record_count
-from icectl.io.parquet import (
-    ColumnStats,
-    column_stats,
-    footer_metrics,
-    parquet_schema_fields,
-    read_footer,
+from icectl.ops.data_files import DEFAULT_WORKERS, ScanContext, SpansPartitions, describe, scan_all
+from icectl.ops.ingest import (
+    CONTENT_DIGESTS,
+    ON_ERROR,
+    PLACEMENTS,
+    SKIP_MODES,
+    content_digest,
+    place_files,
+    recorded_digests,
+    remove_files,
+    remove_sources,
+    rewrite_all,
+    rewrite_into_partitions,
+    same_content,
+    skip_mode,
 )
-from icectl.io.parquet_schema import check_file_schema, footer_null_proof
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import mapping_from_schema, name_mapping_to_json, table_name_mapping
-from icectl.spec.manifests import DATA, DataFile
+from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.partitioning import PartitionField, PartitionSpec
-from icectl.spec.schema import Schema
+from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
-from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
-from icectl.spec.transforms import (
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    TruncateTransform,
-    YearTransform,
+from icectl.table.producer import (
+    IDEMPOTENCY_KEY,
+    AlreadyCommitted,
+    FastAppendProducer,
+    ProducedSnapshot,
+    snapshot_with_key,
 )
-from icectl.spec.types import (
-    BINARY,
-    STRING,
-    IcebergType,
-    NestedField,
-)
-from icectl.table.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 
-__all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS"]
+__all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
+           "PLACEMENTS", "SKIP_MODES", "ON_ERROR", "SpansPartitions", "content_digest", "key_committed_by",
+           "CONTENT_DIGESTS"]
 
 NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
-DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
-# Bounds of strings and binaries may have been truncated by a writer at 16 characters/bytes
-# (Iceberg's default metrics mode); such bounds are only trusted for short prefixes.
-_TRUNCATED_BOUND_LENGTH = 16
 
 
 # -- result -------------------------------------------------------------------------------------
@@ -103,6 +88,18 @@ class AppendResult:
     files: tuple[dict[str, Any], ...] = field(default=(), hash=False)
     committed: bool = True
     skipped_files: tuple[str, ...] = ()  # given, but already in the table (skip_existing)
+    # given files left out because they could not be appended (on_error="skip"): (path, reason)
+    quarantined: tuple[tuple[str, str], ...] = ()
+    placed: tuple[tuple[str, str], ...] = ()  # (source, the table's copy) with copy/move
+    rewritten: tuple[str, ...] = ()  # sources whose rows were rewritten into partitioned files
+    idempotency_key: str | None = None
+    committed_by: int | None = None  # the snapshot that already committed idempotency_key
+    source_cleanup_failed: tuple[tuple[str, str], ...] = ()  # move: sources left, with the error
+
+    @property
+    def partial(self) -> bool:
+        """Some given files were quarantined: the rest was committed (or nothing was left)."""
+        return bool(self.quarantined)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -127,22 +124,18 @@ class AppendResult:
             "summary": dict(self.summary),
             "files": list(self.files),
             "skipped-files": list(self.skipped_files),
+            "partial": self.partial,
+            "quarantined-files": [{"path": p, "reason": r} for p, r in self.quarantined],
+            "placed-files": [{"source": src, "file-path": dst} for src, dst in self.placed],
+            "rewritten-files": list(self.rewritten),
+            "idempotency-key": self.idempotency_key,
+            "already-committed-by": self.committed_by,
+            "source-cleanup-failed": [{"path": p, "error": e} for p, e in self.source_cleanup_failed],
         }
         return out
 
 
 # -- scanning files ------------------------------------------------------------------------------
-
-
-@dataclass
-class _Scanned:
-    path: str
-    file_format: str
-    size: int
-    record_count: int
-    stats: dict[int, ColumnStats] = field(default_factory=dict)  # by table field id
-    metrics: DataFile | None = None  # column metrics in the table's terms (Parquet)
-    uses_names: bool = False  # columns matched by name (the file has no field ids)
 
 
 def _normalise(path: str) -> str:
@@ -162,163 +155,6 @@ def _identity_key(path: str) -> str:
         except Exception:  # noqa: BLE001
             return path
     return path.rstrip("/")
-
-
-def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "_Context") -> _Scanned:
-    footer = read_footer(file_io, path)
-    fields = parquet_schema_fields(file_io, path, ctx.mapping, footer=footer)
-    problems = check_file_schema(fields, schema, footer_null_proof(footer, ctx.mapping))
-    if problems:
-        raise ValidationError(f"{path} does not fit the table: {'; '.join(problems)}")
-    fm = footer_metrics(footer, ctx.config, ctx.mapping, size, path=path)
-    # untruncated statistics of the partition sources place the file in its partition
-    stats = column_stats(footer, ctx.mapping, ctx.partition_source_ids) if ctx.partition_source_ids else {}
-    return _Scanned(path, "PARQUET", size, fm.record_count, stats, _data_file_metrics(path, size, fm),
-                    any(not f.file_has_id for f in fields))
-
-
-def _data_file_metrics(path: str, size: int, fm: Any) -> DataFile:
-    return DataFile(
-        content=DATA, file_path=path, file_format="PARQUET", record_count=fm.record_count,
-        file_size_in_bytes=size, column_sizes=fm.column_sizes or None,
-        value_counts=fm.value_counts or None, null_value_counts=fm.null_value_counts or None,
-        nan_value_counts=fm.nan_value_counts or None, lower_bounds=fm.lower_bounds or None,
-        upper_bounds=fm.upper_bounds or None, split_offsets=fm.split_offsets or None,
-    )
-
-
-@dataclass(frozen=True)
-class _Context:
-    mapping: Any
-    config: Any
-    partition_source_ids: frozenset[int] = frozenset()  # columns whose statistics place files
-
-
-def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema, ctx: _Context) -> _Scanned:
-    try:
-        info = file_io.info(path)
-    except NotFound:
-        raise NotFound(f"data file not found: {path}") from None
-    if info.is_dir:
-        raise InvalidInput(f"{path} is a directory, not a data file")
-    file_format = detect_format(path, fmt)
-    if file_format == "PARQUET":
-        return _scan_parquet(file_io, path, schema, info.size, ctx)
-    if file_format == "ORC":
-        return _Scanned(path, "ORC", info.size, orc_record_count(file_io, path))
-    return _Scanned(path, "AVRO", info.size, avro_record_count(file_io, path))
-
-
-# -- partitions ----------------------------------------------------------------------------------
-
-
-class _Undetermined:
-    pass
-
-
-UNDETERMINED = _Undetermined()
-
-
-class _Spans(Exception):
-    def __init__(self, low: Any, high: Any):
-        super().__init__()
-        self.low, self.high = low, high
-
-
-def _bound_exact(t: IcebergType, v: Any) -> bool:
-    if t == STRING:
-        return len(v) < _TRUNCATED_BOUND_LENGTH
-    if t == BINARY:
-        return len(v) < _TRUNCATED_BOUND_LENGTH
-    return True
-
-
-def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | None) -> Any:
-    """The partition value the statistics prove, UNDETERMINED, or raise _Spans."""
-    t = pf.transform
-    if t.is_void:
-        return None
-    if src is None or st is None:
-        return UNDETERMINED
-    stype = src.type
-    nulls = st.null_count
-    if nulls is not None and st.value_count > 0 and nulls == st.value_count:
-        return None  # every value is null
-    if not st.has_bounds or st.min is None or st.max is None:
-        return UNDETERMINED
-    lo, hi = st.min, st.max
-    if stype == STRING:
-        lo = lo.decode("utf-8") if isinstance(lo, bytes) else lo
-        hi = hi.decode("utf-8") if isinstance(hi, bytes) else hi
-    if isinstance(lo, float) and (math.isnan(lo) or math.isnan(hi)):
-        return UNDETERMINED
-    try:
-        tlo, thi = t.apply(lo, stype), t.apply(hi, stype)
-    except Exception:  # noqa: BLE001 - a value the transform cannot take: say nothing
-        return UNDETERMINED
-    exact = _bound_exact(stype, lo) and _bound_exact(stype, hi)
-    order_preserving = isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform,
-                                      TruncateTransform, IdentityTransform))
-    if isinstance(t, TruncateTransform) and stype in (STRING, BINARY) and not exact:
-        # a truncated bound still starts with the real min/max: enough for shorter prefixes
-        exact = t.width < min(len(lo), len(hi))
-    if exact and (lo == hi or (tlo == thi and order_preserving)):
-        if nulls is None:
-            return UNDETERMINED
-        if nulls > 0:
-            raise _Spans(None, tlo)
-        return tlo
-    if exact and tlo != thi:
-        raise _Spans(tlo, thi)
-    return UNDETERMINED
-
-
-def _place(scanned: _Scanned, spec: PartitionSpec, schema: Schema,
-           declared: Mapping[str, str]) -> tuple:
-    """The partition tuple of one file (see the module docs), or ValidationError."""
-    from_path = hive_values(scanned.path)
-    values = []
-    for pf in spec.fields:
-        src = schema.find_field_or_none(pf.source_id)
-        stype = src.type if src is not None else None
-        st = scanned.stats.get(pf.source_id)
-        try:
-            proven = _from_stats(pf, src, st)
-        except _Spans as s:
-            raise ValidationError(
-                f"{scanned.path}: its rows span several partitions of {pf.name} "
-                f"({pf.transform.to_human_string(s.low, stype)} .. "
-                f"{pf.transform.to_human_string(s.high, stype)}); one file must hold one partition") from None
-        claims = []
-        if pf.name in from_path:
-            claims.append(("its path", parse_partition_value(pf, stype, from_path[pf.name])))
-        if pf.name in declared:
-            claims.append(("the given partition value", parse_partition_value(pf, stype, declared[pf.name])))
-        if proven is not UNDETERMINED:
-            for where, v in claims:
-                if v != proven:
-                    raise ValidationError(
-                        f"{scanned.path}: {where} says {pf.name}="
-                        f"{pf.transform.to_human_string(v, stype)} but its rows have "
-                        f"{pf.name}={pf.transform.to_human_string(proven, stype)}")
-            values.append(proven)
-            continue
-        if claims:
-            first = claims[0][1]
-            for where, v in claims[1:]:
-                if v != first:
-                    raise ValidationError(
-                        f"{scanned.path}: {claims[0][0]} says {pf.name}="
-                        f"{pf.transform.to_human_string(first, stype)} but {where} says "
-                        f"{pf.transform.to_human_string(v, stype)}")
-            values.append(first)
-            continue
-        raise ValidationError(
-            f"{scanned.path}: cannot tell its value of partition field {pf.name} "
-            f"({pf.transform} of {src.name if src else '?'}) from its column statistics; "
-            f"put it in the path ({pf.name}=...) or give the partition value {pf.name}=VALUE",
-            argument="partition_values")
-    return tuple(values)
 
 
 # -- the producer --------------------------------------------------------------------------------
@@ -359,6 +195,18 @@ class _AppendProducer(FastAppendProducer):
             found.update(live & keys.keys())
         return [path for key, path in keys.items() if key in found]
 
+    def live_files(self, base: TableMetadata, parent: Snapshot | None) -> list[tuple[str, int]]:
+        """``(path, size)`` of every live data file of ``parent``."""
+        out: list[tuple[str, int]] = []
+        if parent is None:
+            return out
+        for m in self.parent_manifests(base, parent):
+            if m.is_delete_manifest:
+                continue
+            entries = avro.read_manifest(self.io.read(m.manifest_path), include_stats=False)
+            out.extend((e.data_file.file_path, e.data_file.file_size_in_bytes) for e in entries if e.is_live)
+        return out
+
     def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
         for f in self.files:
             if base.spec_by_id(f.spec_id) is None:  # pragma: no cover - specs are never removed here
@@ -394,56 +242,181 @@ def append_files(
     max_workers: int | None = None,
     merge: bool | None = None,
     progress: Callable[[int, int], None] | None = None,
-    skip_existing: bool = False,
+    skip_existing: bool | str = False,
     allow_empty: bool = False,
+    placement: str = "in-place",
+    on_error: str = "fail",
+    rewrite_spanning: bool = False,
+    idempotency_key: str | None = None,
 ) -> AppendResult:
     """Append existing data files as one new snapshot of ``branch`` (see the module docs).
 
     ``partition_values`` maps partition field names to values in partition-path text, applied to
     every file. ``merge`` forces manifest merging on or off (default: the table's
     ``commit.manifest-merge.enabled``, false when unset). ``progress(done, total)`` is called as
-    footers are read. With ``skip_existing``, files already live in the branch head (also when a
-    concurrent commit added them) are left out and named in ``skipped_files``; nothing left to
-    append then commits nothing (``committed`` false). With ``allow_empty``, no paths at all is
-    such a no-op too, instead of an error.
+    footers are read. With ``skip_existing`` (True or ``"path"``), files already live in the
+    branch head (also when a concurrent commit added them) are left out and named in
+    ``skipped_files``; with ``"content"`` also files whose bytes equal a live file's (same size,
+    same SHA-256) or an earlier given file's. Nothing left to append then commits nothing
+    (``committed`` false). With ``allow_empty``, no paths at all is such a no-op too.
+
+    ``placement``: ``"in-place"`` registers the files where they are; ``"copy"`` copies each
+    under the table's data location (``write.data.path``, else ``<location>/data``, in its
+    partition's directory) and registers the copy; ``"move"`` does the same and removes the
+    source after the commit. ``on_error="skip"`` sets aside (``quarantined``, with the reason)
+    every file that cannot be appended - unreadable, not fitting the table, spanning partitions -
+    and commits the others. ``rewrite_spanning`` reads a file whose rows span several partitions
+    and writes its rows as new partitioned files under the data location (instead of refusing it). ``idempotency_key`` is recorded in the snapshot summary; when the
+    branch head or a retained ancestor already carries it - also one a concurrent writer
+    committed while this one retried - nothing is committed (``committed_by`` names it).
     """
+    mode = skip_mode(skip_existing)
+    if placement not in PLACEMENTS:
+        raise InvalidInput(f"unknown placement {placement!r} (expected one of {', '.join(PLACEMENTS)})",
+                           argument="placement")
+    if on_error not in ON_ERROR:
+        raise InvalidInput(f"unknown error handling {on_error!r} (expected fail or skip)", argument="on_error")
     declared = dict(partition_values or {})
     normalised = _unique_paths(paths)
     if not normalised and not allow_empty:
         raise InvalidInput("no data files to append")
     md = table.metadata
     _check_declared(declared, md.spec)
-    kwargs = dict(branch=branch, summary_properties=summary_properties, merge=merge)
-    known: dict[str, frozenset[str]] = {}
-    skipped: list[str] = []
-    if skip_existing and normalised:
-        probe = _AppendProducer(table, (), known=known, **kwargs)
-        keys = {_identity_key(p): p for p in normalised}
-        skipped = probe.live_among(md, _branch_head(md, branch), keys)
-        gone = set(skipped)
-        normalised = [p for p in normalised if p not in gone]
+    run = _Run(table, branch, idempotency_key, dict(summary_properties or {}), merge)
+    head = _branch_head(md, branch)
+    if idempotency_key is not None:
+        if not idempotency_key.strip():
+            raise InvalidInput("the idempotency key is empty", argument="idempotency_key")
+        run.summary[IDEMPOTENCY_KEY] = idempotency_key
+        done = snapshot_with_key(md, head, idempotency_key)
+        if done is not None:
+            return run.nothing(done.snapshot_id)
+    normalised = _leave_out_known(run, md, head, normalised, mode)
     if not normalised:
-        return _nothing_appended(table, branch, skipped)
+        return run.nothing()
+    files, spanning, uses_names = _read_files(run, md, normalised, declared, file_format, max_workers,
+                                              progress, on_error == "skip", rewrite_spanning)
+    try:
+        files, placed, rewritten = _place_and_rewrite(run, files, spanning, placement, on_error == "skip")
+        if not files:
+            return run.nothing()
+        outcome = _commit(run, files, uses_names, mode is not None)
+    except BaseException:
+        remove_files(table.io, run.written)
+        raise
+    if isinstance(outcome, AppendResult):
+        return outcome
+    files, produced, producer = outcome
+    cleanup_failed = remove_sources(table.io, placed) if placement == "move" else []
+    result = _result(table, branch, files, produced, producer.name_mapping_created, run.skipped)
+    return replace(result, quarantined=tuple(run.quarantined), placed=tuple(placed), rewritten=tuple(rewritten),
+                   idempotency_key=idempotency_key, source_cleanup_failed=tuple(cleanup_failed))
 
-    ctx = _Context(table_name_mapping(dict(md.properties), md.schema),
-                   metrics_config(md.properties, md.schema, md.sort_order),
-                   frozenset(f.source_id for f in md.spec.fields if not f.transform.is_void))
-    scanned = _scan_all(table.io, normalised, file_format, md.schema, ctx, max_workers, progress)
-    files = [_describe(s, md.spec, md.schema, declared) for s in scanned]
-    uses_names = any(s.uses_names for s in scanned)
-    while True:
-        producer = _AppendProducer(table, files, add_name_mapping=uses_names, known=known, **kwargs)
+
+def _place_and_rewrite(run: _Run, files: list[tuple[DataFile, str]], spanning: list[str], placement: str,
+                       skip_bad: bool) -> tuple[list[tuple[DataFile, str]], list[tuple[str, str]], list[str]]:
+    """Rewrite the spanning files and copy or move the others under the table (see
+    :mod:`icectl.ops.ingest`); the content digests of the files taken go into the summary."""
+    rewrite = rewrite_into_partitions(run.table) if spanning else None
+    errors = run.quarantined if skip_bad else None
+    rewritten, rewritten_files = rewrite_all(rewrite, spanning, run.written, errors, run.table.io)
+    placed: list[tuple[str, str]] = []
+    if placement != "in-place" and files:
+        files, placed = place_files(run.table, files, placement == "move", run.written)
+    files = files + rewritten_files
+    taken = {p for p, _ in placed} | set(rewritten) | {f.file_path for f, _ in files}
+    recorded = sorted({d for p, d in run.digests.items() if p in taken})
+    if recorded:
+        run.summary[CONTENT_DIGESTS] = ",".join(recorded)
+    return files, placed, rewritten
+
+
+@dataclass
+class _Run:
+    """One append's state across its phases."""
+
+    table: Table
+    branch: str
+    key: str | None
+    summary: dict[str, str]
+    merge: bool | None
+    known: dict[str, frozenset[str]] = field(default_factory=dict)  # manifest -> live identity keys
+    skipped: list[str] = field(default_factory=list)
+    quarantined: list[tuple[str, str]] = field(default_factory=list)
+    digests: dict[str, str] = field(default_factory=dict)  # source -> content digest (by content)
+    written: list[str] = field(default_factory=list)  # removed if the append commits nothing
+
+    def producer(self, files: Sequence[tuple[DataFile, str]], uses_names: bool = False) -> "_AppendProducer":
+        return _AppendProducer(self.table, files, add_name_mapping=uses_names, known=self.known,
+                               branch=self.branch, summary_properties=self.summary, merge=self.merge)
+
+    def nothing(self, committed_by: int | None = None) -> AppendResult:
+        remove_files(self.table.io, self.written)
+        return _nothing_appended(self.table, self.branch, self.skipped, key=self.key,
+                                 committed_by=committed_by, quarantined=self.quarantined)
+
+
+def _leave_out_known(run: _Run, md: TableMetadata, head: Snapshot | None, paths: list[str],
+                     mode: str | None) -> list[str]:
+    """The paths left once those the branch already has (by path, or by content) are skipped."""
+    if mode is None or not paths:
+        return paths
+    probe = run.producer(())
+    run.skipped = probe.live_among(md, head, {_identity_key(p): p for p in paths})
+    paths = [p for p in paths if p not in set(run.skipped)]
+    if mode == "content" and paths:
+        same, run.digests = same_content(run.table.io, probe.live_files(md, head),
+                                         recorded_digests(md, head), paths)
+        run.skipped += same
+        paths = [p for p in paths if p not in set(same)]
+    return paths
+
+
+def _read_files(run: _Run, md: TableMetadata, paths: list[str], declared: Mapping[str, str],
+                file_format: str | None, max_workers: int | None, progress: Any, skip_bad: bool,
+                rewrite_spanning: bool) -> tuple[list[tuple[DataFile, str]], list[str], bool]:
+    """Each file's footer facts and partition; files spanning partitions (to rewrite) apart;
+    with ``skip_bad`` the files that fail are quarantined instead of failing the append."""
+    ctx = ScanContext(table_name_mapping(dict(md.properties), md.schema),
+                      metrics_config(md.properties, md.schema, md.sort_order),
+                      frozenset(f.source_id for f in md.spec.fields if not f.transform.is_void))
+    errors = run.quarantined if skip_bad else None
+    scanned = scan_all(run.table.io, paths, file_format, md.schema, ctx, max_workers, progress, errors)
+    files: list[tuple[DataFile, str]] = []
+    spanning: list[str] = []
+    for sc in scanned:
         try:
-            produced = producer.commit()
-        except _AlreadyInTable as e:
-            if not skip_existing:
+            files.append(describe(sc, md.spec, md.schema, declared))
+        except SpansPartitions as e:
+            if rewrite_spanning:
+                spanning.append(sc.path)
+            elif errors is None:
                 raise
-            skipped += e.paths  # added by a concurrent commit: leave them out and try again
+            else:
+                errors.append((sc.path, str(e)))
+        except IcectlError as e:
+            if errors is None:
+                raise
+            errors.append((sc.path, str(e)))
+    return files, spanning, any(s.uses_names for s in scanned)
+
+
+def _commit(run: _Run, files: list[tuple[DataFile, str]], uses_names: bool, skipping: bool) -> Any:
+    """Commit ``files``; files a concurrent commit added are left out when ``skipping``. Returns
+    ``(files, produced, producer)``, or the no-op AppendResult."""
+    while True:
+        producer = run.producer(files, uses_names)
+        try:
+            return files, producer.commit(), producer
+        except AlreadyCommitted as e:  # a concurrent writer committed the same key
+            return run.nothing(e.snapshot_id)
+        except _AlreadyInTable as e:
+            if not skipping:
+                raise
+            run.skipped += e.paths  # added by a concurrent commit: leave them out and try again
             files = [(f, p) for f, p in files if _identity_key(f.file_path) not in e.keys]
             if not files:
-                return _nothing_appended(table, branch, skipped)
-            continue
-        return _result(table, branch, files, produced, producer.name_mapping_created, skipped)
+                return run.nothing()
 
 
 def _unique_paths(paths: Iterable[str]) -> list[str]:
@@ -465,48 +438,17 @@ def _check_declared(declared: Mapping[str, str], spec: PartitionSpec) -> None:
                        f"(partition fields: {names})", argument="partition_values")
 
 
+def key_committed_by(md: TableMetadata, branch: str, key: str) -> int | None:
+    """The snapshot on ``branch`` (head or retained ancestor) that committed idempotency ``key``."""
+    done = snapshot_with_key(md, _branch_head(md, branch), key)
+    return done.snapshot_id if done is not None else None
+
+
 def _branch_head(md: TableMetadata, branch: str) -> Snapshot | None:
     """The snapshot an append to ``branch`` builds on (a new branch starts at main's head)."""
     ref = md.refs.get(branch)
     sid = ref.snapshot_id if ref is not None else md.current_snapshot_id
     return md.snapshot_by_id(sid) if sid is not None else None
-
-
-def _scan_all(file_io: Any, paths: Sequence[str], fmt: str | None, schema: Schema, ctx: _Context,
-              max_workers: int | None, progress: Callable[[int, int], None] | None) -> list[_Scanned]:
-    """Every file's footer facts, read by a bounded thread pool, in the order given."""
-    total = len(paths)
-    workers = max(1, min(max_workers or DEFAULT_WORKERS, total))
-    scanned: list[_Scanned] = []
-    if workers == 1:
-        for p in paths:
-            scanned.append(_scan(file_io, p, fmt, schema, ctx))
-            if progress:
-                progress(len(scanned), total)
-        return scanned
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="icectl-footer") as pool:
-        futures = [pool.submit(_scan, file_io, p, fmt, schema, ctx) for p in paths]
-        try:
-            for fut in futures:
-                scanned.append(fut.result())
-                if progress:
-                    progress(len(scanned), total)
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
-    return scanned
-
-
-def _describe(s: _Scanned, spec: PartitionSpec, schema: Schema,
-              declared: Mapping[str, str]) -> tuple[DataFile, str]:
-    """A scanned file as a data file of ``spec`` and its partition path."""
-    part = _place(s, spec, schema, declared)
-    base_metrics = s.metrics or DataFile(DATA, "", s.file_format)
-    df = replace(base_metrics, content=DATA, file_path=s.path, file_format=s.file_format,
-                 partition=part, record_count=s.record_count, file_size_in_bytes=s.size,
-                 spec_id=spec.spec_id)
-    return df, (partition_path(spec, schema, part) if spec.fields else "")
 
 
 def append_data_files(
@@ -530,13 +472,17 @@ def append_data_files(
     return _result(table, branch, files, producer.commit())
 
 
-def _nothing_appended(table: Table, branch: str, skipped: Sequence[str]) -> AppendResult:
-    """The result of an append that committed nothing (no files, or all already in the table)."""
+def _nothing_appended(table: Table, branch: str, skipped: Sequence[str], *, key: str | None = None,
+                      committed_by: int | None = None,
+                      quarantined: Sequence[tuple[str, str]] = ()) -> AppendResult:
+    """The result of an append that committed nothing (no files, all already in the table or set
+    aside, or its idempotency key already committed)."""
     return AppendResult(
         location=table.location, branch=branch, snapshot_id=None, parent_snapshot_id=None,
         sequence_number=None, metadata_location=table.metadata_location, version=table.version,
         manifest_list="", manifests_written=(), added_files=0, added_records=0, added_files_size=0,
-        summary={}, attempts=0, committed=False, skipped_files=tuple(skipped))
+        summary={}, attempts=0, committed=False, skipped_files=tuple(skipped),
+        quarantined=tuple(quarantined), idempotency_key=key, committed_by=committed_by)
 
 
 def _result(table: Table, branch: str, files: Sequence[tuple[DataFile, str]],

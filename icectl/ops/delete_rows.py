@@ -35,7 +35,7 @@ from typing import Any
 import pyarrow as pa
 
 from icectl import __version__
-from icectl.errors import InvalidInput, UnsupportedFeature
+from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
 from icectl.expr.evaluators import StrictMetricsEvaluator
 from icectl.expr.expressions import AlwaysTrue
 from icectl.io import avro
@@ -198,7 +198,7 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
     branch = branch or MAIN_BRANCH
     ref = branch if branch in md.refs else None
     if ref is None and branch != MAIN_BRANCH:
-        raise InvalidInput(f"no branch named {branch!r}", argument="branch")
+        raise NotFound(f"no branch named {branch!r}", argument="branch")
     if chosen == COPY_ON_WRITE:  # rewrites the files holding matching rows (ops/delete_cow.py)
         from icectl.ops.delete_cow import delete_copy_on_write
 

@@ -30,7 +30,8 @@ from icectl.errors import IcectlError, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
 
 __all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
-           "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled"]
+           "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled",
+           "outside_location", "remove_emptied_dirs"]
 
 GC_ENABLED = "gc.enabled"
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
@@ -213,3 +214,34 @@ def delete_files(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, a
             if progress is not None:
                 progress("deleting files", done, total)
     return out
+
+
+def outside_location(paths: Sequence[str], boundary: TableBoundary) -> list[str]:
+    """The paths recorded outside the table location (files registered in place): the deleting
+    commands keep them unless told otherwise."""
+    return [p for p in paths if not boundary.contains(p) and not boundary.inside(p)]
+
+
+def remove_emptied_dirs(deleted: Sequence[str], root: str) -> list[str]:
+    """Local disks: remove the directories under ``root`` that deleting ``deleted`` left empty
+    (an expired partition's ``ts_day=.../``), deepest first; never ``root`` itself, never a
+    directory that still holds anything."""
+    if not is_local(root):
+        return []
+    top = os.path.normpath(local_path(root))
+    candidates: set[str] = set()
+    for p in deleted:
+        if not is_local(p):
+            continue
+        d = os.path.dirname(os.path.normpath(local_path(p)))
+        while d.startswith(top + os.sep):
+            candidates.add(d)
+            d = os.path.dirname(d)
+    removed = []
+    for d in sorted(candidates, key=lambda x: x.count(os.sep), reverse=True):
+        try:
+            os.rmdir(d)
+            removed.append(d)
+        except OSError:
+            continue
+    return removed

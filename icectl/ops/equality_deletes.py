@@ -145,7 +145,7 @@ def branch_head(table: Any, branch: str) -> Any:
     ref = md.refs.get(branch)
     if ref is None:
         if branch != MAIN_BRANCH:
-            raise InvalidInput(f"no branch named {branch!r}", argument="branch")
+            raise NotFound(f"no branch named {branch!r}", argument="branch")
         return None
     return md.snapshot_by_id(ref.snapshot_id)
 

@@ -30,8 +30,11 @@ was loaded from (a ``cp -r`` copy) is refused, unless ``allow_location_mismatch`
 expires its metadata only and deletes nothing. Before each deletion the file's real path must
 lie inside the table location's real path: a file that a symbolic link leads out of the table
 is left and reported (``refused``). Files recorded outside the location (registered in place by
-``append``) are deleted once no retained snapshot needs them, as the reference does, and
-counted (``deleted_outside_location``).
+``append``) are kept and listed (``kept_outside_location``): the table does not own the
+directory they sit in. Asked to (``delete_outside_location``), expire deletes them once no
+retained snapshot needs them, as the reference does, and counts them
+(``deleted_outside_location``). Directories under the data location that the deletions
+emptied are removed (local disks).
 
 Crash safety. The metadata without the expired snapshots is committed first, then files are
 deleted: data and delete files, then manifests, then manifest lists and statistics files. Before
@@ -56,7 +59,7 @@ from icectl.errors import CorruptMetadata, NotFound, ValidationError
 from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
     GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
-    location_mismatch, require_gc_enabled,
+    location_mismatch, outside_location, remove_emptied_dirs, require_gc_enabled,
 )
 from icectl.ops.deletion import normalize_path as _norm
 from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
@@ -288,6 +291,8 @@ class ExpireResult:
     refused: tuple[tuple[str, str], ...] = ()  # (path, reason): left because a link leads outside
     deleted_outside_location: int = 0  # deleted (dry_run: to delete) files recorded outside the location
     metadata_only: bool = False  # the table's metadata names another location: nothing deleted
+    kept_outside_location: tuple[str, ...] = ()  # no longer needed, but outside the location: kept
+    removed_directories: tuple[str, ...] = ()  # directories under the data location left empty
 
     def count(self, kind: str) -> int:
         return len(self.files.get(kind, ()))
@@ -311,6 +316,8 @@ class ExpireResult:
             out[f"deleted_{kind}_count"] = self.count(kind)
         out.update({
             "deleted-outside-location-count": self.deleted_outside_location,
+            "kept-outside-location": list(self.kept_outside_location),
+            "removed-empty-directories": list(self.removed_directories),
             "removed-spec-ids": list(self.removed_spec_ids),
             "removed-schema-ids": list(self.removed_schema_ids),
             "metadata-file": self.metadata_location,
@@ -473,7 +480,8 @@ def _delete(io: FileIO, files: dict[str, list[str]], boundary: TableBoundary, wo
             progress: Progress | None, dry_run: bool) -> tuple[dict[str, tuple[str, ...]], Deletion]:
     """Delete (or with ``dry_run`` only check) the files group by group, stopping after a group
     with failures so a rerun still finds what is left. A file a link leads out of the table is
-    refused and reported; a file recorded outside the location is an external one and goes."""
+    refused and reported; a file recorded outside the location is an external one and goes
+    (the caller leaves such files out unless asked to delete them)."""
     total = sum(len(v) for v in files.values())
     done: dict[str, list[str]] = {k: [] for k in KINDS}
     outcome = Deletion()
@@ -525,6 +533,7 @@ def expire_snapshots(
     clean_expired_metadata: bool = False,
     dry_run: bool = False,
     allow_location_mismatch: bool = False,
+    delete_outside_location: bool = False,
     max_workers: int | None = None,
     progress: Progress | None = None,
     now: int | None = None,
@@ -534,7 +543,8 @@ def expire_snapshots(
 
     With ``dry_run`` nothing is written: the result lists exactly the files a real run would
     delete now (including those of unfinished earlier runs). ``allow_location_mismatch`` lets a
-    table whose metadata names another location (a copy) expire its metadata only.
+    table whose metadata names another location (a copy) expire its metadata only. Files outside
+    the table location are kept (``kept_outside_location``) unless ``delete_outside_location``.
     """
     from icectl.ops.timeargs import now_ms
 
@@ -551,7 +561,17 @@ def expire_snapshots(
     else:
         expiry = _commit(table, req, reader, not metadata_only, _after_commit)
     files = {k: [] for k in KINDS} if metadata_only else _deletion_set(reader, expiry, pending)
-    done, outcome = _delete(io, files, TableBoundary(table.location), workers, progress, dry_run)
+    boundary = TableBoundary(table.location)
+    kept = [] if delete_outside_location else outside_location([p for v in files.values() for p in v], boundary)
+    keep = set(kept)
+    files = {k: [p for p in v if p not in keep] for k, v in files.items()}
+    done, outcome = _delete(io, files, boundary, workers, progress, dry_run)
+    removed_dirs: list[str] = []
+    if not dry_run:
+        from icectl.ops.write import data_location
+
+        removed_dirs = remove_emptied_dirs([p for k in _CONTENT_KINDS for p in done.get(k, ())],
+                                           data_location(table.location, table.metadata.properties))
     if not dry_run and not outcome.failed and not metadata_only:
         _finish(io, expiry, pending)
     eligible = _eligible_metadata_files(io, table.location, table.metadata_location,
@@ -574,4 +594,6 @@ def expire_snapshots(
         refused=tuple(outcome.refused),
         deleted_outside_location=outcome.outside,
         metadata_only=metadata_only,
+        kept_outside_location=tuple(kept),
+        removed_directories=tuple(removed_dirs),
     )

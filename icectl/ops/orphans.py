@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
-from icectl.errors import ValidationError
+from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO, FileInfo
 from icectl.ops.deletion import (
     NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
@@ -139,6 +139,8 @@ def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
     from icectl.ops.timeargs import now_ms
 
     _check_location(table)
+    if getattr(table, "read_only", None):
+        raise UnsupportedFeature(table.read_only)  # a catalog's table: its catalog owns its files
     require_gc_enabled(table.metadata.properties, "delete orphan files")
     now = now if now is not None else now_ms()
     if not allow_recent and older_than_ms > now - MIN_DELETE_AGE_MS:

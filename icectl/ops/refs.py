@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from icectl.spec.timetext import format_ms
 from icectl.errors import AlreadyExists, InvalidInput, NotFound, ValidationError
 from icectl.io import avro
 from icectl.spec.manifests import ADDED, DATA
@@ -164,7 +165,7 @@ def rollback_to_time(table: Table, timestamp_ms: int) -> RefResult:
                 best = s
         if best is None:
             raise ValidationError(f"cannot roll back: no ancestor of the current snapshot is older than "
-                                  f"{timestamp_ms} ms")
+                                  f"{format_ms(timestamp_ms)}")
         return best.snapshot_id
     return _move_main(table, "rollback", pick)
 

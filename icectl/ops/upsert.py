@@ -26,7 +26,7 @@ removed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -106,7 +106,8 @@ def _refuse_duplicates(keys: pa.Table) -> None:
 
 def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *,
                 file_format: str | None = None, branch: str | None = None,
-                dry_run: bool = False, stdin: Any = None, rounding: str | None = None) -> UpsertResult:
+                dry_run: bool = False, stdin: Any = None, rounding: str | None = None,
+                summary_properties: Mapping[str, str] | None = None) -> UpsertResult:
     """Upsert the rows of ``source`` into ``table`` by the key columns (see the module docs);
     ``rounding`` as :func:`icectl.ops.write.write_rows` takes it."""
     from icectl.table.row_delta import RowDeltaProducer, filter_may_match
@@ -159,7 +160,7 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
             table, start, added_data=added_data, added_deletes=added_deletes,
             removed_deletes=replaced,
             referenced_data_files=list(matches.files.values()) if matches is not None else (),
-            may_match=may_match, branch=branch).commit()
+            may_match=may_match, branch=branch, summary_properties=summary_properties).commit()
     except BaseException:
         for p in written:
             table.io.delete_quietly(p)

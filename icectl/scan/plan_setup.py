@@ -75,7 +75,7 @@ def resolve_columns(columns: Sequence[str] | None, schema: Schema,
             continue
         f = schema.find_field_or_none(c, case_sensitive)
         if f is None:
-            raise NotFound(f"no column {c!r} in the schema", argument="columns")
+            raise NotFound(f"no column {c!r} in the schema{schema.suggest(c)}", argument="columns")
         out.append(schema.column_name(f.field_id))
     return tuple(out)
 

@@ -80,6 +80,7 @@ from icectl.scan.plan_setup import (
     scan_schema,
     split_options,
 )
+from icectl.spec.partition_path import partition_texts
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -107,6 +108,7 @@ class _SpecInfo:
     def __init__(self, spec: PartitionSpec, schema: Schema, expr: Expression,
                  case_sensitive: bool):
         self.spec = spec
+        self.schema = schema
         try:
             self.partition_type = spec.partition_type(schema)
         except Exception:  # noqa: BLE001 - a source column was dropped: no partition pruning
@@ -438,7 +440,7 @@ def _by_partition(scan: _Scan, si: _SpecInfo, mc: ManifestColumns, m: ManifestFi
             if i not in kept:
                 decisions.append(FileDecision(
                     mc.file_path[i], m.manifest_path, False,
-                    f"partition {_partition_text(mc, i)} does not satisfy {si.part_expr}"))
+                    f"partition {_partition_text(mc, i, si)} does not satisfy {si.part_expr}"))
     return keep
 
 
@@ -547,6 +549,11 @@ def _data_file_for_explain(mc: ManifestColumns, i: int, spec_id: int) -> DataFil
         spec_id=spec_id)
 
 
-def _partition_text(mc: ManifestColumns, i: int) -> str:
-    parts = [f"{name}={col[i]!r}" for name, col in zip(mc.partition_names, mc.partitions)]
+def _partition_text(mc: ManifestColumns, i: int, si: _SpecInfo) -> str:
+    """A file's partition as partition paths show it (``ts_day=2024-02-27``)."""
+    values = tuple(col[i] for col in mc.partitions)
+    try:
+        parts = [f"{name}={human}" for name, human in partition_texts(si.spec, si.schema, values)]
+    except Exception:  # noqa: BLE001 - a dropped source column: the stored values as they are
+        parts = [f"{name}={col[i]!r}" for name, col in zip(mc.partition_names, mc.partitions)]
     return "{" + ", ".join(parts) + "}"

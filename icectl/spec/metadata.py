@@ -30,7 +30,7 @@ from icectl.spec.snapshots import (
     statistics_snapshot_id,
 )
 from icectl.spec.sorting import UNSORTED_ORDER, SortField, SortOrder
-from icectl.spec.timetext import now_ms
+from icectl.spec.timetext import format_ms, now_ms
 
 __all__ = [
     "TableMetadata", "SUPPORTED_FORMAT_VERSIONS", "DEFAULT_FORMAT_VERSION", "RESERVED_PROPERTIES",
@@ -567,7 +567,7 @@ def select_snapshot(md: TableMetadata, snapshot_id: int | None = None, ref: str 
             if entry.timestamp_ms <= as_of_ms:
                 found = entry.snapshot_id
         if found is None:
-            raise NotFound(f"no snapshot is older than {as_of_ms} ms (table {md.location})")
+            raise NotFound(f"no snapshot is older than {format_ms(as_of_ms)} (table {md.location})")
         s = md.snapshot_by_id(found)
         if s is None:
             raise NotFound(f"snapshot {found} named by the snapshot log does not exist")

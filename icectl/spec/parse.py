@@ -279,6 +279,14 @@ class _Parser:
     def primitive(self) -> PrimitiveType:
         tok = self.advance()
         word = tok.text.lower()
+        if word == "timestamp" and self.at_word("with", "without"):
+            # SQL's `timestamp with time zone` / `timestamp without time zone`
+            with_zone = self.advance().text.lower() == "with"
+            for expected in ("time", "zone"):
+                if not self.at_word(expected):
+                    raise self.error(f"expected {expected!r} (timestamp with[out] time zone)")
+                self.advance()
+            return TIMESTAMPTZ if with_zone else TIMESTAMP
         if word in _ALIASES:
             return _ALIASES[word]
         if word == "decimal" or word == "numeric":
@@ -402,6 +410,9 @@ _ALIASES: dict[str, PrimitiveType] = {
     "float": FLOAT, "double": DOUBLE,
     "date": DATE, "time": TIME,
     "timestamp": TIMESTAMP, "timestamptz": TIMESTAMPTZ,
+    # Spark's unambiguous names (Spark's plain `timestamp` is Iceberg's timestamptz, but here
+    # `timestamp` keeps Iceberg's meaning, so only these are aliases)
+    "timestamp_ntz": TIMESTAMP,
     "timestamp_ns": TIMESTAMP_NS, "timestamptz_ns": TIMESTAMPTZ_NS,
     "string": STRING, "uuid": UUID, "binary": BINARY,
     "unknown": UNKNOWN, "variant": VARIANT,
@@ -418,7 +429,6 @@ _REFUSED: dict[str, str] = {
     "varchar": "use string",
     "char": "use string",
     "text": "use string",
-    "timestamp_ntz": "use timestamp (without zone) or timestamptz (with zone)",
     "timestamp_ltz": "use timestamptz",
 }
 

@@ -254,7 +254,7 @@ def resolve_source_column(
     if f is None:
         f = schema.find_field_or_none(column, case_sensitive=False)
     if f is None:
-        raise NotFound(f"cannot find source column for {what} term: {column!r}")
+        raise NotFound(f"cannot find source column for {what} term: {column!r}{schema.suggest(column)}")
     name = schema.column_name(f.field_id)
     parent = schema.parent_id(f.field_id)
     while parent is not None:

@@ -134,6 +134,18 @@ class Schema:
     def all_field_ids(self) -> list[int]:
         return list(self._index[0])
 
+    def suggest(self, name: str) -> str:
+        """`` (did you mean 'x'?)`` naming the column whose name is closest to a misspelt
+        ``name`` (difflib), or ``""`` when none is close."""
+        import difflib
+
+        names = list(self.name_to_id())
+        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+        if not close:
+            lowered = {n.lower(): n for n in names}
+            close = [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered), n=1, cutoff=0.6)]
+        return f" (did you mean {close[0]!r}?)" if close else ""
+
     def name_to_id(self) -> dict[str, int]:
         """Full dotted names (and the reference's short forms) to field ids."""
         return dict(self._index[1])

@@ -35,7 +35,7 @@ from datetime import datetime, timezone
 from icectl.errors import InvalidInput
 
 __all__ = ["parse_time_ms", "parse_duration_ms", "parse_timestamp_ms", "parse_cutoff", "now_ms", "MIN_EPOCH_MS",
-           "TIME_FORMS", "DURATION_FORMS"]
+           "TIME_FORMS", "DURATION_FORMS", "format_ms"]
 
 _UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000}
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)", re.I)
@@ -47,6 +47,19 @@ TIME_FORMS = ("an ISO-8601 timestamp (2024-06-01T12:00:00Z; UTC when no zone is 
               "(7d, 36h, 90m, 30s, 2w)")
 # a bare number is epoch milliseconds only from here on (12 digits, 1973-03-03T09:46:40Z)
 MIN_EPOCH_MS = 10**11
+
+
+def format_ms(ms: int) -> str:
+    """Epoch milliseconds as an ISO-8601 UTC time (``2024-06-01T12:00:00Z``, milliseconds shown
+    only when there are any), the form messages use for a time the user typed."""
+    try:
+        dt = datetime.fromtimestamp(ms / 1000.0, tz=timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    text = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    if ms % 1000:
+        text += f".{ms % 1000:03d}"
+    return text + "Z"
 
 
 def now_ms() -> int:

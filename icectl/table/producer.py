@@ -46,7 +46,7 @@ from icectl.spec.manifests import (
 from icectl.spec.metadata import TableMetadata, add_snapshot, next_sequence_number, now_ms
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.properties import property_int
-from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.values import to_bytes
 from icectl.table.store import metadata_dir
@@ -56,6 +56,7 @@ __all__ = [
     "SnapshotProducer", "FastAppendProducer", "ProducedSnapshot", "MergePolicy",
     "new_snapshot_id", "pack_end", "ENVIRONMENT", "unreadable_current_snapshot", "lists_live_files",
     "MANIFEST_MERGE_ENABLED", "MANIFEST_MIN_MERGE_COUNT", "MANIFEST_TARGET_SIZE",
+    "IDEMPOTENCY_KEY", "AlreadyCommitted", "snapshot_with_key",
 ]
 
 MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
@@ -135,6 +136,31 @@ class ProducedSnapshot:
     new_manifests: tuple[str, ...]
     attempts: int
     branch: str
+
+
+IDEMPOTENCY_KEY = "icectl.idempotency-key"
+"""Snapshot summary property naming the run that made the snapshot (like Delta Lake's
+txnAppId/txnVersion): a producer whose summary sets it commits nothing when the branch head or
+one of its retained ancestors already carries the same key."""
+
+
+class AlreadyCommitted(ValidationError):
+    """The idempotency key of this change is already committed on the branch: nothing to do."""
+
+    def __init__(self, key: str, snapshot_id: int, branch: str):
+        super().__init__(f"idempotency key {key!r} was already committed on {branch} by snapshot "
+                         f"{snapshot_id}; nothing was committed")
+        self.key, self.snapshot_id, self.branch = key, snapshot_id, branch
+
+
+def snapshot_with_key(base: TableMetadata, head: Snapshot | None, key: str) -> Snapshot | None:
+    """The snapshot among ``head`` and its retained ancestors whose summary carries ``key``."""
+    if head is None:
+        return None
+    for s in ancestors_of(head.snapshot_id, base.snapshot_by_id):
+        if (s.summary or {}).get(IDEMPOTENCY_KEY) == key:
+            return s
+    return None
 
 
 class SnapshotProducer:
@@ -314,6 +340,11 @@ class SnapshotProducer:
         while base.snapshot_by_id(self.snapshot_id) is not None:
             self.snapshot_id = new_snapshot_id()
         parent = self._target_parent(base)
+        key = self.summary_properties.get(IDEMPOTENCY_KEY)
+        if key is not None:  # checked on every attempt: a concurrent writer may have used it
+            done = snapshot_with_key(base, parent, key)
+            if done is not None:
+                raise AlreadyCommitted(key, done.snapshot_id, self.branch)
         self.validate(base, parent)
         manifests = self.apply(base, parent, attempt)
         sequence_number = next_sequence_number(base)

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from icectl.errors import AlreadyExists, CommitConflict, InvalidInput
+from icectl.errors import AlreadyExists, CommitConflict, InvalidInput, NotFound, UnsupportedFeature
 from icectl.io.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
@@ -100,11 +100,13 @@ class CommitAttempt:
 class Table:
     """A table on a filesystem. ``metadata`` / ``version`` follow every successful commit."""
 
-    def __init__(self, location: str, io: FileIO, current: CommittedVersion):
+    def __init__(self, location: str, io: FileIO, current: CommittedVersion, read_only: str | None = None):
         self.location = location
         self.io = io
         self._current = current
         self.warnings: list[str] = []  # problems met while committing (e.g. broken properties)
+        # why this table cannot be changed (a catalog's table, a metadata file named directly)
+        self.read_only = read_only
 
     # -- state -----------------------------------------------------------------------------
 
@@ -130,12 +132,31 @@ class Table:
         """Load the newest version; NotFound naming the location when there is no table."""
         io = io or FileIO()
         location = resolve_table_location(location_or_ident, warehouse)
-        current = store.load_current(io, location)
+        if store.is_metadata_file(location):
+            return cls._load_file(io, location)
+        try:
+            current = store.load_current(io, location)
+        except NotFound:
+            found = store.find_catalog_version(io, location)
+            if found is None:
+                raise
+            md = store.read_metadata(io, found[1])
+            return cls(location, io, CommittedVersion(found[0], found[1], md), store.catalog_managed(location))
         preferred = _preferred_spelling(location, current.metadata.location)
         if preferred != location:
             name = current.metadata_location.rsplit("/", 1)[-1]
             current = dataclasses.replace(current, metadata_location=join(store.metadata_dir(preferred), name))
         return cls(preferred, io, current)
+
+    @classmethod
+    def _load_file(cls, io: FileIO, path: str) -> "Table":
+        """A table from a metadata file named directly (see ``store.locate_metadata_file``)."""
+        location, version, read_only = store.locate_metadata_file(io, path)
+        if read_only is None:
+            return cls.load(location, io=io)
+        md = store.read_metadata(io, path.rstrip("/"))
+        return cls(location or md.location.rstrip("/"), io,
+                   CommittedVersion(version, path.rstrip("/"), md), read_only)
 
     @classmethod
     def create(cls, location: str, metadata: TableMetadata, io: FileIO | None = None) -> "Table":
@@ -155,7 +176,8 @@ class Table:
         return cls(location, io, current)
 
     def refresh(self) -> "Table":
-        self._current = store.load_current(self.io, self.location)
+        if self.read_only is None:  # a pinned metadata file does not move
+            self._current = store.load_current(self.io, self.location)
         return self
 
     # -- committing ------------------------------------------------------------------------
@@ -176,6 +198,8 @@ class Table:
         (ValidationError from ``update_fn``, storage errors) stops at once and also cleans up.
         Returns ``self``, now at the committed version.
         """
+        if self.read_only is not None:
+            raise UnsupportedFeature(self.read_only)
         if policy is None:
             problems: list[str] = []
             policy = RetryPolicy.from_metadata(self.metadata, problems)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icectl.errors import InvalidInput, UnsupportedFeature
+from icectl.errors import NotFound, UnsupportedFeature
 from icectl.io import avro
 from icectl.ops.delete_rows import delete_rows
 from icectl.ops.write import write_rows
@@ -197,5 +197,5 @@ def test_branch_delete_and_conflict_leaves_nothing(table: Table) -> None:
     with pytest.raises(CommitConflict, match="run it again"):
         delete_rows(stale, "id = 1")
     assert _files(table) == after_write  # the position delete file written was removed
-    with pytest.raises(InvalidInput, match="nosuch"):
+    with pytest.raises(NotFound, match="nosuch"):  # a missing ref is "not found" (exit 3)
         delete_rows(Table.load(table.location), "id = 1", branch="nosuch")

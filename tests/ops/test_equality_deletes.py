@@ -202,7 +202,7 @@ def test_cli_equality_delete_upsert_and_bad_input(tmp_path: Path) -> None:
     p = _cli("upsert", loc, str(dup), "--key", "id,region")
     assert p.returncode == 2 and len(p.stderr.strip().splitlines()) == 1 and "more than one row" in p.stderr
     p = _cli("upsert", loc, str(rows), "--key", "v,region,id", "--branch", "nosuch")
-    assert p.returncode == 2 and "nosuch" in p.stderr
+    assert p.returncode == 3 and "nosuch" in p.stderr  # a missing ref is "not found"
 
 
 def test_two_partitioned_specs_each_get_the_keys_in_their_partition(tmp_path: Path) -> None:

@@ -6,13 +6,16 @@ snapshot that was expired, a delete file whose data file is gone, summary sizes 
 
 The run reads the newest metadata (stepping back to an older version, and saying so, when the
 newest cannot be read), every manifest list, and every manifest once however many snapshots
-share it; with ``deep`` it also looks at every live data and delete file. Nothing is written.
+share it; with ``deep`` it also looks at every live data and delete file (without, at those
+recorded outside the table location, which housekeeping of a landing directory can move away).
+Nothing is written.
 """
 
 from __future__ import annotations
 
 from icectl.io.files import FileIO
 from icectl.ops.check.deep import dv_cardinality, verify_files
+from icectl.ops.deletion import TableBoundary
 from icectl.ops.check.manifests import read_lists, read_manifests
 from icectl.ops.check.metadata import (
     PropertyValidator,
@@ -66,4 +69,11 @@ def check_table(location: str, *, deep: bool = False, workers: int = 8, io: File
     checked["delete-files"] = len({p for (p, _), df in live.items() if df.content != DATA})
     if deep:
         checked["files-verified"] = verify_files(io, live.values(), problems, workers)
+    else:
+        # Files registered in place outside the table location are what moving or archiving
+        # a landing directory breaks: they are verified even without ``deep``.
+        boundary = TableBoundary(md.location or location)
+        outside = [df for df in live.values() if not boundary.contains(df.file_path)]
+        if outside:
+            checked["files-verified"] = verify_files(io, outside, problems, workers)
     return CheckResult(location, path, deep, tuple(problems.items), checked)

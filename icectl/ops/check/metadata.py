@@ -41,11 +41,17 @@ def load_metadata(io: FileIO, location: str, problems: Problems) -> tuple[TableM
 
     ``(None, None)`` when no version can be read at all (the reasons are in ``problems``).
     """
+    if store.is_metadata_file(location):  # a metadata file named directly: check that one
+        store.locate_metadata_file(io, location)
+        md = _read_version(io, location, problems)
+        return (md, location) if md is not None else (None, None)
     try:
         found = store.find_current_version(io, location)
     except CorruptMetadata as e:
         problems.error("version-hint-broken", store.version_hint_path(location), str(e))
         found = store.newest_listed(io, location)
+    if found is None:
+        found = store.find_catalog_version(io, location)  # a catalog's table: its newest file
     if found is None:
         raise NotFound(f"no Iceberg table at {location} (no metadata/v<N>.metadata.json)")
     version, path = found
@@ -197,10 +203,9 @@ def _check_snapshots(md: TableMetadata, problems: Problems) -> None:
             continue
         parent = md.snapshot_by_id(parent_id)
         if parent is None:
-            # The reference keeps parent ids of expired snapshots: not an error.
-            problems.warning("parent-snapshot-expired", where,
-                             f"parent snapshot {parent_id} is not in the table (expired)")
-        elif v2 and s.sequence_number > 0 and s.sequence_number <= parent.sequence_number:
+            # The reference keeps parent ids of expired snapshots: routine after every expiry.
+            continue
+        if v2 and s.sequence_number > 0 and s.sequence_number <= parent.sequence_number:
             problems.error("sequence-number-not-increasing", where,
                            f"sequence number {s.sequence_number} is not above its parent {parent_id}'s "
                            f"({parent.sequence_number})")
