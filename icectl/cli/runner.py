@@ -124,7 +124,7 @@ def parse_time_option(text: str, option: str) -> int:
 def apply_storage_options(items: Optional[Sequence[str]]) -> None:
     """Honour --storage-option KEY=VALUE (repeatable) for the rest of this process: every
     FileIO made afterwards passes them to fsspec, over ICECTL_STORAGE_OPTIONS."""
-    from icectl.io.files import parse_storage_option, set_storage_options
+    from icectl.io.objectstore import parse_storage_option, set_storage_options
 
     set_storage_options(dict(parse_storage_option(item) for item in items or ()))
 

@@ -1,4 +1,5 @@
-"""File access for tables: local paths and ``file:`` URLs first-class, other fsspec URLs best-effort.
+"""File access for tables: local paths and ``file:`` URLs; other URLs through
+:mod:`icectl.io.objectstore` (fsspec, conditional creates, batch deletes).
 
 Paths keep the spelling the caller (or the table metadata) uses, e.g. ``file:/tmp/wh/t/metadata``
 as Hadoop writes it; only the operations translate them. Every OSError becomes a StorageError
@@ -23,18 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from icectl.errors import NotFound, StorageError
+from icectl.io import objectstore as _store
+from icectl.io.objectstore import DestinationExists, default_storage_options  # noqa: F401 - re-exported
 
-__all__ = ["FileIO", "FileInfo", "DestinationExists", "is_local", "local_path", "join",
-           "STORAGE_OPTIONS_ENV", "UNSAFE_COMMITS", "set_storage_options", "default_storage_options",
-           "parse_storage_option", "parse_storage_options_text"]
-
-
-class DestinationExists(StorageError):
-    """A no-replace write or rename found its target already there."""
-
-    def __init__(self, path: str):
-        super().__init__(f"file already exists: {path}")
-        self.path = path
+__all__ = ["FileIO", "FileInfo", "DestinationExists", "is_local", "local_path", "join"]
 
 
 @dataclass(frozen=True)
@@ -258,193 +251,6 @@ def _storage_error(op: str, path: str, e: BaseException) -> StorageError:
     return StorageError(f"cannot {op} {path}: {reason}")
 
 
-# -- storage options ------------------------------------------------------------------------------
-
-STORAGE_OPTIONS_ENV = "ICECTL_STORAGE_OPTIONS"
-UNSAFE_COMMITS = "icectl.unsafe-commits"  # true: commit to a store that ignores conditional creates
-_OWN_PREFIX = "icectl."  # options icectl reads itself; never passed to fsspec
-_CONDITIONAL_STORES = ("s3", "s3a", "s3n", "gs", "gcs", "az", "abfs", "abfss")
-_process_options: dict[str, Any] = {}
-
-
-def parse_option_value(text: str) -> Any:
-    """A storage option's value: JSON when it parses as JSON (``true``, ``3``, ``{"a": 1}``,
-    ``"007"``), else the text as it is."""
-    import json
-
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
-def parse_storage_option(item: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` -> (key, parsed value)."""
-    from icectl.errors import InvalidInput
-
-    key, eq, value = item.partition("=")
-    key = key.strip()
-    if not eq or not key:
-        raise InvalidInput(f"a storage option must be KEY=VALUE, got {item!r}", argument="storage_options")
-    return key, parse_option_value(value)
-
-
-def parse_storage_options_text(text: str, source: str = STORAGE_OPTIONS_ENV) -> dict[str, Any]:
-    """The storage options of ``ICECTL_STORAGE_OPTIONS``: a JSON object, or ``k=v,k=v`` (values
-    as :func:`parse_option_value` reads them; a value holding a comma needs the JSON form)."""
-    import json
-
-    from icectl.errors import InvalidInput
-
-    text = text.strip()
-    if not text:
-        return {}
-    if text.startswith("{"):
-        try:
-            obj = json.loads(text)
-        except ValueError as e:
-            raise InvalidInput(f"{source} is not a JSON object: {e}") from None
-        if not isinstance(obj, dict):
-            raise InvalidInput(f"{source} is not a JSON object")
-        return obj
-    out: dict[str, Any] = {}
-    for item in text.split(","):
-        if item.strip():
-            try:
-                key, value = parse_storage_option(item)
-            except Exception:
-                raise InvalidInput(f"{source}: expected a JSON object or KEY=VALUE,KEY=VALUE, got {item!r}") from None
-            out[key] = value
-    return out
-
-
-def set_storage_options(options: dict[str, Any]) -> None:
-    """The storage options of this process (the command line's), over ``ICECTL_STORAGE_OPTIONS``;
-    every FileIO made afterwards uses them."""
-    global _process_options
-    _process_options = dict(options)
-
-
-def default_storage_options() -> dict[str, Any]:
-    env = os.environ.get(STORAGE_OPTIONS_ENV, "")
-    return {**(parse_storage_options_text(env) if env else {}), **_process_options}
-
-
-def _truthy(value: Any) -> bool:
-    return value is True or str(value).strip().lower() in ("true", "1", "yes")
-
-
-# -- object stores: conditional creates -------------------------------------------------------
-
-# store key -> True (honours create-if-absent) / False; positive answers are also kept in the
-# cache directory so that later processes do not probe again
-_conditional_answers: dict[str, bool] = {}
-
-
-def _answers_file() -> str:
-    from icectl.io.manifest_cache import cache_dir
-
-    return os.path.join(os.path.dirname(cache_dir()), "conditional-create.json")
-
-
-def _remembered(key: str) -> bool | None:
-    if key in _conditional_answers:
-        return _conditional_answers[key]
-    import json
-
-    try:
-        with open(_answers_file(), encoding="utf-8") as f:
-            if json.load(f).get(key) is True:
-                _conditional_answers[key] = True
-                return True
-    except (OSError, ValueError, AttributeError):
-        pass
-    return None
-
-
-def _remember(key: str, honoured: bool) -> None:
-    _conditional_answers[key] = honoured
-    if not honoured:
-        return  # a refusal is re-checked by the next process (the store may have been fixed)
-    import json
-
-    path = _answers_file()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        try:
-            with open(path, encoding="utf-8") as f:
-                data = json.load(f)
-            data = data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            data = {}
-        data[key] = True
-        tmp = f"{path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(data, f)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # remembered in this process only
-
-
-def _bucket_url(path: str) -> str:
-    """``scheme://bucket`` of an object-store URL."""
-    scheme, _, rest = path.partition("://")
-    return f"{scheme}://{rest.split('/', 1)[0]}"
-
-
-def _remote_error(op: str, path: str, e: BaseException) -> StorageError | NotFound:
-    """An fsspec backend's failure as one line naming the bucket and what is missing."""
-    name = type(e).__name__
-    text = " ".join((str(e) or name).split())
-    where = _bucket_url(path) if "://" in path else path
-    chain = [e] + [c for c in (e.__cause__, e.__context__) if c is not None]
-    names = {type(c).__name__ for c in chain}
-    codes = set()
-    for c in chain:
-        err_info = (getattr(c, "response", None) or {}).get("Error", {}) if isinstance(
-            getattr(c, "response", None), dict) else {}
-        if err_info.get("Code"):
-            codes.add(str(err_info["Code"]))
-    if names & {"NoCredentialsError", "PartialCredentialsError", "CredentialRetrievalError",
-                "DefaultCredentialsError", "ClientAuthenticationError"} \
-            or "Unable to locate credentials" in text:
-        return StorageError(f"cannot {op} {path}: no credentials for {where} ({name}); give them in "
-                            "the environment (e.g. AWS_ACCESS_KEY_ID, GOOGLE_APPLICATION_CREDENTIALS) "
-                            "or as storage options")
-    if isinstance(e, PermissionError) or codes & {"AccessDenied", "403", "InvalidAccessKeyId",
-                                                  "SignatureDoesNotMatch", "AllAccessDisabled"}:
-        return StorageError(f"cannot {op} {path}: access denied to {where} ({text})")
-    if codes & {"NoSuchBucket"} or "bucket does not exist" in text.lower():
-        return NotFound(f"cannot {op} {path}: the bucket {where} does not exist")
-    if isinstance(e, FileNotFoundError):
-        return NotFound(f"file not found: {path}")
-    reason = e.strerror if isinstance(e, OSError) and e.strerror else text
-    return StorageError(f"cannot {op} {path}: {reason}")
-
-
-def _precondition_failed(e: BaseException) -> bool:
-    """Whether a failed create was refused because the object exists (HTTP 412 / 409 on Azure's
-    BlobAlreadyExists / GCS's conditionNotMet)."""
-    if isinstance(e, FileExistsError):
-        return True
-    for c in (e, e.__cause__, e.__context__):
-        if c is None:
-            continue
-        response = getattr(c, "response", None)
-        if isinstance(response, dict):
-            info = response.get("Error", {})
-            if info.get("Code") in ("PreconditionFailed", "412") and info.get("Condition", "If-None-Match") \
-                    == "If-None-Match":
-                return True
-        if type(c).__name__ == "ResourceExistsError" or getattr(c, "code", None) == 412:
-            return True
-    return False
-
-
-class _Unknown(Exception):
-    """The outcome of a conditional create is not known (raised inside FileIO only)."""
-
-
 # -- FileIO --------------------------------------------------------------------------------------
 
 class FileIO:
@@ -452,58 +258,33 @@ class FileIO:
 
     ``storage_options`` go to fsspec (over the process's defaults: ``ICECTL_STORAGE_OPTIONS``
     and what :func:`set_storage_options` set); keys starting with ``icectl.`` are icectl's own
-    (``icectl.unsafe-commits``)."""
+    (``icectl.unsafe-commits``). Paths that are not local go through :mod:`icectl.io.objectstore`.
+    """
 
     def __init__(self, storage_options: dict[str, Any] | None = None):
         self._options = {**default_storage_options(), **dict(storage_options or {})}
         self._fs_cache: dict[str, Any] = {}
 
     @property
-    def storage_options(self) -> dict[str, Any]:
-        """The options this FileIO was made with (to hand to a worker's FileIO)."""
+    def storage_options(self) -> dict[str, Any]:  # (to hand to a worker's FileIO)
         return dict(self._options)
-
-    @property
-    def unsafe_commits(self) -> bool:
-        return _truthy(self._options.get(UNSAFE_COMMITS, False))
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _fs(self, path: str) -> tuple[Any, str]:
-        import fsspec.core
-
         scheme = _scheme(path)
-        try:
-            fs = self._fs_cache.get(scheme)
-            if fs is None:
-                options = {k: v for k, v in self._options.items() if not k.startswith(_OWN_PREFIX)}
-                if scheme in _CONDITIONAL_STORES:
-                    # commits list and probe names that other processes create: never from a cache
-                    options.setdefault("use_listings_cache", False)
-                fs, _ = fsspec.core.url_to_fs(path, **options)
-                self._fs_cache[scheme] = fs
-            return fs, fs._strip_protocol(path)
-        except ImportError as e:
-            extra = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs", "az": "azure",
-                     "abfs": "azure", "abfss": "azure"}.get(scheme)
-            hint = f" (install icectl[{extra}])" if extra else ""
-            raise StorageError(f"no filesystem for {path}: {e}{hint}") from e
-        except (ValueError, TypeError) as e:
-            raise StorageError(f"no filesystem for {path}: {e}") from e
+        fs = self._fs_cache.get(scheme)
+        if fs is None:
+            fs = self._fs_cache[scheme] = _store.filesystem(scheme, path, self._options)
+        return fs, fs._strip_protocol(path)
 
     def _remote(self, op: str, path: str, fn: Any) -> Any:
         """Run ``fn(fs, stripped_path)`` on a non-local path, its failures as icectl errors."""
         fs, p = self._fs(path)
-        try:
-            return fn(fs, p)
-        except (NotFound, StorageError):
-            raise
-        except Exception as e:  # noqa: BLE001 - fsspec backends raise assorted errors
-            raise _remote_error(op, path, e) from e
+        return _store.call(op, path, lambda: fn(fs, p))
 
     def is_object_store(self, path: str) -> bool:
-        """Whether ``path`` lives on a store without atomic no-replace renames (anything not
-        local): commits there create the version file directly with a conditional create."""
+        """Not local: commits there create the version file with a conditional create."""
         return not is_local(path)
 
     # -- reading ---------------------------------------------------------------------------
@@ -534,15 +315,13 @@ class FileIO:
     def open(self, path: str, mode: str = "rb") -> Any:
         """A binary file object (for streaming readers such as Avro and Parquet)."""
         writing = any(c in mode for c in "wax")
-        if not is_local(path):
-            if writing:
-                self.require_safe_commits(path)
-                if _FAULT_ARMED:
-                    _before_change()
-            f = self._remote("open", path, lambda fs, p: fs.open(p, mode))
-            return _MappedFile(f, path) if writing else f
+        if writing and not is_local(path):
+            self.require_safe_commits(path)
         if _FAULT_ARMED and writing:
             _before_change()
+        if not is_local(path):
+            f = self._remote("open", path, lambda fs, p: fs.open(p, mode))
+            return _MappedFile(f, path) if writing else f
         try:
             if writing:
                 os.makedirs(os.path.dirname(local_path(path)) or ".", exist_ok=True)
@@ -564,7 +343,7 @@ class FileIO:
     def info(self, path: str) -> FileInfo:
         if not is_local(path):
             d = self._remote("stat", path, lambda fs, p: fs.info(p))
-            return FileInfo(path, int(d.get("size") or 0), _mtime_ms(d), d.get("type") == "directory")
+            return FileInfo(path, int(d.get("size") or 0), _store.mtime_ms(d), d.get("type") == "directory")
         try:
             st = os.stat(local_path(path))
             return FileInfo(path, st.st_size, int(st.st_mtime * 1000), stat_module.S_ISDIR(st.st_mode))
@@ -579,21 +358,9 @@ class FileIO:
         With ``follow_symlinks=False`` a local symbolic link is reported as itself (``is_link``,
         never ``is_dir``), so a walk can refuse to leave the directory through it."""
         if not is_local(path):
-            def ls(fs: Any, p: str) -> list[FileInfo]:
-                try:
-                    entries = fs.ls(p, detail=True)
-                except FileNotFoundError:
-                    return []
-                out = []
-                for d in entries:
-                    name = posixpath.basename(d["name"].rstrip("/"))
-                    if d["name"].rstrip("/") == p.rstrip("/"):
-                        continue  # a "directory" marker object, or ``p`` itself as a file
-                    out.append(FileInfo(join(path, name), int(d.get("size") or 0), _mtime_ms(d),
-                                        d.get("type") == "directory"))
-                return sorted(out, key=lambda i: i.path)
-
-            return self._remote("list", path, ls)
+            entries = self._remote("list", path, _store.list_dir)
+            return sorted((FileInfo(join(path, n), size, mtime, is_dir) for n, size, mtime, is_dir in entries),
+                          key=lambda i: i.path)
         try:
             lp = local_path(path)
             out = []
@@ -615,24 +382,10 @@ class FileIO:
             raise _storage_error("list", path, e) from e
 
     def list_names(self, path: str, prefix: str = "") -> list[str]:
-        """Names directly under a directory (starting with ``prefix``), without looking at each
-        entry; [] when missing. On object stores only keys starting with the prefix are listed."""
+        """Names directly under a directory (starting with ``prefix``: object stores list only
+        those keys), without looking at each entry; [] when missing."""
         if not is_local(path):
-            def names(fs: Any, p: str) -> list[str]:
-                base = p.rstrip("/") + "/"
-                try:
-                    found = fs.find(base, prefix=prefix) if prefix else [d["name"] for d in fs.ls(p, detail=True)]
-                except FileNotFoundError:
-                    return []
-                out = set()
-                for full in found:
-                    rest = full[len(base):] if full.startswith(base) else posixpath.basename(full.rstrip("/"))
-                    name = rest.split("/", 1)[0]
-                    if name and name.startswith(prefix):
-                        out.add(name)
-                return sorted(out)
-
-            return self._remote("list", path, names)
+            return self._remote("list", path, lambda fs, p: _store.list_names(fs, p, prefix))
         try:
             try:
                 names = sorted(os.listdir(local_path(path)))
@@ -645,8 +398,7 @@ class FileIO:
             raise _storage_error("list", path, e) from e
 
     def walk(self, path: str) -> Iterator[FileInfo]:
-        """Every file (not directory) below ``path``, recursively. On object stores: one listing
-        of every key under the prefix (they have no directories to descend into)."""
+        """Every file (not directory) below ``path``, recursively (object stores: one listing)."""
         if not is_local(path):
             yield from self.list_tree(path)
             return
@@ -657,44 +409,24 @@ class FileIO:
                 yield info
 
     def list_tree(self, path: str) -> list[FileInfo]:
-        """Every object under the prefix ``path/`` of an object store, by one (paged) listing."""
-        def find(fs: Any, p: str) -> list[FileInfo]:
-            base = p.rstrip("/") + "/"
-            try:
-                found = fs.find(base, detail=True)
-            except FileNotFoundError:
-                return []
-            out = []
-            for name, d in found.items():
-                if not name.startswith(base) or d.get("type") == "directory" or name.endswith("/"):
-                    continue
-                out.append(FileInfo(join(path, name[len(base):]), int(d.get("size") or 0), _mtime_ms(d)))
-            return sorted(out, key=lambda i: i.path)
-
-        return self._remote("list", path, find)
+        """Every object under the prefix ``path/`` of an object store (one paged listing)."""
+        found = self._remote("list", path, _store.list_tree)
+        return [FileInfo(join(path, rel), size, mtime) for rel, size, mtime in found]
 
     # -- writing ---------------------------------------------------------------------------
 
-    def mkdirs(self, path: str) -> None:
-        if not is_local(path):
-            return  # object stores have no directories
-        try:
-            os.makedirs(local_path(path), exist_ok=True)
-        except OSError as e:
-            raise _storage_error("create directory", path, e) from e
-
-    def write(self, path: str, data: bytes, overwrite: bool = True) -> None:
+    def write(self, path: str, data: bytes, overwrite: bool = True) -> Any:
         """Write a whole file, creating parent directories. Without ``overwrite`` it is exclusive."""
         if not overwrite:
             self.write_exclusive(path, data)
             return
         if not is_local(path):
             self.require_safe_commits(path)
+            if _FAULT_ARMED:
+                _before_change()
+            return self._remote("write", path, lambda fs, p: fs.pipe_file(p, data))
         if _FAULT_ARMED:
             _before_change()
-        if not is_local(path):
-            self._remote("write", path, lambda fs, p: fs.pipe_file(p, data))
-            return
         try:
             lp = local_path(path)
             os.makedirs(os.path.dirname(lp) or ".", exist_ok=True)
@@ -736,132 +468,28 @@ class FileIO:
         except OSError as e:
             raise _storage_error("write", path, e) from e
 
-    # -- object stores: create-if-absent ----------------------------------------------------
-
-    def _put_if_absent(self, fs: Any, p: str, path: str, data: bytes) -> None:
-        """One conditional create: S3 ``If-None-Match: *`` (s3fs ``mode="create"``), GCS
-        ``ifGenerationMatch=0`` (gcsfs ``mode="create"``), Azure ``If-None-Match: *`` (adlfs
-        ``overwrite=False``), else an exclusive open. FileExistsError (or an error
-        :func:`_precondition_failed` recognises) when the object exists."""
-        scheme = _scheme(path)
-        if scheme in ("az", "abfs", "abfss"):
-            fs.pipe_file(p, data, overwrite=False)
-        elif scheme in _CONDITIONAL_STORES:
-            fs.pipe_file(p, data, mode="create")
-        else:
-            with fs.open(p, "xb") as f:
-                f.write(data)
-
     def create_if_absent(self, path: str, data: bytes, attempts: int = 4) -> None:
         """Create ``path`` holding ``data`` only if no object has that name; DestinationExists
-        when one has (another writer's). Local paths: an exclusive create.
-
-        An object store can fail in a way that leaves the outcome unknown (a timeout, a 5xx, a
-        409, a reset connection), and a client's own retry of a PUT that did land is refused
-        with 412. Either is resolved by reading the object back and comparing bytes: ours ->
-        created; someone else's -> DestinationExists; absent -> the conditional create is tried
-        again (it can never overwrite). Nothing is ever deleted to resolve it. When reading back
-        does not tell either, CommitStateUnknown."""
+        when one has. Local paths: an exclusive, flushed create. Object stores: a conditional
+        create, an unknown outcome settled by reading back, never by deleting (see
+        :func:`icectl.io.objectstore.create_if_absent`)."""
         if is_local(path):
             self.write_exclusive(path, data, durable=True)
             return
-        from icectl.errors import CommitStateUnknown
-
-        if not data:
-            raise StorageError(f"cannot create {path} conditionally: empty objects are not supported")
         self.require_safe_commits(path)
         fs, p = self._fs(path)
-        last = ""
-        for attempt in range(max(1, attempts)):
-            if _FAULT_ARMED:
-                _before_change()
-            try:
-                self._put_if_absent(fs, p, path, data)
-                return
-            except Exception as e:  # noqa: BLE001 - sorted below
-                if not _precondition_failed(e):
-                    failure = _remote_error("write", path, e)
-                    if "access denied" in str(failure) or "no credentials" in str(failure) \
-                            or isinstance(failure, NotFound):
-                        raise failure from e  # nothing was written
-                    last = str(failure)
-            verdict = self._read_back(path, data)
-            if verdict is True:
-                return
-            if verdict is False:
-                raise DestinationExists(path)
-            if verdict == "error":
-                last = last or "reading it back failed"
-            if attempt + 1 < attempts:
-                import time
+        _store.create_if_absent(lambda: self._put_if_absent(fs, p, path, data), lambda: self.read(path),
+                                path, data, attempts, _before_change if _FAULT_ARMED else None)
 
-                time.sleep(0.05 * 2 ** attempt)
-        raise CommitStateUnknown(f"cannot tell whether {path} was created ({last}); it was not "
-                                 "deleted; look at the table again before retrying")
-
-    def _read_back(self, path: str, data: bytes) -> bool | str | None:
-        """True: ``path`` holds ``data``; False: other bytes; None: absent; "error": unreadable."""
-        try:
-            return self.read(path) == data
-        except NotFound:
-            return None
-        except StorageError:
-            return "error"
+    def _put_if_absent(self, fs: Any, p: str, path: str, data: bytes) -> None:
+        _store.put_if_absent(fs, _scheme(path), p, data)
 
     def require_safe_commits(self, path: str) -> None:
-        """On an object store, prove once per store (bucket and endpoint) that it honours
-        create-if-absent, before anything is written there; UnsafeStorage when it does not
-        (unless the storage option ``icectl.unsafe-commits`` is true).
-
-        The proof: a probe object next to ``path`` (named ``_icectl-probe-<uuid>``; names
-        starting with ``_`` are never table files) created twice with a conditional create; the
-        second create must be refused. The probe object is then deleted. A positive answer is
-        remembered in the cache directory (``conditional-create.json``)."""
-        if is_local(path) or self.unsafe_commits or _scheme(path) == "memory":
-            return
-        key = self._store_key(path)
-        known = _remembered(key)
-        if known is None:
-            known = self._probe(path)
-            _remember(key, known)
-        if not known:
-            from icectl.errors import UnsafeStorage
-
-            raise UnsafeStorage(
-                f"{_bucket_url(path)} does not honour conditional creates (If-None-Match), so "
-                f"concurrent commits could silently overwrite each other; nothing was written (to "
-                f"write anyway, set the storage option {UNSAFE_COMMITS}=true)")
-
-    def _store_key(self, path: str) -> str:
-        opts = self._options
-        client = opts.get("client_kwargs") if isinstance(opts.get("client_kwargs"), dict) else {}
-        endpoint = (opts.get("endpoint_url") or client.get("endpoint_url")
-                    or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-                    or opts.get("account_name") or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME") or "")
-        return f"{endpoint}|{_bucket_url(path)}"
-
-    def _probe(self, path: str) -> bool:
-        import uuid
-
-        probe = join(posixpath.dirname(path), f"_icectl-probe-{uuid.uuid4()}")
-        fs, p = self._fs(probe)
-        try:
-            try:
-                self._put_if_absent(fs, p, probe, b"icectl conditional-create probe 1")
-            except Exception as e:  # noqa: BLE001
-                raise _remote_error("write", probe, e) from e
-            try:
-                self._put_if_absent(fs, p, probe, b"icectl conditional-create probe 2")
-            except Exception as e:  # noqa: BLE001
-                if _precondition_failed(e):
-                    return True
-                raise _remote_error("write", probe, e) from e
-            return False
-        finally:
-            try:
-                fs.rm(p)
-            except Exception:  # noqa: BLE001 - the probe is hidden (``_``) anyway
-                pass
+        """On an object store, UnsafeStorage unless the store is proven to honour conditional
+        creates (see :func:`icectl.io.objectstore.require_conditional_creates`)."""
+        if not is_local(path):
+            fs, _ = self._fs(path)
+            _store.require_conditional_creates(fs, _scheme(path), path, self._options)
 
     def rename_no_replace(self, src: str, dst: str, durable: bool = False) -> None:
         """Move ``src`` to ``dst``; DestinationExists (src untouched) when ``dst`` exists.
@@ -908,21 +536,16 @@ class FileIO:
         except OSError as e:
             raise StorageError(f"cannot move {src} to {dst}: {e.strerror or e}") from e
 
-    def delete(self, path: str, missing_ok: bool = True) -> None:
+    def delete(self, path: str, missing_ok: bool = True) -> Any:
         if _FAULT_ARMED:
             _before_change()
         if not is_local(path):
             def rm(fs: Any, p: str) -> None:
                 if not missing_ok and not fs.exists(p):
                     raise FileNotFoundError(errno.ENOENT, "No such file", path)
-                try:
-                    fs.rm_file(p)  # one DELETE; deleting a missing key succeeds on object stores
-                except FileNotFoundError:
-                    if not missing_ok:
-                        raise
+                fs.rm_file(p)  # one DELETE; deleting a missing key succeeds on object stores
 
-            self._remote("delete", path, rm)
-            return
+            return self._remote("delete", path, rm)
         try:
             try:
                 os.unlink(local_path(path))
@@ -935,35 +558,23 @@ class FileIO:
             raise _storage_error("delete", path, e) from e
 
     def delete_many(self, paths: list[str]) -> dict[str, str]:
-        """Delete object-store files in batches (S3: DeleteObjects, up to 1000 keys a request);
-        missing ones count as deleted. Returns path -> error for those that failed."""
+        """Delete files, object-store ones in batches (S3: DeleteObjects, up to 1000 keys a
+        request); missing ones count as deleted. Returns path -> error for those that failed."""
         failed: dict[str, str] = {}
-        by_scheme: dict[str, list[str]] = {}
+        remote: dict[str, list[str]] = {}
         for path in paths:
-            by_scheme.setdefault(_scheme(path), []).append(path)
-        for scheme, group in by_scheme.items():
-            if scheme in ("", "file", "local"):
-                for path in group:
-                    try:
-                        self.delete(path)
-                    except (NotFound, StorageError) as e:
-                        failed[path] = str(e)
-                continue
-            fs, _ = self._fs(group[0])
-            for start in range(0, len(group), 1000):
-                chunk = group[start:start + 1000]
-                if _FAULT_ARMED:
-                    _before_change()
+            if is_local(path):
                 try:
-                    fs.rm([fs._strip_protocol(p) for p in chunk])
-                except FileNotFoundError:
-                    pass
-                except Exception:  # noqa: BLE001 - fall back to one at a time to name failures
-                    for path in chunk:
-                        try:
-                            self.delete(path)
-                        except (NotFound, StorageError) as e:
-                            failed[path] = str(e)
+                    self.delete(path)
+                except (NotFound, StorageError) as e:
+                    failed[path] = str(e)
+            else:
+                remote.setdefault(_scheme(path), []).append(path)
+        for group in remote.values():
+            if _FAULT_ARMED:
+                _before_change()
+            fs, _ = self._fs(group[0])
+            failed.update(_store.delete_batch(fs, group, self.delete))
         return failed
 
     def delete_quietly(self, path: str) -> bool:
@@ -974,28 +585,9 @@ class FileIO:
         except Exception:  # noqa: BLE001 - best-effort cleanup by design
             return False
 
-    def temp_name(self, directory: str, suffix: str = "") -> str:
-        import uuid
-
-        return join(directory, f"{uuid.uuid4()}{suffix}")
-
 
 def _silent_unlink(p: str) -> None:
     try:
         os.unlink(p)
     except OSError:
         pass
-
-
-def _mtime_ms(d: dict[str, Any]) -> int:
-    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
-        v = d.get(key)
-        if v is None:
-            continue
-        if hasattr(v, "timestamp"):
-            return int(v.timestamp() * 1000)
-        try:
-            return int(float(v) * 1000)
-        except (TypeError, ValueError):
-            continue
-    return 0

@@ -55,7 +55,7 @@ class Report:
         return len(self.missing)
 
 
-def _icectl(args: list[str], env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
+def _icectl(args: list[str], env: dict[str, str], timeout: float = 1800) -> subprocess.CompletedProcess:
     # (not run from the checkout: ``python -m`` puts the working directory first on sys.path,
     # which would shadow a PYTHONPATH naming another checkout)
     return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,

@@ -9,8 +9,8 @@ import os
 
 import pytest
 
-from icectl.errors import CommitStateUnknown, UnsafeStorage
-from icectl.io import files as files_mod
+from icectl.errors import CommitStateUnknown, StorageError, UnsafeStorage
+from icectl.io import objectstore
 from icectl.io.files import DestinationExists, FileIO
 from icectl.table import store
 from icectl.table.store import VersionConflict
@@ -54,8 +54,8 @@ def test_the_second_create_loses_and_leaves_the_first(s3) -> None:
     assert io.read(f"s3://{b}/t/metadata/v1.metadata.json") == b"one"
     # the probe ran once for the bucket, left nothing behind, and was remembered on disk
     assert s3.keys(b) == ["t/metadata/v1.metadata.json"]
-    with open(files_mod._answers_file(), encoding="utf-8") as f:
-        assert json.load(f)[io._store_key(f"s3://{b}/x")] is True
+    with open(objectstore.answers_file(), encoding="utf-8") as f:
+        assert json.load(f)[objectstore.store_key(io.storage_options, f"s3://{b}/x")] is True
 
 
 @pytest.mark.parametrize("script", [["timeout-after-put"], ["client-retry"], ["reset", "ok"]])
@@ -83,7 +83,10 @@ def test_an_outcome_nobody_can_tell_is_reported_not_cleaned_up(s3, monkeypatch) 
     path = f"s3://{b}/t/metadata/v1.metadata.json"
     FileIO(s3.options()).require_safe_commits(path)
     io = _Recording(s3.options(), ["reset"] * 10)
-    monkeypatch.setattr(io, "_read_back", lambda p, d: "error")
+    def unreadable(p):
+        raise StorageError(f"cannot read {p}: connection reset")
+
+    monkeypatch.setattr(io, "read", unreadable)
     with pytest.raises(CommitStateUnknown) as e:
         io.create_if_absent(path, b"ours", attempts=2)
     assert "cannot tell whether" in str(e.value) and e.value.exit_code == 7
@@ -147,7 +150,7 @@ def test_a_store_that_ignores_the_condition_is_refused(unsafe_s3) -> None:
     assert e.value.exit_code == 11 and "If-None-Match" in str(e.value)
     assert unsafe_s3.keys(b) == []  # nothing written, the probe object removed
     # and the answer is not remembered across processes (the store may be fixed)
-    with open(files_mod._answers_file(), encoding="utf-8") if os.path.exists(files_mod._answers_file()) \
+    with open(objectstore.answers_file(), encoding="utf-8") if os.path.exists(objectstore.answers_file()) \
             else open(os.devnull) as f:
         text = f.read()
     assert unsafe_s3.endpoint not in text
