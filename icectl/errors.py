@@ -74,6 +74,12 @@ class StorageError(IcectlError):
     kind = "storage"
 
 
+class CommitStateUnknown(StorageError):
+    """A commit's new metadata file may or may not have been created (a timeout, a server error
+    or a lost connection, and reading it back did not tell). Nothing of the commit is cleaned
+    up: the files it names may already be part of the table."""
+
+
 class CorruptMetadata(IcectlError):
     """Metadata that cannot be read: bad JSON, bad Avro, missing required fields."""
 
@@ -86,6 +92,15 @@ class UnsupportedFeature(IcectlError):
 
     exit_code = 9
     kind = "unsupported"
+
+
+class UnsafeStorage(IcectlError):
+    """An object store that does not honour create-if-absent (a conditional PUT): concurrent
+    commits there could overwrite each other, so icectl refuses to write to it (unless the
+    storage option ``icectl.unsafe-commits`` is true)."""
+
+    exit_code = 11
+    kind = "unsafe-storage"
 
 
 # Exit codes not tied to an IcectlError kind.
@@ -111,6 +126,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (8, "corrupt-metadata", "corrupt metadata: unreadable JSON or Avro, missing fields"),
     (9, "unsupported", "unsupported feature, such as a format version above 3"),
     (EXIT_CHECK_FAILED, "", "check found problems (at least one of error severity)"),
+    (11, "unsafe-storage", "unsafe storage: an object store that ignores conditional creates; nothing written"),
     (EXIT_PARTIAL, "", "partly done: some input files were quarantined (see the result), the rest committed"),
     (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
     (EXIT_INTERRUPTED, "interrupted", "interrupted"),
@@ -135,4 +151,5 @@ ERROR_KINDS: tuple[type[IcectlError], ...] = (
     StorageError,
     CorruptMetadata,
     UnsupportedFeature,
+    UnsafeStorage,
 )

@@ -19,6 +19,7 @@ from icectl.errors import IcectlError, InvalidInput
 from icectl.cli.output import err, select_fields
 from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report through these
     DEBUG_ENV,
+    apply_storage_options,
     OPTION_OF_ARGUMENT,
     debug_enabled,
     failure_code,
@@ -89,6 +90,21 @@ FieldOpt = Annotated[
 ]
 
 
+StorageOptionOpt = Annotated[
+    Optional[List[str]],
+    typer.Option(
+        "--storage-option",
+        metavar="KEY=VALUE",
+        help="An option of the table's filesystem, passed to fsspec (s3fs, gcsfs, adlfs), e.g. "
+             "endpoint_url=http://127.0.0.1:9000 or anon=true; VALUE is read as JSON when it "
+             "parses, else as text. Repeatable; over ICECTL_STORAGE_OPTIONS. "
+             "icectl.unsafe-commits=true commits to a store that ignores conditional creates "
+             "(see README, Object stores).",
+        show_default=False,
+    ),
+]
+
+
 def handle_errors(fn: F) -> F:
     """Run a command body; turn every failure into one line on stderr and its exit code.
 
@@ -100,15 +116,20 @@ def handle_errors(fn: F) -> F:
 
     sig = inspect.signature(fn, eval_str=True)
     with_fields = "json_out" in sig.parameters and "fields" not in sig.parameters
+    # every command that opens a table (it has --warehouse) also gets --storage-option
+    with_storage = "warehouse" in sig.parameters and "storage_options" not in sig.parameters
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         fields = kwargs.pop("fields", None) if with_fields else None
+        storage = kwargs.pop("storage_options", None) if with_storage else None
         as_json = bool(kwargs.get("json_out"))
         if fields:
             kwargs["json_out"] = True
         select_fields(fields)  # (also clears a choice left by an earlier in-process run)
         try:
+            if with_storage:
+                apply_storage_options(storage)  # (also clears options of an earlier in-process run)
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
@@ -120,12 +141,14 @@ def handle_errors(fn: F) -> F:
         finally:
             select_fields(None)
 
-    if with_fields:
+    added = ([("fields", FieldOpt)] if with_fields else []) + \
+        ([("storage_options", StorageOptionOpt)] if with_storage else [])
+    if added:
         params = list(sig.parameters.values())
-        params.append(inspect.Parameter("fields", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=FieldOpt))
+        params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)
+                   for name, ann in added]
         wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
-        wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), "fields": FieldOpt}
+        wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **dict(added)}
     return wrapper  # type: ignore[return-value]
 
 

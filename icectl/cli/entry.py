@@ -21,7 +21,8 @@ from typing import Any
 
 from icectl.cli.runner import WAREHOUSE_ENV
 
-# plan's options: long option -> (parameter name, kind); kind "flag", "int" or "text"
+# plan's options: long option -> (parameter name, kind); kind "flag", "int", "text" or "texts"
+# (a repeatable text option: a list of its values)
 PLAN_OPTIONS: dict[str, tuple[str, str]] = {
     "--filter": ("filter_text", "text"),
     "--snapshot": ("snapshot", "int"),
@@ -42,13 +43,14 @@ PLAN_OPTIONS: dict[str, tuple[str, str]] = {
     "--summary": ("summary", "flag"),
     "--no-cache": ("no_cache", "flag"),
     "--json": ("json_out", "flag"),
+    "--storage-option": ("storage_options", "texts"),
 }
 PLAN_SHORT = {"-f": "--filter", "-w": "--warehouse"}
 _COMPLETE_ENV = "_ICECTL_COMPLETE"  # typer's shell completion: always typer's
 
 
 def _plan_defaults() -> dict[str, Any]:
-    out: dict[str, Any] = {name: (False if kind == "flag" else None)
+    out: dict[str, Any] = {name: (False if kind == "flag" else () if kind == "texts" else None)
                            for name, kind in PLAN_OPTIONS.values()}
     out["table"] = None
     return out
@@ -103,6 +105,8 @@ def parse_plan_args(args: list[str]) -> dict[str, Any] | None:
             if number is None:
                 return None
             values[param] = number
+        elif kind == "texts":
+            values[param] = list(values[param]) + [value]
         else:
             values[param] = value
     if values["table"] is None:
@@ -115,10 +119,12 @@ def parse_plan_args(args: list[str]) -> dict[str, Any] | None:
 def _run_plan(values: dict[str, Any]) -> int:
     from icectl.cli.output import select_fields
     from icectl.cli.plan_run import run_plan
-    from icectl.cli.runner import failure_code
+    from icectl.cli.runner import apply_storage_options, failure_code
 
     select_fields(None)
     try:
+        values = dict(values)
+        apply_storage_options(values.pop("storage_options", None))
         run_plan(**values)
         sys.stdout.flush()
     except BaseException as e:  # noqa: BLE001 - sorted by failure_code

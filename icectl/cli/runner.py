@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 from icectl.cli.output import err
 from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError, StorageError
@@ -20,7 +20,7 @@ DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
 
 # library keywords whose option has another name (the rest: the same name, dashed)
-OPTION_OF_ARGUMENT = {"partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
+OPTION_OF_ARGUMENT = {"storage_options": "storage_option", "partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
                       "snapshot_id": "snapshot", "max_workers": "workers"}
 
 
@@ -145,6 +145,14 @@ def parse_time_option(text: str, option: str) -> int:
     from icectl.ops.timeargs import parse_time_ms
 
     return parse_time_ms(text, option)
+
+
+def apply_storage_options(items: Optional[Sequence[str]]) -> None:
+    """Honour --storage-option KEY=VALUE (repeatable) for the rest of this process: every
+    FileIO made afterwards passes them to fsspec, over ICECTL_STORAGE_OPTIONS."""
+    from icectl.io.objectstore import parse_storage_option, set_storage_options
+
+    set_storage_options(dict(parse_storage_option(item) for item in items or ()))
 
 
 def apply_no_cache(no_cache: bool) -> None:

@@ -1,4 +1,5 @@
-"""File access for tables: local paths and ``file:`` URLs first-class, other fsspec URLs best-effort.
+"""File access for tables: local paths and ``file:`` URLs; other URLs through
+:mod:`icectl.io.objectstore` (fsspec, conditional creates, batch deletes).
 
 Paths keep the spelling the caller (or the table metadata) uses, e.g. ``file:/tmp/wh/t/metadata``
 as Hadoop writes it; only the operations translate them. Every OSError becomes a StorageError
@@ -23,16 +24,10 @@ from dataclasses import dataclass
 from typing import Any, Iterator
 
 from icectl.errors import NotFound, StorageError
+from icectl.io import objectstore as _store
+from icectl.io.objectstore import DestinationExists, default_storage_options  # noqa: F401 - re-exported
 
 __all__ = ["FileIO", "FileInfo", "DestinationExists", "is_local", "local_path", "join"]
-
-
-class DestinationExists(StorageError):
-    """A no-replace write or rename found its target already there."""
-
-    def __init__(self, path: str):
-        super().__init__(f"file already exists: {path}")
-        self.path = path
 
 
 @dataclass(frozen=True)
@@ -259,51 +254,59 @@ def _storage_error(op: str, path: str, e: BaseException) -> StorageError:
 # -- FileIO --------------------------------------------------------------------------------------
 
 class FileIO:
-    """Reads and writes table files. One instance serves any mix of local and fsspec paths."""
+    """Reads and writes table files. One instance serves any mix of local and fsspec paths.
+
+    ``storage_options`` go to fsspec (over the process's defaults: ``ICECTL_STORAGE_OPTIONS``
+    and what :func:`set_storage_options` set); keys starting with ``icectl.`` are icectl's own
+    (``icectl.unsafe-commits``). Paths that are not local go through :mod:`icectl.io.objectstore`.
+    """
 
     def __init__(self, storage_options: dict[str, Any] | None = None):
-        self._options = dict(storage_options or {})
+        self._options = {**default_storage_options(), **dict(storage_options or {})}
         self._fs_cache: dict[str, Any] = {}
+
+    @property
+    def storage_options(self) -> dict[str, Any]:  # (to hand to a worker's FileIO)
+        return dict(self._options)
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _fs(self, path: str) -> tuple[Any, str]:
-        import fsspec.core
-
         scheme = _scheme(path)
-        try:
-            fs = self._fs_cache.get(scheme)
-            if fs is None:
-                fs, _ = fsspec.core.url_to_fs(path, **self._options)
-                self._fs_cache[scheme] = fs
-            return fs, fs._strip_protocol(path)
-        except (ImportError, ValueError) as e:
-            raise StorageError(f"no filesystem for {path}: {e}") from e
+        fs = self._fs_cache.get(scheme)
+        if fs is None:
+            fs = self._fs_cache[scheme] = _store.filesystem(scheme, path, self._options)
+        return fs, fs._strip_protocol(path)
+
+    def _remote(self, op: str, path: str, fn: Any) -> Any:
+        """Run ``fn(fs, stripped_path)`` on a non-local path, its failures as icectl errors."""
+        fs, p = self._fs(path)
+        return _store.call(op, path, lambda: fn(fs, p))
+
+    def is_object_store(self, path: str) -> bool:
+        """Not local: commits there create the version file with a conditional create."""
+        return not is_local(path)
 
     # -- reading ---------------------------------------------------------------------------
 
     def read(self, path: str) -> bytes:
+        if not is_local(path):
+            return self._remote("read", path, lambda fs, p: fs.cat_file(p))
         try:
-            if is_local(path):
-                with open(local_path(path), "rb") as f:
-                    return f.read()
-            fs, p = self._fs(path)
-            return fs.cat_file(p)
+            with open(local_path(path), "rb") as f:
+                return f.read()
         except FileNotFoundError as e:
             raise NotFound(f"file not found: {path}") from e
-        except (OSError, Exception) as e:  # fsspec backends raise assorted errors
-            if isinstance(e, (NotFound, StorageError)):
-                raise
+        except OSError as e:
             raise _storage_error("read", path, e) from e
 
     def read_range(self, path: str, start: int, length: int) -> bytes:
+        if not is_local(path):
+            return self._remote("read", path, lambda fs, p: fs.cat_file(p, start=start, end=start + length))
         try:
-            if is_local(path):
-                with open(local_path(path), "rb") as f:
-                    f.seek(start)
-                    return f.read(length)
-            fs, p = self._fs(path)
-            return fs.cat_file(p, start=start, end=start + length)
+            with open(local_path(path), "rb") as f:
+                f.seek(start)
+                return f.read(length)
         except FileNotFoundError as e:
             raise NotFound(f"file not found: {path}") from e
         except OSError as e:
@@ -312,16 +315,17 @@ class FileIO:
     def open(self, path: str, mode: str = "rb") -> Any:
         """A binary file object (for streaming readers such as Avro and Parquet)."""
         writing = any(c in mode for c in "wax")
+        if writing and not is_local(path):
+            self.require_safe_commits(path)
         if _FAULT_ARMED and writing:
             _before_change()
+        if not is_local(path):
+            f = self._remote("open", path, lambda fs, p: fs.open(p, mode))
+            return _MappedFile(f, path) if writing else f
         try:
-            if is_local(path):
-                if writing:
-                    os.makedirs(os.path.dirname(local_path(path)) or ".", exist_ok=True)
-                f = open(local_path(path), mode)
-            else:
-                fs, p = self._fs(path)
-                f = fs.open(p, mode)
+            if writing:
+                os.makedirs(os.path.dirname(local_path(path)) or ".", exist_ok=True)
+            f = open(local_path(path), mode)
             return _MappedFile(f, path) if writing else f
         except FileNotFoundError as e:
             raise NotFound(f"file not found: {path}") from e
@@ -329,22 +333,20 @@ class FileIO:
             raise _storage_error("open", path, e) from e
 
     def exists(self, path: str) -> bool:
+        if not is_local(path):
+            return bool(self._remote("check", path, lambda fs, p: fs.exists(p)))
         try:
-            if is_local(path):
-                return os.path.exists(local_path(path))
-            fs, p = self._fs(path)
-            return bool(fs.exists(p))
+            return os.path.exists(local_path(path))
         except OSError as e:
             raise _storage_error("check", path, e) from e
 
     def info(self, path: str) -> FileInfo:
+        if not is_local(path):
+            d = self._remote("stat", path, lambda fs, p: fs.info(p))
+            return FileInfo(path, int(d.get("size") or 0), _store.mtime_ms(d), d.get("type") == "directory")
         try:
-            if is_local(path):
-                st = os.stat(local_path(path))
-                return FileInfo(path, st.st_size, int(st.st_mtime * 1000), stat_module.S_ISDIR(st.st_mode))
-            fs, p = self._fs(path)
-            d = fs.info(p)
-            return FileInfo(path, int(d.get("size") or 0), _mtime_ms(d), d.get("type") == "directory")
+            st = os.stat(local_path(path))
+            return FileInfo(path, st.st_size, int(st.st_mtime * 1000), stat_module.S_ISDIR(st.st_mode))
         except FileNotFoundError as e:
             raise NotFound(f"file not found: {path}") from e
         except OSError as e:
@@ -355,123 +357,110 @@ class FileIO:
 
         With ``follow_symlinks=False`` a local symbolic link is reported as itself (``is_link``,
         never ``is_dir``), so a walk can refuse to leave the directory through it."""
+        if not is_local(path):
+            entries = self._remote("list", path, _store.list_dir)
+            return sorted((FileInfo(join(path, n), size, mtime, is_dir) for n, size, mtime, is_dir in entries),
+                          key=lambda i: i.path)
         try:
-            if is_local(path):
-                lp = local_path(path)
-                out = []
-                try:
-                    entries = list(os.scandir(lp))
-                except FileNotFoundError:
-                    return []
-                for e in entries:
-                    try:
-                        st = e.stat(follow_symlinks=follow_symlinks)
-                    except FileNotFoundError:
-                        continue  # deleted while listing
-                    out.append(FileInfo(join(path, e.name), st.st_size, int(st.st_mtime * 1000),
-                                        stat_module.S_ISDIR(st.st_mode), stat_module.S_ISLNK(st.st_mode)))
-                return sorted(out, key=lambda i: i.path)
-            fs, p = self._fs(path)
-            if not fs.exists(p):
-                return []
+            lp = local_path(path)
             out = []
-            for d in fs.ls(p, detail=True):
-                name = posixpath.basename(d["name"].rstrip("/"))
-                out.append(FileInfo(join(path, name), int(d.get("size") or 0), _mtime_ms(d),
-                                    d.get("type") == "directory"))
+            try:
+                entries = list(os.scandir(lp))
+            except FileNotFoundError:
+                return []
+            for e in entries:
+                try:
+                    st = e.stat(follow_symlinks=follow_symlinks)
+                except FileNotFoundError:
+                    continue  # deleted while listing
+                out.append(FileInfo(join(path, e.name), st.st_size, int(st.st_mtime * 1000),
+                                    stat_module.S_ISDIR(st.st_mode), stat_module.S_ISLNK(st.st_mode)))
             return sorted(out, key=lambda i: i.path)
         except NotADirectoryError as e:
             raise StorageError(f"not a directory: {path}") from e
         except OSError as e:
             raise _storage_error("list", path, e) from e
 
-    def list_names(self, path: str) -> list[str]:
-        """Names directly under a directory, without looking at each entry; [] when missing."""
+    def list_names(self, path: str, prefix: str = "") -> list[str]:
+        """Names directly under a directory (starting with ``prefix``: object stores list only
+        those keys), without looking at each entry; [] when missing."""
+        if not is_local(path):
+            return self._remote("list", path, lambda fs, p: _store.list_names(fs, p, prefix))
         try:
-            if is_local(path):
-                try:
-                    return sorted(os.listdir(local_path(path)))
-                except FileNotFoundError:
-                    return []
-            return sorted(i.name for i in self.list_dir(path))
+            try:
+                names = sorted(os.listdir(local_path(path)))
+            except FileNotFoundError:
+                return []
+            return [n for n in names if n.startswith(prefix)] if prefix else names
         except NotADirectoryError as e:
             raise StorageError(f"not a directory: {path}") from e
         except OSError as e:
             raise _storage_error("list", path, e) from e
 
     def walk(self, path: str) -> Iterator[FileInfo]:
-        """Every file (not directory) below ``path``, recursively."""
+        """Every file (not directory) below ``path``, recursively (object stores: one listing)."""
+        if not is_local(path):
+            yield from self.list_tree(path)
+            return
         for info in self.list_dir(path):
             if info.is_dir:
                 yield from self.walk(info.path)
             else:
                 yield info
 
+    def list_tree(self, path: str) -> list[FileInfo]:
+        """Every object under the prefix ``path/`` of an object store (one paged listing)."""
+        found = self._remote("list", path, _store.list_tree)
+        return [FileInfo(join(path, rel), size, mtime) for rel, size, mtime in found]
+
     # -- writing ---------------------------------------------------------------------------
 
-    def mkdirs(self, path: str) -> None:
-        try:
-            if is_local(path):
-                os.makedirs(local_path(path), exist_ok=True)
-                return
-            fs, p = self._fs(path)
-            fs.makedirs(p, exist_ok=True)
-        except OSError as e:
-            raise _storage_error("create directory", path, e) from e
-
-    def write(self, path: str, data: bytes, overwrite: bool = True) -> None:
+    def write(self, path: str, data: bytes, overwrite: bool = True) -> Any:
         """Write a whole file, creating parent directories. Without ``overwrite`` it is exclusive."""
         if not overwrite:
             self.write_exclusive(path, data)
             return
+        if not is_local(path):
+            self.require_safe_commits(path)
+            if _FAULT_ARMED:
+                _before_change()
+            return self._remote("write", path, lambda fs, p: fs.pipe_file(p, data))
         if _FAULT_ARMED:
             _before_change()
         try:
-            if is_local(path):
-                lp = local_path(path)
-                os.makedirs(os.path.dirname(lp) or ".", exist_ok=True)
-                with open(lp, "wb") as f:
-                    f.write(data)
-                return
-            fs, p = self._fs(path)
-            fs.pipe_file(p, data)
+            lp = local_path(path)
+            os.makedirs(os.path.dirname(lp) or ".", exist_ok=True)
+            with open(lp, "wb") as f:
+                f.write(data)
         except OSError as e:
             raise _storage_error("write", path, e) from e
 
     def write_exclusive(self, path: str, data: bytes, durable: bool = False) -> None:
         """Create ``path`` with ``data``; DestinationExists if it is already there. ``durable``
-        flushes the bytes to the disk (fsync) before returning."""
+        flushes the bytes to the disk (fsync) before returning. On object stores this is
+        :meth:`create_if_absent` (a conditional create; every PUT is durable there)."""
+        if not is_local(path):
+            self.create_if_absent(path, data)
+            return
         if _FAULT_ARMED:
             _before_change()
         try:
-            if is_local(path):
-                lp = local_path(path)
-                os.makedirs(os.path.dirname(lp) or ".", exist_ok=True)
-                try:
-                    fd = os.open(lp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-                except FileExistsError:
-                    raise DestinationExists(path) from None
-                ok = False
-                try:
-                    _write_all(fd, data)
-                    if durable:
-                        os.fsync(fd)
-                    ok = True
-                finally:
-                    os.close(fd)
-                    if not ok:
-                        _silent_unlink(lp)
-                return
-            # Other filesystems: exclusive mode when the backend has it, else check-then-write.
-            fs, p = self._fs(path)
-            if fs.exists(p):
-                raise DestinationExists(path)
+            lp = local_path(path)
+            os.makedirs(os.path.dirname(lp) or ".", exist_ok=True)
             try:
-                f = fs.open(p, "xb")
-            except (ValueError, NotImplementedError):
-                f = fs.open(p, "wb")
-            with f:
-                f.write(data)
+                fd = os.open(lp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            except FileExistsError:
+                raise DestinationExists(path) from None
+            ok = False
+            try:
+                _write_all(fd, data)
+                if durable:
+                    os.fsync(fd)
+                ok = True
+            finally:
+                os.close(fd)
+                if not ok:
+                    _silent_unlink(lp)
         except (DestinationExists, StorageError):
             raise
         except FileExistsError:
@@ -479,32 +468,53 @@ class FileIO:
         except OSError as e:
             raise _storage_error("write", path, e) from e
 
+    def create_if_absent(self, path: str, data: bytes, attempts: int = 4) -> None:
+        """Create ``path`` holding ``data`` only if no object has that name; DestinationExists
+        when one has. Local paths: an exclusive, flushed create. Object stores: a conditional
+        create, an unknown outcome settled by reading back, never by deleting (see
+        :func:`icectl.io.objectstore.create_if_absent`)."""
+        if is_local(path):
+            self.write_exclusive(path, data, durable=True)
+            return
+        self.require_safe_commits(path)
+        fs, p = self._fs(path)
+        _store.create_if_absent(lambda: self._put_if_absent(fs, p, path, data), lambda: self.read(path),
+                                path, data, attempts, _before_change if _FAULT_ARMED else None)
+
+    def _put_if_absent(self, fs: Any, p: str, path: str, data: bytes) -> None:
+        _store.put_if_absent(fs, _scheme(path), p, data)
+
+    def require_safe_commits(self, path: str) -> None:
+        """On an object store, UnsafeStorage unless the store is proven to honour conditional
+        creates (see :func:`icectl.io.objectstore.require_conditional_creates`)."""
+        if not is_local(path):
+            fs, _ = self._fs(path)
+            _store.require_conditional_creates(fs, _scheme(path), path, self._options)
+
     def rename_no_replace(self, src: str, dst: str, durable: bool = False) -> None:
         """Move ``src`` to ``dst``; DestinationExists (src untouched) when ``dst`` exists.
 
-        Local disks: atomic and race-free. Other filesystems: check-then-move, best-effort.
+        Local disks: atomic and race-free. Object stores: the bytes are created at ``dst`` with
+        :meth:`create_if_absent` and ``src`` is deleted after.
         ``durable`` syncs the directory before the move (the source's name is on disk) and after
         it (the new name is), so a crash leaves either the old state or the whole new file.
         """
+        if not (is_local(src) and is_local(dst)):
+            self.create_if_absent(dst, self.read(src))
+            self.delete(src)
+            return
         if _FAULT_ARMED:
             _before_change()
         try:
-            if is_local(src) and is_local(dst):
-                directory = os.path.dirname(local_path(dst))
-                if durable:
-                    _sync_dir(directory)
-                try:
-                    _local_rename_no_replace(local_path(src), local_path(dst))
-                except FileExistsError:
-                    raise DestinationExists(dst) from None
-                if durable:
-                    _sync_dir(directory)
-                return
-            fs, s = self._fs(src)
-            _, d = self._fs(dst)
-            if fs.exists(d):
-                raise DestinationExists(dst)
-            fs.mv(s, d)
+            directory = os.path.dirname(local_path(dst))
+            if durable:
+                _sync_dir(directory)
+            try:
+                _local_rename_no_replace(local_path(src), local_path(dst))
+            except FileExistsError:
+                raise DestinationExists(dst) from None
+            if durable:
+                _sync_dir(directory)
         except DestinationExists:
             raise
         except FileNotFoundError as e:
@@ -513,42 +523,59 @@ class FileIO:
             raise StorageError(f"cannot rename {src} to {dst}: {e.strerror or e}") from e
 
     def replace(self, src: str, dst: str) -> None:
-        """Move ``src`` over ``dst`` (replacing it). Only for best-effort pointers like the version hint."""
+        """Move ``src`` over ``dst`` (replacing it). Only for best-effort pointers like the version
+        hint. On object stores a PUT of the bytes over ``dst`` (atomic there), then ``src`` goes."""
+        if not (is_local(src) and is_local(dst)):
+            self.write(dst, self.read(src))
+            self.delete(src)
+            return
         if _FAULT_ARMED:
             _before_change()
         try:
-            if is_local(src) and is_local(dst):
-                os.replace(local_path(src), local_path(dst))
-                return
-            fs, s = self._fs(src)
-            _, d = self._fs(dst)
-            if fs.exists(d):
-                fs.rm(d)
-            fs.mv(s, d)
+            os.replace(local_path(src), local_path(dst))
         except OSError as e:
             raise StorageError(f"cannot move {src} to {dst}: {e.strerror or e}") from e
 
-    def delete(self, path: str, missing_ok: bool = True) -> None:
+    def delete(self, path: str, missing_ok: bool = True) -> Any:
         if _FAULT_ARMED:
             _before_change()
+        if not is_local(path):
+            def rm(fs: Any, p: str) -> None:
+                if not missing_ok and not fs.exists(p):
+                    raise FileNotFoundError(errno.ENOENT, "No such file", path)
+                fs.rm_file(p)  # one DELETE; deleting a missing key succeeds on object stores
+
+            return self._remote("delete", path, rm)
         try:
-            if is_local(path):
-                try:
-                    os.unlink(local_path(path))
-                except FileNotFoundError:
-                    if not missing_ok:
-                        raise
-                return
-            fs, p = self._fs(path)
-            if not fs.exists(p):
-                if missing_ok:
-                    return
-                raise FileNotFoundError(errno.ENOENT, "No such file", path)
-            fs.rm(p)
+            try:
+                os.unlink(local_path(path))
+            except FileNotFoundError:
+                if not missing_ok:
+                    raise
         except FileNotFoundError as e:
             raise NotFound(f"file not found: {path}") from e
         except OSError as e:
             raise _storage_error("delete", path, e) from e
+
+    def delete_many(self, paths: list[str]) -> dict[str, str]:
+        """Delete files, object-store ones in batches (S3: DeleteObjects, up to 1000 keys a
+        request); missing ones count as deleted. Returns path -> error for those that failed."""
+        failed: dict[str, str] = {}
+        remote: dict[str, list[str]] = {}
+        for path in paths:
+            if is_local(path):
+                try:
+                    self.delete(path)
+                except (NotFound, StorageError) as e:
+                    failed[path] = str(e)
+            else:
+                remote.setdefault(_scheme(path), []).append(path)
+        for group in remote.values():
+            if _FAULT_ARMED:
+                _before_change()
+            fs, _ = self._fs(group[0])
+            failed.update(_store.delete_batch(fs, group, self.delete))
+        return failed
 
     def delete_quietly(self, path: str) -> bool:
         """Delete, ignoring every failure; True when the file is gone."""
@@ -558,28 +585,9 @@ class FileIO:
         except Exception:  # noqa: BLE001 - best-effort cleanup by design
             return False
 
-    def temp_name(self, directory: str, suffix: str = "") -> str:
-        import uuid
-
-        return join(directory, f"{uuid.uuid4()}{suffix}")
-
 
 def _silent_unlink(p: str) -> None:
     try:
         os.unlink(p)
     except OSError:
         pass
-
-
-def _mtime_ms(d: dict[str, Any]) -> int:
-    for key in ("mtime", "LastModified", "last_modified", "updated", "created"):
-        v = d.get(key)
-        if v is None:
-            continue
-        if hasattr(v, "timestamp"):
-            return int(v.timestamp() * 1000)
-        try:
-            return int(float(v) * 1000)
-        except (TypeError, ValueError):
-            continue
-    return 0

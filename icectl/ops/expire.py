@@ -56,7 +56,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from icectl.errors import CorruptMetadata, NotFound, ValidationError
-from icectl.io.files import FileIO, join
+from icectl.io.files import FileInfo, FileIO, join
 from icectl.ops.deletion import (
     GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
     location_mismatch, outside_location, remove_emptied_dirs, require_gc_enabled,
@@ -245,9 +245,18 @@ class _Pending:
         return cls(path, snaps, stats)
 
 
+def _metadata_entries(io: FileIO, location: str, prefix: str) -> list[FileInfo]:
+    """Entries of ``metadata/`` whose names may start with ``prefix``: on an object store only
+    the keys with that prefix are listed (not every manifest of the table)."""
+    d = metadata_dir(location)
+    if io.is_object_store(d):
+        return [FileInfo(join(d, n), 0, 0) for n in io.list_names(d, prefix=prefix)]
+    return io.list_dir(d)
+
+
 def _pending_records(io: FileIO, location: str) -> list[_Pending]:
     out = []
-    for info in io.list_dir(metadata_dir(location)):
+    for info in _metadata_entries(io, location, PENDING_PREFIX):
         if info.is_dir or not (info.name.startswith(PENDING_PREFIX) and info.name.endswith(PENDING_SUFFIX)):
             continue
         try:
@@ -340,7 +349,7 @@ def _eligible_metadata_files(io: FileIO, location: str, current: str, md: TableM
 
     keep = {_norm(current)} | {_norm(e.metadata_file) for e in md.metadata_log}
     out = []
-    for info in io.list_dir(metadata_dir(location)):
+    for info in _metadata_entries(io, location, "v"):
         if not info.is_dir and _VERSION_NAME.match(info.name) and _norm(info.path) not in keep:
             out.append(info.path)
     return tuple(out)

@@ -95,7 +95,19 @@ def _hidden_filter(md: TableMetadata) -> Callable[[str, bool], bool]:
 
 
 def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: list[str]) -> Iterator[FileInfo]:
-    """Files under ``root``, never following a symbolic link (links go to ``links``)."""
+    """Files under ``root``, never following a symbolic link (links go to ``links``).
+
+    On an object store, one paged listing of every key under the prefix (there are no
+    directories to descend into, nor links); the hidden rule applies to each part of the key
+    below ``root``, the parts before the last as directories."""
+    if io.is_object_store(root):
+        base = root.rstrip("/") + "/"
+        for info in io.list_tree(root):
+            parts = info.path[len(base):].split("/") if info.path.startswith(base) else [info.name]
+            if any(hidden(part, i < len(parts) - 1) for i, part in enumerate(parts)):
+                continue
+            yield info
+        return
     for info in io.list_dir(root, follow_symlinks=False):
         if hidden(info.name, info.is_dir):
             continue

@@ -116,7 +116,7 @@ def _read_hint(io: FileIO, location: str) -> int | None:
 
 def _list_versions(io: FileIO, location: str) -> list[int]:
     versions = []
-    for name in io.list_names(metadata_dir(location)):
+    for name in io.list_names(metadata_dir(location), prefix="v"):
         m = _VERSION_NAME.match(name)
         if m:
             versions.append(int(m.group(1)))
@@ -147,6 +147,8 @@ def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
     """
     hinted = _read_hint(io, location)
     found = None
+    if io.is_object_store(location):
+        return _find_current_on_object_store(io, location, hinted)
     if hinted is not None and hinted > 0:
         path = find_metadata_file(io, location, hinted)
         if path is not None:
@@ -227,6 +229,30 @@ def locate_metadata_file(io: FileIO, path: str) -> tuple[str, int, str | None]:
     if m:
         return location, int(m.group(1)), catalog_managed(location or directory)
     return location, 0, f"the table was loaded from the metadata file {path}; only filesystem tables are changed"
+def _find_current_on_object_store(io: FileIO, location: str, hinted: int | None) -> tuple[int, str] | None:
+    """On an object store the hint is only a hint: one listing of the ``v*`` keys gives the
+    newest version (listings are consistent there), a hint beyond it is checked, and the
+    version after the newest is probed in case the store's listing lags."""
+    names: dict[int, str] = {}
+    for name in io.list_names(metadata_dir(location), prefix="v"):
+        m = _VERSION_NAME.match(name)
+        if m:
+            v = int(m.group(1))
+            if v not in names or name == f"v{v}.metadata.json":
+                names[v] = name
+    found = None
+    if names:
+        newest = max(names)
+        found = (newest, join(metadata_dir(location), names[newest]))
+    if hinted and (found is None or hinted > found[0]):
+        path = find_metadata_file(io, location, hinted)
+        if path is None:
+            raise CorruptMetadata(
+                f"{version_hint_path(location)} names version {hinted}, but its metadata file is missing")
+        found = (hinted, path)
+    if found is None:
+        return None
+    return _probe_forward(io, location, *found)
 
 
 def read_metadata(io: FileIO, path: str) -> TableMetadata:
@@ -371,6 +397,8 @@ def write_version_hint(io: FileIO, location: str, version: int) -> bool:
     concurrent writer may move an older value over a newer one; the check after the move sees
     the newer version and writes the hint again.
     """
+    if io.is_object_store(location):
+        return _write_hint_on_object_store(io, location, version)
     d = metadata_dir(location)
     wrote = False
     for _ in range(5):
@@ -390,6 +418,25 @@ def write_version_hint(io: FileIO, location: str, version: int) -> bool:
             return False
         wrote = True
         if max(_list_versions(io, location), default=0) <= version:
+            return True
+    return wrote
+
+
+def _write_hint_on_object_store(io: FileIO, location: str, version: int) -> bool:
+    """One PUT over the hint (atomic on object stores; no temp file, no delete). Never lowered:
+    a newer listed version is named instead, and a hint a slower writer lowered is put back."""
+    wrote = False
+    for _ in range(3):
+        current = _read_hint(io, location)
+        version = max([version] + _list_versions(io, location))
+        if current is not None and current >= version:
+            return wrote
+        try:
+            io.write(version_hint_path(location), str(version).encode("utf-8"))
+        except IcectlError:
+            return wrote
+        wrote = True
+        if (_read_hint(io, location) or 0) >= version:
             return True
     return wrote
 
@@ -518,20 +565,10 @@ def commit(
     temp = join(metadata_dir(location), f"{uuid.uuid4()}{ext}")
     data = metadata_to_bytes(new, compress=codec == "gzip")
 
-    io.write_exclusive(temp, data, durable=True)
-    try:
-        _check_newest(io, location, base, next_version)
-        # Names of other codecs for the same version also mean "taken".
-        other = find_metadata_file(io, location, next_version)
-        if other is not None:
-            raise VersionConflict(next_version, other)
-        io.rename_no_replace(temp, final, durable=True)
-    except DestinationExists:
-        io.delete_quietly(temp)
-        raise VersionConflict(next_version, final) from None
-    except BaseException:
-        io.delete_quietly(temp)
-        raise
+    if io.is_object_store(location):
+        _create_version(io, location, base, next_version, final, data)
+    else:
+        _rename_version(io, location, base, next_version, final, temp, data)
 
     try:
         _check_extended(io, location, base, next_version, final, new, data)
@@ -547,3 +584,46 @@ def commit(
             if entry.metadata_file not in kept:
                 io.delete_quietly(entry.metadata_file)
     return CommittedVersion(next_version, final, new)
+
+
+def _create_version(io: FileIO, location: str, base: CommittedVersion | None, next_version: int,
+                    final: str, data: bytes) -> None:
+    """Object stores: the new version is created under its final name by a conditional create
+    (``If-None-Match: *`` and the like; :meth:`FileIO.create_if_absent`), which fails when the
+    name exists: a lost race, raised as VersionConflict so the caller reloads and retries. An
+    unknown outcome is settled by reading the object back (CommitStateUnknown if that cannot
+    tell), never by deleting. A store that ignores the condition is refused before anything is
+    written (UnsafeStorage; see :meth:`FileIO.require_safe_commits`)."""
+    _check_newest(io, location, base, next_version)  # (a listing: also the other codecs' names)
+    try:
+        io.create_if_absent(final, data)
+    except DestinationExists:
+        raise VersionConflict(next_version, final) from None
+    # The condition guards one name; a racer that changed the metadata codec in the same commit
+    # used another. The plain name wins; the other writer backs out (its own bytes only).
+    name = final.rsplit("/", 1)[-1]
+    if name != f"v{next_version}.metadata.json":
+        rivals = [n for n in io.list_names(metadata_dir(location), prefix=f"v{next_version}.")
+                  if n != name and _VERSION_NAME.match(n)]
+        if f"v{next_version}.metadata.json" in rivals:
+            _undo_rename(io, final, data)
+            raise VersionConflict(next_version, join(metadata_dir(location), f"v{next_version}.metadata.json"))
+
+
+def _rename_version(io: FileIO, location: str, base: CommittedVersion | None, next_version: int,
+                    final: str, temp: str, data: bytes) -> None:
+    """Local disks: the temp file, flushed, renamed to the final name without replacing."""
+    io.write_exclusive(temp, data, durable=True)
+    try:
+        _check_newest(io, location, base, next_version)
+        # Names of other codecs for the same version also mean "taken".
+        other = find_metadata_file(io, location, next_version)
+        if other is not None:
+            raise VersionConflict(next_version, other)
+        io.rename_no_replace(temp, final, durable=True)
+    except DestinationExists:
+        io.delete_quietly(temp)
+        raise VersionConflict(next_version, final) from None
+    except BaseException:
+        io.delete_quietly(temp)
+        raise

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from icectl.errors import AlreadyExists, CommitConflict, InvalidInput, NotFound, UnsupportedFeature
+from icectl.errors import AlreadyExists, CommitConflict, CommitStateUnknown, InvalidInput, NotFound, UnsupportedFeature
 from icectl.io.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
@@ -229,6 +229,11 @@ class Table:
                 time.sleep(delay / 1000.0)
                 self.refresh()
                 continue
+            except CommitStateUnknown:
+                # the new version may be in place: keep every file it names (earlier, lost
+                # attempts' files are not named by it)
+                self._cleanup(attempts, keep=attempt.written)
+                raise
             except BaseException:
                 self._cleanup(attempts, keep=())
                 raise

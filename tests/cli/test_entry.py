@@ -40,8 +40,8 @@ def test_the_option_table_is_the_commands() -> None:
             continue
         opts = [o for o in p.opts if o.startswith("--")]
         assert len(opts) == 1, p.opts
-        base, _ = _base_type(p.type_descriptor.annotation)
-        kind = {bool: "flag", int: "int", str: "text"}[base]
+        base, many = _base_type(p.type_descriptor.annotation)
+        kind = "texts" if many and base is str else {bool: "flag", int: "int", str: "text"}[base]
         longs[opts[0]] = (p.name, kind)
         shorts.update({o: opts[0] for o in p.opts if not o.startswith("--")})
     assert PLAN_OPTIONS == longs
@@ -62,6 +62,8 @@ TAKEN = [
     ["-", "--filter", "x = 'a b'"],
     ["t", "--filter", "id > 1", "--filter", "id > 2"],
     ["db.t", "--warehouse", "/w"],
+    ["t", "--storage-option", "anon=true", "--storage-option=endpoint_url=http://h:9000"],
+    ["t", "--storage-option", "client_kwargs={\"region_name\": \"x\"}", "--json"],
 ]
 # lines the direct path leaves to typer
 LEFT = [

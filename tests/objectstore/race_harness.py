@@ -1,0 +1,183 @@
+"""Racing writers on one s3:// table: P processes, each running C icectl commands in turn
+(write, append, delete, compact, or only appends), then an account of what was acknowledged
+against what the table holds.
+
+Used by test_s3_commit_race.py and, for figures, from the command line against a running S3
+server (moto's or another)::
+
+    python tests/objectstore/race_harness.py --endpoint http://127.0.0.1:PORT \
+        --processes 8 --commits 10 --runs 3 [--ops append] [--pythonpath /tmp/old-icectl]
+
+``--pythonpath`` runs another checkout's icectl (e.g. main before this change, which reaches
+the server through AWS_ENDPOINT_URL only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+MIXED = ("write", "append", "delete", "compact")
+
+
+@dataclass
+class Outcome:
+    acknowledged: list[int] = field(default_factory=list)  # snapshot ids of commands that exited 0
+    commands_ok: int = 0
+    commands_failed: list[str] = field(default_factory=list)  # "op: exit code: message"
+    added_ids: set[int] = field(default_factory=set)
+    deleted_ids: set[int] = field(default_factory=set)
+    retries: int = 0  # attempts - 1 summed over the commands that report attempts
+
+
+@dataclass
+class Report:
+    acknowledged: int
+    snapshots: int
+    missing: list[int]
+    extra: list[int]
+    rows_expected: int
+    rows_found: int
+    rows_ok: bool
+    commands_ok: int
+    failed: list[str]
+    retries: int
+
+    @property
+    def lost(self) -> int:
+        return len(self.missing)
+
+
+def _icectl(args: list[str], env: dict[str, str], timeout: float = 1800) -> subprocess.CompletedProcess:
+    # (not run from the checkout: ``python -m`` puts the working directory first on sys.path,
+    # which would shadow a PYTHONPATH naming another checkout)
+    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
+                          env=env, timeout=timeout, cwd=tempfile.gettempdir())
+
+
+def _write_parquet(endpoint: str, url: str, ids: list[int]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import s3fs
+
+    fs = s3fs.S3FileSystem(endpoint_url=endpoint, key="testing", secret="testing")
+    table = pa.table({"id": pa.array(ids, pa.int64()), "v": pa.array([f"v{i}" for i in ids])})
+    with fs.open(url[len("s3://"):], "wb") as f:
+        pq.write_table(table, f)
+
+
+def _worker(table: str, endpoint: str, env: dict[str, str], w: int, commits: int, ops: tuple[str, ...],
+            scratch: str) -> Outcome:
+    out = Outcome()
+    live: list[int] = []
+    for i in range(commits):
+        op = ops[(w + i) % len(ops)]
+        if op == "delete" and not live:
+            op = "write"
+        ids = [w * 100000 + i * 100 + k for k in range(3)]
+        if op == "write":
+            path = os.path.join(scratch, f"w{w}-{i}.csv")
+            with open(path, "w") as f:
+                f.write("id,v\n" + "".join(f"{x},v{x}\n" for x in ids))
+            args = ["write", table, path, "--json"]
+        elif op == "append":
+            url = f"{table.rsplit('/', 2)[0]}/incoming/w{w}-{i}-{uuid.uuid4().hex[:6]}.parquet"
+            _write_parquet(endpoint, url, ids)
+            args = ["append", table, url, "--json"]
+        elif op == "delete":
+            victim = live[0]
+            args = ["delete", table, "--filter", f"id = {victim}", "--json"]
+        else:
+            args = ["compact", table, "--min-input-files", "2", "--workers", "1", "--json"]
+        r = _icectl(args, env)
+        if r.returncode != 0:
+            out.commands_failed.append(f"{op}: exit {r.returncode}: {r.stderr.strip().splitlines()[-1:]}")
+            continue
+        out.commands_ok += 1
+        result = json.loads(r.stdout)
+        out.retries += max(0, int(result.get("attempts") or 1) - 1)
+        if op == "compact":
+            out.acknowledged += [int(s) for s in result.get("snapshot-ids", [])]
+        elif result.get("committed", True) and result.get("snapshot-id") is not None:
+            out.acknowledged.append(int(result["snapshot-id"]))
+        if op in ("write", "append"):
+            out.added_ids.update(ids)
+            live += ids
+        elif op == "delete":
+            out.deleted_ids.add(live.pop(0))
+    return out
+
+
+def race(table: str, endpoint: str, env: dict[str, str], processes: int, commits: int,
+         ops: tuple[str, ...] = MIXED, create: bool = True) -> Report:
+    """Create ``table``, race ``processes`` writers of ``commits`` commands each, and account."""
+    if create:
+        r = _icectl(["create", table, "--schema", "id long, v string",
+                     "--property", "commit.retry.num-retries=100",
+                     "--property", "commit.retry.min-wait-ms=20",
+                     "--property", "commit.retry.max-wait-ms=2000"], env)
+        assert r.returncode == 0, r.stderr
+    with tempfile.TemporaryDirectory() as scratch, ThreadPoolExecutor(processes) as pool:
+        outcomes = list(pool.map(lambda w: _worker(table, endpoint, env, w, commits, ops, scratch),
+                                 range(processes)))
+    md = json.loads(_icectl(["inspect", "snapshots", table, "--json"], env).stdout or "[]")
+    snaps = {int(s["snapshot-id"]) for s in (md if isinstance(md, list) else md.get("snapshots", []))}
+    acked = [s for o in outcomes for s in o.acknowledged]
+    scan = _icectl(["scan", table, "--format", "jsonl", "--columns", "id"], env)
+    assert scan.returncode == 0, scan.stderr
+    found = sorted(json.loads(line)["id"] for line in scan.stdout.splitlines() if line.strip())
+    added = set().union(*(o.added_ids for o in outcomes))
+    deleted = set().union(*(o.deleted_ids for o in outcomes))
+    expected = sorted(added - deleted)
+    return Report(acknowledged=len(acked), snapshots=len(snaps),
+                  missing=sorted(set(acked) - snaps), extra=sorted(snaps - set(acked)),
+                  rows_expected=len(expected), rows_found=len(found), rows_ok=found == expected,
+                  commands_ok=sum(o.commands_ok for o in outcomes),
+                  failed=[f for o in outcomes for f in o.commands_failed],
+                  retries=sum(o.retries for o in outcomes))
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--endpoint", required=True)
+    ap.add_argument("--processes", type=int, default=8)
+    ap.add_argument("--commits", type=int, default=10)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--ops", default=",".join(MIXED))
+    ap.add_argument("--pythonpath", default="")
+    a = ap.parse_args(argv)
+    import boto3
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ICECTL_STORAGE")}
+    env.update({"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                "AWS_DEFAULT_REGION": "us-east-1", "AWS_ENDPOINT_URL": a.endpoint,
+                "ICECTL_STORAGE_OPTIONS": json.dumps({"endpoint_url": a.endpoint})})
+    if a.pythonpath:
+        env["PYTHONPATH"] = a.pythonpath
+    client = boto3.client("s3", endpoint_url=a.endpoint, aws_access_key_id="testing",
+                          aws_secret_access_key="testing", region_name="us-east-1")
+    for run in range(a.runs):
+        bucket = f"race-{uuid.uuid4().hex[:10]}"
+        client.create_bucket(Bucket=bucket)
+        rep = race(f"s3://{bucket}/db/events", a.endpoint, env, a.processes, a.commits,
+                   tuple(a.ops.split(",")))
+        print(json.dumps({"run": run + 1, "processes": a.processes, "commits-per-process": a.commits,
+                          "commands-ok": rep.commands_ok, "acknowledged-snapshots": rep.acknowledged,
+                          "snapshots-in-metadata": rep.snapshots, "lost": rep.lost,
+                          "unacknowledged-extra": len(rep.extra), "rows-expected": rep.rows_expected,
+                          "rows-found": rep.rows_found, "rows-exact": rep.rows_ok,
+                          "retries-after-lost-races": rep.retries, "failed": rep.failed}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
