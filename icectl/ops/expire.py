@@ -49,19 +49,20 @@ record's name starts with ``.``, which Spark's and icectl's orphan cleanup both 
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
-from icectl.errors import CorruptMetadata, NotFound, ValidationError
-from icectl.io.files import FileInfo, FileIO, join
+from icectl.errors import NotFound, ValidationError
+from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
     GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
     location_mismatch, outside_location, remove_emptied_dirs, require_gc_enabled,
 )
 from icectl.ops.deletion import normalize_path as _norm
+from icectl.ops.expire_records import PENDING_PREFIX, PENDING_SUFFIX, Pending as _Pending, metadata_entries
+from icectl.ops.expire_records import pending_records as _pending_records, write_record as _write_record
 from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.metadata import TableMetadata, remove_ref, remove_snapshots
@@ -81,9 +82,6 @@ MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
 MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
 MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
 MAX_REF_AGE_MS_DEFAULT = 2**63 - 1
-
-PENDING_PREFIX = ".icectl-expire-"
-PENDING_SUFFIX = ".json"
 
 # kinds of deleted files, keyed as the reference's Spark procedure reports them
 KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_files",
@@ -217,67 +215,6 @@ def drop_unused_specs_and_schemas(md: TableMetadata, used_spec_ids: set[int]) ->
 # Pending cleanup records
 
 
-@dataclass(frozen=True)
-class _Pending:
-    """A pending cleanup record (see the module docs)."""
-
-    path: str | None
-    snapshots: tuple[Snapshot, ...]
-    statistics_files: tuple[str, ...]
-
-    def to_json(self, base_metadata: str) -> dict[str, Any]:
-        return {
-            "icectl-pending-expire": 1,
-            "base-metadata-file": base_metadata,
-            "expired-snapshots": [s.to_json() for s in self.snapshots],
-            "statistics-files": list(self.statistics_files),
-        }
-
-    @classmethod
-    def from_json(cls, path: str, obj: Any) -> "_Pending":
-        if not isinstance(obj, dict) or obj.get("icectl-pending-expire") != 1:
-            raise CorruptMetadata(f"{path} is not an icectl pending-expire record")
-        try:
-            snaps = tuple(Snapshot.from_json(s) for s in obj.get("expired-snapshots") or [])
-            stats = tuple(str(p) for p in obj.get("statistics-files") or [])
-        except (CorruptMetadata, TypeError, ValueError) as e:
-            raise CorruptMetadata(f"cannot read pending-expire record {path}: {e}") from None
-        return cls(path, snaps, stats)
-
-
-def _metadata_entries(io: FileIO, location: str, prefix: str) -> list[FileInfo]:
-    """Entries of ``metadata/`` whose names may start with ``prefix``: on an object store only
-    the keys with that prefix are listed (not every manifest of the table)."""
-    d = metadata_dir(location)
-    if io.is_object_store(d):
-        return [FileInfo(join(d, n), 0, 0) for n in io.list_names(d, prefix=prefix)]
-    return io.list_dir(d)
-
-
-def _pending_records(io: FileIO, location: str) -> list[_Pending]:
-    out = []
-    for info in _metadata_entries(io, location, PENDING_PREFIX):
-        if info.is_dir or not (info.name.startswith(PENDING_PREFIX) and info.name.endswith(PENDING_SUFFIX)):
-            continue
-        try:
-            obj = json.loads(io.read(info.path).decode("utf-8"))
-        except NotFound:
-            continue
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            # a record cut short while being written: the commit after it never happened
-            io.delete_quietly(info.path)
-            continue
-        out.append(_Pending.from_json(info.path, obj))
-    return out
-
-
-def _write_record(io: FileIO, path: str, base_file: str, base: TableMetadata, ids: Sequence[int]) -> None:
-    snaps = tuple(s for s in (base.snapshot_by_id(i) for i in ids) if s is not None)
-    rec = _Pending(path, snaps, tuple(sorted(statistics_files(base, set(ids)))))
-    io.delete(path)
-    io.write_exclusive(path, json.dumps(rec.to_json(base_file), indent=1).encode("utf-8"), durable=True)
-
-
 # ------------------------------------------------------------------------------------------------
 # The result
 
@@ -349,7 +286,7 @@ def _eligible_metadata_files(io: FileIO, location: str, current: str, md: TableM
 
     keep = {_norm(current)} | {_norm(e.metadata_file) for e in md.metadata_log}
     out = []
-    for info in _metadata_entries(io, location, "v"):
+    for info in metadata_entries(io, location, "v"):
         if not info.is_dir and _VERSION_NAME.match(info.name) and _norm(info.path) not in keep:
             out.append(info.path)
     return tuple(out)

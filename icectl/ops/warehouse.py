@@ -33,7 +33,7 @@ from icectl.errors import AlreadyExists, IcectlError, InvalidInput, NotFound, Un
 from icectl.io.files import FileIO, is_local, local_path
 from icectl.ops.deletion import TableBoundary, delete_files, require_gc_enabled, same_place
 from icectl.ops.reachable import ManifestReader, statistics_files
-from icectl.table import store
+from icectl.table import catalog_files, store
 from icectl.table.table import Table, resolve_table_location
 
 __all__ = ["TableEntry", "ListResult", "list_tables", "DropResult", "drop_table", "RegisterResult",
@@ -80,7 +80,7 @@ def _namespace_dir(warehouse: str, namespace: str | None) -> str:
 
 def _table_kind(io: FileIO, directory: str) -> str | None:
     names = io.list_names(store.metadata_dir(directory))
-    metadata = [n for n in names if store.is_metadata_file(n)]
+    metadata = [n for n in names if catalog_files.is_metadata_file(n)]
     if not metadata:
         return None
     return "filesystem" if store.newest_listed(io, directory) is not None else "catalog"
@@ -251,7 +251,7 @@ def register_table(ident: str, metadata_file: str, warehouse: str | None = None,
     (see the module docs). AlreadyExists when a filesystem table is there already."""
     io = io or FileIO()
     target = resolve_table_location(ident, warehouse)
-    if not store.is_metadata_file(metadata_file):
+    if not catalog_files.is_metadata_file(metadata_file):
         raise InvalidInput(f"{metadata_file} is not a metadata file (*.metadata.json)", argument="metadata")
     if not io.exists(metadata_file):
         raise NotFound(f"metadata file not found: {metadata_file}")

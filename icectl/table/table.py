@@ -21,7 +21,7 @@ from icectl.errors import AlreadyExists, CommitConflict, CommitStateUnknown, Inv
 from icectl.io.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
-from icectl.table import store
+from icectl.table import catalog_files, store
 from icectl.table.store import CommittedVersion, VersionConflict
 
 __all__ = ["Table", "CommitAttempt", "RetryPolicy", "resolve_table_location"]
@@ -132,16 +132,16 @@ class Table:
         """Load the newest version; NotFound naming the location when there is no table."""
         io = io or FileIO()
         location = resolve_table_location(location_or_ident, warehouse)
-        if store.is_metadata_file(location):
+        if catalog_files.is_metadata_file(location):
             return cls._load_file(io, location)
         try:
             current = store.load_current(io, location)
         except NotFound:
-            found = store.find_catalog_version(io, location)
+            found = catalog_files.find_catalog_version(io, location)
             if found is None:
                 raise
             md = store.read_metadata(io, found[1])
-            return cls(location, io, CommittedVersion(found[0], found[1], md), store.catalog_managed(location))
+            return cls(location, io, CommittedVersion(found[0], found[1], md), catalog_files.catalog_managed(location))
         preferred = _preferred_spelling(location, current.metadata.location)
         if preferred != location:
             name = current.metadata_location.rsplit("/", 1)[-1]
@@ -151,7 +151,7 @@ class Table:
     @classmethod
     def _load_file(cls, io: FileIO, path: str) -> "Table":
         """A table from a metadata file named directly (see ``store.locate_metadata_file``)."""
-        location, version, read_only = store.locate_metadata_file(io, path)
+        location, version, read_only = catalog_files.locate_metadata_file(io, path)
         if read_only is None:
             return cls.load(location, io=io)
         md = store.read_metadata(io, path.rstrip("/"))

@@ -350,13 +350,18 @@ def test_expire_reports_deleted_files_outside_the_location(tmp_path):
     table = h.save()
     before = outside(tmp_path, h.location)
     now = h.clock + DAY
-    dry = expire_snapshots(table, older_than_ms=now, retain_last=1, now=now, dry_run=True)
+    kept = expire_snapshots(table, older_than_ms=now, retain_last=1, now=now, dry_run=True).to_json()
+    assert kept["deleted-outside-location-count"] == 0 and kept["kept-outside-location"] == [ext]
+    dry = expire_snapshots(table, older_than_ms=now, retain_last=1, now=now, dry_run=True,
+                           delete_outside_location=True)
     assert dry.to_json()["deleted-outside-location-count"] == 1
-    r = icectl("expire", h.location, "--older-than", "1d", "--retain-last", "1", "--json")
+    r = icectl("expire", h.location, "--older-than", "1d", "--retain-last", "1", "--json",
+               "--delete-outside-location")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["deleted-outside-location-count"] == 1 and out["deleted_data_files_count"] == 1
     assert before - outside(tmp_path, h.location) == {ext}  # the registered file no snapshot needs
     assert os.path.exists(keep)
-    r = icectl_here("expire", h.location, "--older-than", "1d", "--retain-last", "1")
+    r = icectl_here("expire", h.location, "--older-than", "1d", "--retain-last", "1",
+                    "--delete-outside-location")
     assert r.returncode == 0 and "deleted-outside-location" in r.stdout

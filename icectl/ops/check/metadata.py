@@ -20,7 +20,7 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.metadata_json import metadata_from_bytes
 from icectl.spec.properties import validate_properties
 from icectl.spec.schema import walk_fields
-from icectl.table import store
+from icectl.table import catalog_files, store
 
 __all__ = ["load_metadata", "check_metadata", "PropertyValidator", "table_layer_property_problems",
            "LOG_TOLERANCE_MS"]
@@ -41,8 +41,8 @@ def load_metadata(io: FileIO, location: str, problems: Problems) -> tuple[TableM
 
     ``(None, None)`` when no version can be read at all (the reasons are in ``problems``).
     """
-    if store.is_metadata_file(location):  # a metadata file named directly: check that one
-        store.locate_metadata_file(io, location)
+    if catalog_files.is_metadata_file(location):  # a metadata file named directly: check that one
+        catalog_files.locate_metadata_file(io, location)
         md = _read_version(io, location, problems)
         return (md, location) if md is not None else (None, None)
     try:
@@ -51,7 +51,7 @@ def load_metadata(io: FileIO, location: str, problems: Problems) -> tuple[TableM
         problems.error("version-hint-broken", store.version_hint_path(location), str(e))
         found = store.newest_listed(io, location)
     if found is None:
-        found = store.find_catalog_version(io, location)  # a catalog's table: its newest file
+        found = catalog_files.find_catalog_version(io, location)  # a catalog's table: its newest file
     if found is None:
         raise NotFound(f"no Iceberg table at {location} (no metadata/v<N>.metadata.json)")
     version, path = found
