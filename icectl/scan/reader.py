@@ -36,7 +36,7 @@ from icectl.errors import (
     UnsupportedFeature,
     ValidationError,
 )
-from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
+from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
 from icectl.expr.ordering import value_key
 from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
@@ -145,6 +145,8 @@ class Scan:
         for f in self.files:
             if left is not None and left <= 0:
                 return
+            if isinstance(f.residual, AlwaysFalse):  # proven: no row of the file matches
+                continue
             gen = _FileReader(self, f, count_only).batches()
             try:
                 for b in gen:
@@ -415,7 +417,7 @@ class _FileReader:
             masks.append(pa.array(keep, pa.uint8()).cast(pa.bool_()))
         for d in self.eq_deletes:
             masks.append(self._equality_mask(d, n, cols, arrow_fields, file_ids))
-        if self.residual_ids:
+        if not isinstance(self.residual, AlwaysTrue):  # a constant false filters too
             values = {}
             for fid in self.residual_ids:
                 f = self.scan.schema.find_field(fid)
