@@ -194,8 +194,10 @@ def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
     """The planner's answer, reduced to what the reader needs (the one place it is used)."""
     from icectl.scan.planner import plan_scan
 
+    # only rows matching the filter are returned: delete files that cannot hold such rows
+    # are not needed (the reference's planFiles leaves them out too)
     r = plan_scan(table, filter_text, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
-                  columns=columns, case_sensitive=case_sensitive)
+                  columns=columns, case_sensitive=case_sensitive, filter_deletes=True)
     files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
                       partition=tuple(f.partition), record_count=f.record_count,
                       data_sequence_number=f.data_sequence_number,
