@@ -37,6 +37,12 @@ from icectl.expr.expressions import (
 from icectl.expr.projection import map_predicates, project, project_strict
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
+from icectl.spec.transforms import (
+    BucketTransform,
+    IdentityTransform,
+    TruncateTransform,
+    _TimeTransform,
+)
 from icectl.spec.types import IcebergType
 
 __all__ = ["ResidualEvaluator", "holds"]
@@ -55,6 +61,8 @@ def holds(projected: Expression | None, value: Any) -> bool:
 
 
 _MISSING = object()
+# transforms whose result is null exactly when the source value is (void is null for every row)
+_NULL_ONLY_FROM_NULL = (IdentityTransform, BucketTransform, TruncateTransform, _TimeTransform)
 
 
 def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredicate) -> Expression:
@@ -62,6 +70,9 @@ def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredica
         value = ev.value(partition, pf, pos)
         if value is _MISSING:  # a tuple without this field: nothing known
             continue
+        if value is None and isinstance(pf.transform, _NULL_ONLY_FROM_NULL):
+            # every row of the partition is null in the source column: decided outright
+            return TRUE if value_matches(p, None) else FALSE
         strict, inclusive = ev.projections(p, pf, ptype)
         if strict is not None and holds(strict, value):
             return TRUE
