@@ -273,3 +273,16 @@ def test_equality_keys_conflict_filter_asks_for_null_and_nan_keys() -> None:
     only_nan = DataFile(0, "f.parquet", "parquet", (), 2, 100, value_counts={1: 2},
                         null_value_counts={1: 0}, nan_value_counts={1: 2})
     assert MetricsEvaluator(f).eval(only_nan)[0]
+
+
+def test_equality_delete_with_a_nan_key_removes_nan_rows(tmp_path: Path) -> None:
+    """NaN is in no column bounds; a delete file with keys {NaN, 5.0} (bounds [5.0, 5.0]) must
+    still apply to a data file with values {NaN, 1.0} (bounds [1.0, 1.0])."""
+    from icectl.ops.equality_deletes import delete_equality
+
+    t = make_table(tmp_path, "id long, v double", props={"write.delete.mode": "merge-on-read"})
+    write_rows(t, pa.table({"id": pa.array([1, 2, 3], pa.int64()),
+                            "v": pa.array([NAN, 1.0, -0.0], pa.float64())}))
+    delete_equality(Table.load(t.location), ["v"], pa.table({"v": pa.array([NAN, 5.0], pa.float64())}))
+    assert _ids(t) == [2, 3]
+    assert _ids(t, "v is nan") == [] and _ids(t, "v != 5.0e0") == [2, 3]
