@@ -15,6 +15,13 @@ NaN, -0.0 and 0.0.
 
 Where Iceberg and Spark SQL differ on values (NaN is greater than every number in Spark and
 equal to itself; ``-0.0 = 0.0`` in Spark), the Spark condition is written to mean Iceberg's.
+
+Spark evaluates the conditions on the table's rows materialized apart from Iceberg
+(:func:`_plain`): with the filter pushed down, Spark 3.5.8 + Iceberg 1.10.2 skip the row filter
+when it names identity partition columns only, and then trust Java's residual - seen returning
+the row with ``c_id`` null and ``cat = 'a'`` for ``c_id < 50 OR cat IS NULL`` on a table
+without column metrics (a reference bug, like its metadata-only DELETE; icectl does not copy
+it).
 """
 
 from __future__ import annotations
@@ -52,9 +59,11 @@ def _values() -> list[str]:
     return [f"({n}, {', '.join(r)})" for n, r in enumerate(rows, 1)]
 
 
-def _create(spark: Any, t: IceTable, mode: str = "merge-on-read") -> None:
+def _create(spark: Any, t: IceTable, mode: str = "merge-on-read", metrics: str = "truncate(16)"
+            ) -> None:
     spark.sql(f"CREATE TABLE {t.ident} ({COLUMNS}) USING iceberg PARTITIONED BY ({PARTITIONING}) "
-              f"TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='{mode}')")
+              f"TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='{mode}', "
+              f"'write.metadata.metrics.default'='{metrics}')")
     spark.sql(f"INSERT INTO {t.ident} VALUES {', '.join(_values())}")
 
 
@@ -104,19 +113,31 @@ FILTERS = [
 ]
 
 
+def _plain(spark: Any, t: IceTable) -> str:
+    """A temporary view of the table's rows, materialized (no Iceberg pushdown below it)."""
+    name = f"plain_{t.namespace}_{t.name}"
+    spark.table(t.ident).localCheckpoint().createOrReplaceTempView(name)
+    return name
+
+
 def _icectl_ids(location: str, text: str) -> list[int]:
     p = run_icectl("scan", location, "--filter", text, "--format", "jsonl", "--columns", "id")
     assert p.returncode == 0, p.stderr
     return sorted(json.loads(line)["id"] for line in p.stdout.splitlines() if line.strip())
 
 
-def test_scan_equals_spark_select_on_null_partitions(spark: Any, new_table: Any) -> None:
+@pytest.mark.parametrize("metrics", ["truncate(16)", "none"])
+def test_scan_equals_spark_select_on_null_partitions(spark: Any, new_table: Any, metrics: str
+                                                     ) -> None:
+    """Without column metrics (``none``) nothing but the partition can rule the null
+    partition's file out, so its residual decides alone."""
     t = new_table("t")
-    _create(spark, t)
+    _create(spark, t, metrics=metrics)
     assert sql_rows(spark, f"SELECT count(*) FROM {t.ident}")[0][0] == 14
     location = str(t.location)
+    plain = _plain(spark, t)
     for text, spark_where in FILTERS:
-        theirs = sorted(r[0] for r in sql_rows(spark, f"SELECT id FROM {t.ident} WHERE {spark_where}"))
+        theirs = sorted(r[0] for r in sql_rows(spark, f"SELECT id FROM {plain} WHERE {spark_where}"))
         assert _icectl_ids(location, text) == theirs, text
 
 
@@ -152,7 +173,7 @@ def test_spark_reads_exactly_the_rows_not_deleted(spark: Any, new_table: Any, mo
     t = new_table("t")
     _create(spark, t, mode)
     expected = sorted(r[0] for r in sql_rows(
-        spark, f"SELECT id FROM {t.ident} WHERE ({spark_where}) IS NOT TRUE"))
+        spark, f"SELECT id FROM {_plain(spark, t)} WHERE ({spark_where}) IS NOT TRUE"))
     assert expected  # the condition leaves rows, the null ones among them
     p = run_icectl("delete", str(t.location), "--filter", text, "--json")
     assert p.returncode == 0, p.stderr
