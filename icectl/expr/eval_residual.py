@@ -5,9 +5,11 @@ For each predicate on a partition source column: when its strict projection hold
 partition value the predicate is true for every row (it drops out); when its inclusive
 projection fails it is false; otherwise it stays.
 
-Both projections are decided with the *row* semantics (:func:`~icectl.expr.eval_rows.value_matches`
-without ``nulls_first``), not the reference's partition comparator, which sorts a null before
-every value and NaN after every number. That comparator is right for pruning (it only keeps
+Both projections are decided with the *row* semantics
+(:func:`~icectl.expr.eval_rows.value_matches` without ``nulls_first``), not the reference's
+partition comparator, which sorts a null before every value and NaN after every number
+(``!=`` and ``not in`` aside, NaN is not tested here: only identity partitions hold it). That
+comparator is right for pruning (it only keeps
 more), but not for proving that every row matches: for a null partition value the reference
 concludes ``true`` for ``x < 5``, ``x != 5``, ``x not in (...)`` and ``not starts with`` although
 no row of that partition (every one of them null in ``x``) satisfies them, and for a NaN
@@ -15,9 +17,11 @@ partition ``true`` for ``x > 5``. Here a null partition value (of a transform ot
 so every row's source value is null) leaves ``false`` for every predicate but ``is null`` and
 ``is not nan``, and a NaN partition value ``false`` for every comparison but ``!=``. So a
 residual of ``true`` always means every row matches; it differs from Java's ResidualEvaluator
-on such partitions on purpose (the planned files are the same). :meth:`ResidualEvaluator.residual_for` is the
-scalar form (one partition); :meth:`ResidualEvaluator.residuals_for` the columnar form (a list
-of partitions, each distinct tuple evaluated once).
+on such partitions on purpose (the planned files are the same).
+
+:meth:`ResidualEvaluator.residual_for` is the scalar form (one partition);
+:meth:`ResidualEvaluator.residuals_for` the columnar form (a list of partitions, each distinct
+tuple evaluated once).
 """
 
 from __future__ import annotations
