@@ -7,8 +7,7 @@ projection fails it is false; otherwise it stays.
 
 Both projections are decided with the *row* semantics
 (:func:`~icectl.expr.eval_rows.value_matches` without ``nulls_first``), not the reference's
-partition comparator, which sorts a null before every value and NaN after every number
-(``!=`` and ``not in`` aside, NaN is not tested here: only identity partitions hold it). That
+partition comparator, which sorts a null before every value and NaN after every number. That
 comparator is right for pruning (it only keeps
 more), but not for proving that every row matches: for a null partition value the reference
 concludes ``true`` for ``x < 5``, ``x != 5``, ``x not in (...)`` and ``not starts with`` although
