@@ -3,9 +3,24 @@ reference's ``ResidualEvaluator``).
 
 For each predicate on a partition source column: when its strict projection holds for the
 partition value the predicate is true for every row (it drops out); when its inclusive
-projection fails it is false; otherwise it stays. :meth:`ResidualEvaluator.residual_for` is the
-scalar form (one partition); :meth:`ResidualEvaluator.residuals_for` the columnar form (a list
-of partitions, each distinct tuple evaluated once).
+projection fails it is false; otherwise it stays.
+
+Both projections are decided with the *row* semantics
+(:func:`~icectl.expr.eval_rows.value_matches` without ``nulls_first``), not the reference's
+partition comparator, which sorts a null before every value and NaN after every number. That
+comparator is right for pruning (it only keeps
+more), but not for proving that every row matches: for a null partition value the reference
+concludes ``true`` for ``x < 5``, ``x != 5``, ``x not in (...)`` and ``not starts with`` although
+no row of that partition (every one of them null in ``x``) satisfies them, and for a NaN
+partition ``true`` for ``x > 5``. Here a null partition value (of a transform other than void,
+so every row's source value is null) leaves ``false`` for every predicate but ``is null`` and
+``is not nan``, and a NaN partition value ``false`` for every comparison but ``!=``. So a
+residual of ``true`` always means every row matches; it differs from Java's ResidualEvaluator
+on such partitions on purpose (the planned files are the same).
+
+:meth:`ResidualEvaluator.residual_for` is the scalar form (one partition);
+:meth:`ResidualEvaluator.residuals_for` the columnar form (a list of partitions, each distinct
+tuple evaluated once).
 """
 
 from __future__ import annotations
@@ -25,24 +40,42 @@ from icectl.expr.expressions import (
 from icectl.expr.projection import map_predicates, project, project_strict
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
+from icectl.spec.transforms import (
+    BucketTransform,
+    IdentityTransform,
+    TruncateTransform,
+    _TimeTransform,
+)
 from icectl.spec.types import IcebergType
 
 __all__ = ["ResidualEvaluator", "holds"]
 
 
 def holds(projected: Expression | None, value: Any) -> bool:
-    """Whether a projected predicate (or constant) holds for one partition value."""
+    """Whether a projected predicate (or constant) holds for one partition value, with the
+    row semantics: a null satisfies only ``is null`` and ``is not nan``, NaN no comparison but
+    ``!=`` and ``not in``."""
     if isinstance(projected, AlwaysTrue):
         return True
     if isinstance(projected, AlwaysFalse) or projected is None:
         return False
     assert isinstance(projected, BoundPredicate)
-    return value_matches(projected, value, nulls_first=True)
+    return value_matches(projected, value)
+
+
+_MISSING = object()
+# transforms whose result is null exactly when the source value is (void is null for every row)
+_NULL_ONLY_FROM_NULL = (IdentityTransform, BucketTransform, TruncateTransform, _TimeTransform)
 
 
 def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredicate) -> Expression:
     for pf, ptype, pos in ev.fields.get(p.field_id, ()):
         value = ev.value(partition, pf, pos)
+        if value is _MISSING:  # a tuple without this field: nothing known
+            continue
+        if value is None and isinstance(pf.transform, _NULL_ONLY_FROM_NULL):
+            # every row of the partition is null in the source column: decided outright
+            return TRUE if value_matches(p, None) else FALSE
         strict, inclusive = ev.projections(p, pf, ptype)
         if strict is not None and holds(strict, value):
             return TRUE
@@ -77,8 +110,8 @@ class ResidualEvaluator:
     @staticmethod
     def value(partition: Any, pf: Any, pos: int) -> Any:
         if isinstance(partition, Mapping):
-            return partition.get(pf.field_id)
-        return partition[pos] if pos < len(partition) else None
+            return partition.get(pf.field_id, _MISSING)
+        return partition[pos] if pos < len(partition) else _MISSING
 
     def residual_for(self, partition: tuple | Mapping[int, Any]) -> Expression:
         """Scalar. ``partition``: values in spec field order (or a dict of partition field id

@@ -6,8 +6,10 @@ Two semantics, both the reference's:
   matches only ``is null`` and ``is not nan``; NaN matches no comparison but ``!=`` and
   ``not in``. ``not`` is pushed into the predicates first, so ``not (x = 1)`` selects no nulls.
 * **partition tuples** as the reference's ``Evaluator`` sees them (:func:`partition_matches`,
-  :func:`partitions_match`, used for partition pruning and residuals): null sorts before every
-  value (so ``null < 5`` holds), NaN after every number.
+  :func:`partitions_match`, used for partition pruning only, so icectl keeps the files Java
+  keeps): null sorts before every value (so ``null < 5`` holds), NaN after every number. This
+  only ever keeps more than the row semantics would, so it is sound for pruning; it is never
+  used to conclude that every row matches (residuals decide with the row semantics).
 
 Each has a scalar form (one row or tuple) and a columnar form (lists of values, one result per
 position); both decide each predicate through the same operator table.

@@ -393,7 +393,11 @@ def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
     """A filter on partition values that implies the row filter for every row of a partition.
 
     Predicates projected through several partition fields of one column are combined with OR;
-    a predicate with no strict projection becomes false.
+    a predicate with no strict projection becomes false. The implication holds when the
+    projection is evaluated on the partition tuple with the *row* semantics
+    (:func:`icectl.expr.eval_rows.evaluate_row`: a null partition value satisfies only
+    ``is null`` / ``is not nan``), never with the reference's nulls-first comparator
+    (:func:`~icectl.expr.eval_rows.partition_matches`), for which ``null < 5`` holds.
     """
     bound = prepare(expr, schema, case_sensitive)
     fields = _fields_by_source(spec, schema)

@@ -3,7 +3,9 @@
 As the reference's copy-on-write DELETE:
 
 1. the scan planner lists the data files the filter may match;
-2. files whose partition proves every row matches (residual ``true``) are dropped whole, unread;
+2. files whose partition proves every row matches (residual ``true``: sound for null and NaN
+   partition values, see :mod:`icectl.expr.eval_residual`) are dropped whole, unread; files whose
+   partition proves no row matches (residual ``false``) are left alone;
 3. the other candidates are read through their deletes by the rewrite task
    (:func:`icectl.ops.rewrite_task.run_rewrite_task`, one task per partition, on an engine):
    the rows the files holding matching rows keep are written again, together, into files of the
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import InvalidInput
-from icectl.expr.expressions import AlwaysTrue
+from icectl.expr.expressions import AlwaysFalse, AlwaysTrue
 from icectl.ops.delete_rows import COPY_ON_WRITE, DeleteResult, _matching_positions
 from icectl.ops.rewrite_task import (
     RewriteTask,
@@ -70,8 +72,10 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
     if ref is None and branch != MAIN_BRANCH:
         raise InvalidInput(f"no branch named {branch!r}", argument="branch")
     plan = plan_scan(table, filter_text, ref=ref, case_sensitive=case_sensitive)
+    # a residual is true only when every row of the file matches (nulls and NaN counted), and
+    # false only when none does (:mod:`icectl.expr.eval_residual`); the rest are read
     dropped = [p for p in plan.files if isinstance(p.residual, AlwaysTrue)]
-    candidates = [p for p in plan.files if not isinstance(p.residual, AlwaysTrue)]
+    candidates = [p for p in plan.files if not isinstance(p.residual, (AlwaysTrue, AlwaysFalse))]
     tasks = _tasks(table, md, candidates, filter_text, case_sensitive)
     base = dict(location=table.location, branch=branch, mode=COPY_ON_WRITE, dry_run=dry_run,
                 parent_snapshot_id=plan.snapshot_id, position_delete_files=())

@@ -4,7 +4,10 @@
    never read).
 2. A file whose partition proves every row matches (the planner's residual is ``true``) or
    whose column metrics prove it (the strict metrics evaluator) is dropped whole, unread - the
-   reference's metadata delete.
+   reference's metadata delete. Both proofs count nulls and NaN: a row whose value is null
+   matches no comparison, ``in``, ``not in`` or ``starts with`` (nor their negations), so a
+   null partition never proves ``x != 5`` (the reference's metadata delete says it does and
+   drops the null partition: not copied). A file whose residual is ``false`` is not read.
 3. In merge-on-read mode (format v2) the other candidates are read through the scan reader
    (existing deletes applied) and the positions of their matching rows are written as position
    delete files, one per data file (``write.delete.granularity=file``), rows sorted by
@@ -37,7 +40,7 @@ import pyarrow as pa
 from icectl import __version__
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
 from icectl.expr.evaluators import StrictMetricsEvaluator
-from icectl.expr.expressions import AlwaysTrue
+from icectl.expr.expressions import AlwaysFalse, AlwaysTrue
 from icectl.io import avro
 from icectl.io.files import join
 from icectl.io.parquet import footer_metrics
@@ -115,6 +118,9 @@ def _resolve_mode(md: Any, mode: str | None) -> str:
 
 
 def _whole_file_matches(planned: Any, df: DataFile, schema: Schema) -> bool:
+    """Whether every row of the file provably matches: its residual is true (sound for null
+    and NaN partition values) or the strict metrics evaluator proves the residual for every
+    row (a null or NaN value proves nothing but ``is null`` / ``is nan``)."""
     if isinstance(planned.residual, AlwaysTrue):
         return True
     return StrictMetricsEvaluator(planned.residual, schema).eval(df)
@@ -209,7 +215,7 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
     files = _data_files(table, snapshot, plan.files) if snapshot is not None else {}
     removed = [files[p.path] for p in plan.files if _whole_file_matches(p, files[p.path], plan.schema)]
     removed_paths = {f.file_path for f in removed}
-    rest = {p.path for p in plan.files} - removed_paths
+    rest = {p.path for p in plan.files if not isinstance(p.residual, AlwaysFalse)} - removed_paths
     positions = _matching_positions(table, filter_text, branch, rest) if rest else {}
     positions = {k: v for k, v in positions.items() if v}
     if positions and md.format_version < 2:

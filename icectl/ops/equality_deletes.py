@@ -23,6 +23,7 @@ fields); the key file may hold other columns, which are ignored.
 
 from __future__ import annotations
 
+import math
 import uuid as _uuid
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Sequence
@@ -232,17 +233,24 @@ def write_equality_deletes(table: Any, rows: pa.Table, keys: Schema, specs: Sequ
 
 def keys_filter(rows: pa.Table, keys: Schema) -> Expression:
     """A filter every row with one of these keys matches (per column: ``in`` its values, or
-    null): the conflict filter of serializable isolation."""
+    null, or NaN): the conflict filter of serializable isolation. ``in`` never selects null or
+    NaN, and an equality delete's null or NaN key removes the rows holding null or NaN, so
+    those are asked for with ``is null`` / ``is nan``."""
     parts = []
     for i, f in enumerate(keys.fields):
         col = rows.column(i)
         col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
         distinct = pc.unique(col.drop_null())
         vals = [v for v in internal_values(distinct, f.type)]
+        nan = any(isinstance(v, float) and math.isnan(v) for v in vals)
+        if nan:
+            vals = [v for v in vals if not (isinstance(v, float) and math.isnan(v))]
         name = f.name
         term = make_bound(Operation.IN, f.field_id, name, f.type, vals)
         if col.null_count:
             term = or_(term, make_bound(Operation.IS_NULL, f.field_id, name, f.type))
+        if nan:
+            term = or_(term, make_bound(Operation.IS_NAN, f.field_id, name, f.type))
         parts.append(term)
     return and_(*parts)
 

@@ -139,6 +139,7 @@ def plan_table(table: Any, filter_text: str | None = None, *, tasks: bool = Fals
     (``workers``, ``on_files`` among them)."""
     from icectl.scan import plan_scan
 
+    options.setdefault("filter_deletes", True)  # the reference's planFiles
     result = plan_scan(table, filter_text, as_of=as_of_ms, columns=columns, explain=explain, **options)
     return PlanReport(table.metadata, result, with_tasks=tasks, with_explain=explain)
 

@@ -11,7 +11,9 @@ resolved inputs, immutable), and nothing is carried between them in closures:
    projected inclusively onto the partition struct (:class:`_Specs`), and manifests without
    live files or whose partition summaries cannot match are skipped;
 3. :func:`_index_deletes` -- decode the selected delete manifests column-wise, keep live delete
-   files whose partition matches, and index them (:mod:`icectl.table.delete_index`);
+   files whose partition matches (and, with ``filter_deletes``, whose column metrics might hold
+   matching rows, as the reference's planFiles), and index them
+   (:mod:`icectl.table.delete_index`);
 4. :func:`_filter_entries` -- per selected data manifest, decoded column-wise
    (:mod:`icectl.io.manifest_columns`; the cache misses in worker processes when more than a
    few miss, arriving in manifest order, :mod:`icectl.scan.parallel`): live entries whose partition tuple satisfies the
@@ -231,8 +233,15 @@ def plan_scan(
     explain: bool = False,
     workers: int | None = None,
     on_files: Callable[[FileRun], None] | None = None,
+    filter_deletes: bool = False,
 ) -> PlanResult:
     """Plan a scan of ``table`` (a :class:`icectl.table.table.Table`).
+
+    ``filter_deletes``: attach only the delete files whose column metrics might hold rows
+    matching the filter, as the reference's planFiles does (``icectl plan``, and readers that
+    keep only matching rows). Leave it off when the planned files are read whole (compaction,
+    copy-on-write rewrites): an equality delete file that cannot match the filter may still
+    delete rows of the file that do not match it, which a rewrite must leave out.
 
     Manifests that miss the decoded-manifest caches are decoded in ``workers`` processes
     (default: this machine's cores) when more than a few miss (:mod:`icectl.scan.parallel`).
@@ -248,7 +257,8 @@ def plan_scan(
     deletes = [] if scan.incremental else [m for m in manifests if m.content == MANIFEST_DELETES]
     data = [m for m in manifests if m.content != MANIFEST_DELETES
             and (scan.append_ids is None or m.added_snapshot_id in scan.append_ids)]
-    index = _index_deletes(scan, _select_manifests(scan, deletes), result.manifests)
+    index = _index_deletes(scan, _select_manifests(scan, deletes), result.manifests,
+                           filter_deletes)
     result.delete_files_total = len(index)
     metrics = _metrics_inputs(scan, index)
     result.data_files_total = sum(_live_count(m) or 0 for m in data)
@@ -355,27 +365,35 @@ def _decision(m: ManifestFile, kept: bool, why: str, files: int | None = None,
 
 
 def _index_deletes(scan: _Scan, selected: Iterable[tuple[ManifestFile, bool, str]],
-                   decisions: list[ManifestDecision]) -> DeleteIndex:
-    """Step 3: live delete files of the selected delete manifests, indexed."""
+                   decisions: list[ManifestDecision], by_rows: bool = False) -> DeleteIndex:
+    """Step 3: live delete files of the selected delete manifests whose partition matches and,
+    with ``by_rows``, whose column metrics might hold rows matching the filter (the reference
+    reads delete manifests with ``filterRows(dataFilter)``: an equality delete file whose
+    key-column bounds exclude the filter is attached to no file; position delete files and
+    deletion vectors carry no data-column metrics, so they stay), indexed."""
     deletes: list[DeleteRef] = []
+    expr = scan.expr
+    by_rows = by_rows and not isinstance(expr, (AlwaysTrue, AlwaysFalse))
+    filter_ids = frozenset(manifest_stat_ids(expr)) if by_rows else frozenset()
+    types = {fid: t for fid in filter_ids if (t := scan.field_type(fid)) is not None}
+    nan_ids = frozenset(fid for fid, t in types.items() if t in (FLOAT, DOUBLE))
     for m, kept, why in selected:
         if not kept:
             decisions.append(_decision(m, False, why))
             continue
         si = scan.specs[m.partition_spec_id]
-        mc = _load(scan.io, m, {DELETE_FILE_PATH_ID})
+        wanted = {DELETE_FILE_PATH_ID} | filter_ids
+        mc = _load(scan.io, m, wanted, set(nan_ids))
         eq_ids = {fid for ids in mc.equality_ids if ids for fid in ids}
-        if eq_ids:
-            mc = _load(scan.io, m, {DELETE_FILE_PATH_ID} | eq_ids)
-        live = 0
-        for i in range(mc.count):
-            if mc.status[i] == DELETED or mc.content[i] == DATA:
-                continue
-            if not si.partition_matches(mc.partition_tuple(i)):
-                continue
-            live += 1
-            deletes.append(_delete_ref(mc, i, m))
-        decisions.append(_decision(m, True, why, files=mc.count, matched=live))
+        if eq_ids - wanted:
+            mc = _load(scan.io, m, wanted | eq_ids, set(nan_ids))
+        idx = [i for i in range(mc.count)
+               if mc.status[i] != DELETED and mc.content[i] != DATA
+               and si.partition_matches(mc.partition_tuple(i))]
+        if by_rows and idx:
+            idx = list(compress(idx, metrics_might_match(expr, mc, idx, types)))
+        deletes.extend(_delete_ref(mc, i, m) for i in idx)
+        decisions.append(_decision(m, True, why, files=mc.count, matched=len(idx)))
     return DeleteIndex(deletes, scan.specs.unpartitioned_ids(), scan.field_type)
 
 

@@ -36,7 +36,7 @@ from icectl.errors import (
     UnsupportedFeature,
     ValidationError,
 )
-from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
+from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
 from icectl.expr.ordering import value_key
 from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
@@ -151,6 +151,8 @@ class Scan:
         for f in self.files:
             if left is not None and left <= 0:
                 return
+            if isinstance(f.residual, AlwaysFalse):  # proven: no row of the file matches
+                continue
             gen = _FileReader(self, f, count_only).batches()
             try:
                 for b in gen:
@@ -206,8 +208,11 @@ def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
     """The planner's answer, reduced to what the reader needs (the one place it is used)."""
     from icectl.scan.planner import plan_scan
 
+    # only rows matching the filter are returned: delete files that cannot hold such rows
+    # are not needed (the reference's planFiles leaves them out too)
     r = plan_scan(table, filter_text, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
-                  columns=columns, case_sensitive=case_sensitive, **(extra or {}))
+                  columns=columns, case_sensitive=case_sensitive, filter_deletes=True,
+                  **(extra or {}))
     files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
                       partition=tuple(f.partition), record_count=f.record_count,
                       data_sequence_number=f.data_sequence_number,
@@ -440,7 +445,7 @@ class _FileReader:
             masks.append(pa.array(keep, pa.uint8()).cast(pa.bool_()))
         for d in self.eq_deletes:
             masks.append(self._equality_mask(d, n, cols, arrow_fields, file_ids))
-        if self.residual_ids:
+        if not isinstance(self.residual, AlwaysTrue):  # a constant false filters too
             values = {fid: self._field_values(fid, n, cols, arrow_fields, file_ids)
                       for fid in self.residual_ids}
             masks.append(row_mask(self.residual, lambda p: values.get(p.field_id), n))

@@ -10,7 +10,8 @@ With ``d`` the data file's data sequence number and ``D`` the delete file's:
   same spec and partition;
 * equality deletes written under an unpartitioned spec are global; the others match the same
   spec and partition. They are also pruned per data file with the equality columns' statistics:
-  non-overlapping value ranges, or one side all null while the other has no nulls.
+  non-overlapping value ranges (not on float and double keys: NaN is in no bounds, yet a NaN
+  key deletes NaN rows), or one side all null while the other has no nulls.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
-from icectl.spec.types import IcebergType, PrimitiveType
+from icectl.spec.types import DOUBLE, FLOAT, IcebergType, PrimitiveType
 from icectl.spec.values import from_bytes
 
 __all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID"]
@@ -182,7 +183,9 @@ class DeleteIndex:
                 return False
             if _all_null(x_nulls, d.value_counts.get(fid)) and _all_non_null(d_nulls):
                 return False
-            if t is None:
+            if t is None or t in (FLOAT, DOUBLE):
+                # NaN is in no bounds, but a NaN key deletes the NaN rows: ranges prove nothing
+                # (Java compares them anyway; icectl attaches the delete and stays sound)
                 continue
             lo, hi = data.lower.get(fid), data.upper.get(fid)
             xlo, xhi = d.lower_bounds.get(fid), d.upper_bounds.get(fid)

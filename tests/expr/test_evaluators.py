@@ -20,7 +20,7 @@ from icectl.expr.projection import inclusive_projection, strict_projection
 from icectl.spec.manifests import DataFile, FieldSummary, ManifestFile
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.transforms import DAY, IDENTITY, MONTH, BucketTransform, TruncateTransform
+from icectl.spec.transforms import DAY, IDENTITY, MONTH, VOID, BucketTransform, TruncateTransform
 from icectl.spec.types import (
     DATE,
     DOUBLE,
@@ -179,6 +179,70 @@ def test_strict_metrics() -> None:
     assert not StrictMetricsEvaluator(parse_filter("id >= 0"), SCHEMA).eval(datafile())
 
 
+@pytest.mark.parametrize("text", ["x != 5.0", "x not in (5.0, 6.0)", "x < 100.0", "x >= 0.0",
+                                  "not (x = 5.0)", "x > -1.0 or x not in (7.0, 8.0)"])
+@pytest.mark.parametrize("nulls, nans", [(1, 0), (0, 1), (None, 0), (0, None), (10, 0), (0, 10)])
+def test_strict_metrics_never_claim_all_rows_with_nulls_or_nan(text: str, nulls: object,
+                                                                nans: object) -> None:
+    """Bounds [1, 2] prove these predicates for every non-null, non-NaN value; a null or NaN
+    row (or counts that are unknown) must leave the file to be read (the traps of
+    apache/iceberg-python#3498: all-null / all-NaN / partly null columns, missing counts)."""
+    counts: dict = {"value_counts": {2: 10}}
+    if nulls is not None:
+        counts["null_value_counts"] = {2: nulls}
+    if nans is not None:
+        counts["nan_value_counts"] = {2: nans}
+    lo_hi = {} if 10 in (nulls, nans) else bounds(2, DOUBLE, 1.0, 2.0)
+    df = datafile(**counts, **lo_hi)
+    assert not StrictMetricsEvaluator(parse_filter(text), SCHEMA).eval(df)
+    clean = datafile(value_counts={2: 10}, null_value_counts={2: 0}, nan_value_counts={2: 0},
+                     **bounds(2, DOUBLE, 1.0, 2.0))
+    assert StrictMetricsEvaluator(parse_filter(text), SCHEMA).eval(clean)
+
+
+def test_strict_metrics_nan_bounds_and_null_only_columns() -> None:
+    strict = lambda text, df: StrictMetricsEvaluator(parse_filter(text), SCHEMA).eval(df)  # noqa: E731
+    # a NaN upper bound (a writer that let NaN in) proves nothing
+    nan_hi = datafile(value_counts={2: 2}, null_value_counts={2: 0}, nan_value_counts={2: 1},
+                      **bounds(2, DOUBLE, 1.0, math.nan))
+    assert not strict("x not in (1.0, 2.0)", nan_hi) and not strict("x < 5.0", nan_hi)
+    all_null = datafile(value_counts={2: 10}, null_value_counts={2: 10}, nan_value_counts={2: 0})
+    assert strict("x is null", all_null) and strict("x is not nan", all_null)
+    assert not strict("x != 5.0", all_null) and not strict("x not in (5.0, 6.0)", all_null)
+    all_nan = datafile(value_counts={2: 10}, null_value_counts={2: 0}, nan_value_counts={2: 10})
+    assert strict("x is nan", all_nan) and not strict("x < 5.0", all_nan)
+    assert not strict("x is not nan", all_nan) and not strict("not (x < 5.0)", all_nan)
+    # -0.0 sorts before 0.0: bounds [-0.0, 0.0] prove neither `x != 0.0` nor `x < 0.0`
+    zeros = datafile(value_counts={2: 3}, null_value_counts={2: 0}, nan_value_counts={2: 0},
+                     **bounds(2, DOUBLE, -0.0, 0.0))
+    assert not strict("x != 0.0", zeros) and not strict("x < 0.0", zeros)
+    assert strict("x <= 0.0", zeros) and strict("x >= -0.0", zeros)
+
+
+@pytest.mark.parametrize("text, residual", [
+    # every row of a NaN partition is NaN in x: no comparison holds; != and not in do
+    ("x > 5.0", FALSE), ("x < 5.0", FALSE), ("x >= -1.0", FALSE), ("not (x < 5.0)", FALSE),
+    ("x = 5.0", FALSE), ("x != 5.0", TRUE), ("x not in (5.0, 6.0)", TRUE), ("x is nan", TRUE),
+    ("x is not nan", FALSE), ("x is null", FALSE),
+])
+def test_residuals_on_nan_partitions_are_sound(text: str, residual: object) -> None:
+    spec = PartitionSpec(0, (PartitionField(2, 1000, "x", IDENTITY),))
+    ev = ResidualEvaluator(spec, parse_filter(text), SCHEMA)
+    assert ev.residual_for((math.nan,)) is residual
+
+
+@pytest.mark.parametrize("transform", [BucketTransform(4), TruncateTransform(10), IDENTITY])
+def test_residuals_on_null_partitions_of_every_transform(transform: object) -> None:
+    spec = PartitionSpec(0, (PartitionField(1, 1000, "p", transform),))  # type: ignore[arg-type]
+    for text in ("id != 5", "id not in (5, 6)", "not (id = 5)", "id < 5", "id <= 5"):
+        assert ResidualEvaluator(spec, parse_filter(text), SCHEMA).residual_for((None,)) is FALSE
+    assert ResidualEvaluator(spec, parse_filter("id is null"), SCHEMA).residual_for((None,)) is TRUE
+    # a void field is null for every file: it proves nothing
+    void = PartitionSpec(0, (PartitionField(1, 1000, "p", VOID),))
+    assert str(ResidualEvaluator(void, parse_filter("id != 5"), SCHEMA).residual_for((None,))) \
+        == "id != 5"
+
+
 # -- manifests --------------------------------------------------------------------------------
 
 DAY_SPEC = PartitionSpec(0, (PartitionField(4, 1000, "ts_day", DAY),
@@ -272,13 +336,15 @@ def test_residuals_by_partition() -> None:
 
 
 @pytest.mark.parametrize("text, residual", [
-    # the reference's partition comparisons put null first: null < v holds
-    ("s < 'b'", TRUE), ("s <= 'b'", TRUE), ("s != 'b'", TRUE), ("s not in ('a', 'b')", TRUE),
-    ("not (s = 'b')", TRUE), ("s not like 'a%'", TRUE),
+    # every row of a null partition is null in ``s``: only ``is null`` / ``is not nan`` hold.
+    # (the reference's comparator sorts null first and says true for the first six: unsound)
+    ("s < 'b'", FALSE), ("s <= 'b'", FALSE), ("s != 'b'", FALSE), ("s not in ('a', 'b')", FALSE),
+    ("not (s = 'b')", FALSE), ("s not like 'a%'", FALSE),
     ("s > 'b'", FALSE), ("s = 'b'", FALSE), ("s in ('a', 'b')", FALSE), ("s like 'a%'", FALSE),
-    ("s is null", TRUE), ("s is not null", FALSE),
+    ("s is null", TRUE), ("s is not null", FALSE), ("not (s is not null)", TRUE),
+    ("s < 'b' or s is null", TRUE), ("s != 'b' and s is null", FALSE),
 ])
-def test_residuals_on_null_partitions_follow_the_reference(text: str, residual: object) -> None:
+def test_residuals_on_null_partitions_are_sound(text: str, residual: object) -> None:
     spec = PartitionSpec(0, (PartitionField(3, 1000, "s", IDENTITY),))
     assert ResidualEvaluator(spec, parse_filter(text), SCHEMA).residual_for((None,)) is residual
 
