@@ -1,0 +1,91 @@
+"""Differential fuzzing of icectl against Spark 3.5 + Iceberg 1.10.2 Java (README.md here).
+
+Random tables (every primitive type, structs, lists, maps; nulls, NaN, +-0.0, negative and
+pre-1970 values, extremes; random partition specs over every transform; schema and partition
+evolution between writes by Spark and by icectl) and random filters over icectl's whole filter
+grammar. Per table and filter: ``icectl plan`` against Java's ``planFiles()``, ``icectl scan``
+against Spark's reading of the filter translated with Iceberg's semantics, the ternary-logic
+metamorphic check, ``icectl delete`` (both modes) against ``NOT coalesce(p, false)`` and Spark's
+DELETE, ``icectl upsert`` against MERGE INTO, ``compact``/``rewrite-manifests`` keeping rows.
+
+Seeds are fixed. ``ICECTL_FUZZ_SEEDS=1,2,3`` and ``ICECTL_FUZZ_CASES=N`` change the CI run; the
+large run (``--runslow``) runs at least 5,000 cases (``ICECTL_FUZZ_LARGE_CASES``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fuzz_checks import run_table, run_upsert
+from fuzz_model import random_table
+from fuzz_runner import Ctx, Stats
+
+pytestmark = pytest.mark.interop
+
+_ns = itertools.count(1)
+
+
+def fuzz(spark: Any, warehouse: Path, scratch: Path, seeds: list[int], target: int,
+         budget_s: float, *, nfilters: int, shrink_s: float) -> Stats:
+    """Random tables of each seed in turn until ``target`` cases ran (or the time is up)."""
+    stats = Stats(seeds=seeds)
+    ns = f"fuzz{next(_ns)}"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS ice.{ns}")
+    ctx = Ctx(spark, warehouse, ns, scratch, stats, shrink_seconds_left=shrink_s)
+    began = time.perf_counter()
+    for round_ in itertools.count():
+        for seed in seeds:
+            if sum(stats.cases.values()) >= target or time.perf_counter() - began > budget_s:
+                return stats
+            rng = random.Random(seed * 1_000_003 + round_)
+            kind = rng.random()
+            name = f"s{seed}r{round_}"
+            if round_ % 4 == 3:
+                run_upsert(ctx, seed, rng, name + "u")
+            elif kind < 0.15:  # icectl alone: time columns Spark cannot read
+                case = random_table(rng, name + "i", seed, rows=rng.randrange(8, 40), spark=False, allow_time=True)
+                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=0)
+            else:
+                case = random_table(rng, name, seed, rows=rng.randrange(8, 40))
+                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=1)
+    return stats
+
+
+def _check(stats: Stats) -> None:
+    icectl_diffs = [d for d in stats.diffs if not d.category.startswith(("reference", "fuzzer"))]
+    print(stats.summary())
+    print(stats.report())
+    assert stats.cases, "no case ran"
+    assert not icectl_diffs, (
+        f"{len(icectl_diffs)} differences between icectl and the reference; categories and one "
+        f"reproduction each:\n{stats.summary()}\n{stats.report()}")
+
+
+def _seeds(var: str, default: str) -> list[int]:
+    return [int(x) for x in os.environ.get(var, default).split(",") if x.strip()]
+
+
+def test_differential_ci(spark: Any, warehouse: Path, tmp_path: Path, fuzz_report: list) -> None:
+    """The CI share: at least 300 cases in at most about 6 minutes."""
+    target = int(os.environ.get("ICECTL_FUZZ_CASES", "320"))
+    stats = fuzz(spark, warehouse, tmp_path, _seeds("ICECTL_FUZZ_SEEDS", "1,2,3"), target,
+                 budget_s=float(os.environ.get("ICECTL_FUZZ_SECONDS", "300")), nfilters=12, shrink_s=60)
+    fuzz_report.append(("CI share", stats))
+    _check(stats)
+
+
+@pytest.mark.slow
+def test_differential_large(spark: Any, warehouse: Path, tmp_path: Path, fuzz_report: list) -> None:
+    """The opt-in run (--runslow): at least 5,000 cases."""
+    target = int(os.environ.get("ICECTL_FUZZ_LARGE_CASES", "5000"))
+    stats = fuzz(spark, warehouse, tmp_path, _seeds("ICECTL_FUZZ_LARGE_SEEDS", "101,102,103,104"), target,
+                 budget_s=float("inf"), nfilters=30, shrink_s=600)
+    fuzz_report.append(("large run", stats))
+    _check(stats)
