@@ -264,7 +264,7 @@ class Ctx:
     namespace: str
     scratch: Path
     stats: Stats
-    real_cli_every: int = 7  # every Nth scan case runs through the real program
+    real_cli_every: int = 25  # every Nth scan case runs through the real program
     shrink_seconds_left: float = 90.0  # time the shrinker may spend in this run
     _n: int = 0
 

@@ -33,7 +33,7 @@ _ns = itertools.count(1)
 
 
 def fuzz(spark: Any, warehouse: Path, scratch: Path, seeds: list[int], target: int,
-         budget_s: float, *, nfilters: int, shrink_s: float) -> Stats:
+         budget_s: float, *, nfilters: int, shrink_s: float, big: bool = False) -> Stats:
     """Random tables of each seed in turn until ``target`` cases ran (or the time is up)."""
     stats = Stats(seeds=seeds)
     ns = f"fuzz{next(_ns)}"
@@ -41,20 +41,23 @@ def fuzz(spark: Any, warehouse: Path, scratch: Path, seeds: list[int], target: i
     ctx = Ctx(spark, warehouse, ns, scratch, stats, shrink_seconds_left=shrink_s)
     began = time.perf_counter()
     for round_ in itertools.count():
-        for seed in seeds:
+        for seed in seeds + [None]:
             if sum(stats.cases.values()) >= target or time.perf_counter() - began > budget_s:
                 return stats
+            if seed is None:  # one upsert table per round, against MERGE INTO
+                seed = seeds[round_ % len(seeds)]
+                run_upsert(ctx, seed, random.Random(seed * 7_000_003 + round_), f"s{seed}r{round_}u")
+                continue
             rng = random.Random(seed * 1_000_003 + round_)
-            kind = rng.random()
             name = f"s{seed}r{round_}"
-            if round_ % 4 == 3:
-                run_upsert(ctx, seed, rng, name + "u")
-            elif kind < 0.15:  # icectl alone: time columns Spark cannot read
+            heavy = round_ % 2 == 0 or big  # Spark's DELETE and icectl compact on every other table
+            if rng.random() < 0.15:  # icectl alone: time columns, which Spark cannot read
                 case = random_table(rng, name + "i", seed, rows=rng.randrange(8, 40), spark=False, allow_time=True)
-                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=0)
+                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=0, compact=heavy)
             else:
                 case = random_table(rng, name, seed, rows=rng.randrange(8, 40))
-                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=1)
+                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=int(heavy),
+                          compact=heavy)
     return stats
 
 
@@ -76,7 +79,7 @@ def test_differential_ci(spark: Any, warehouse: Path, tmp_path: Path, fuzz_repor
     """The CI share: at least 300 cases in at most about 6 minutes."""
     target = int(os.environ.get("ICECTL_FUZZ_CASES", "320"))
     stats = fuzz(spark, warehouse, tmp_path, _seeds("ICECTL_FUZZ_SEEDS", "1,2,3"), target,
-                 budget_s=float(os.environ.get("ICECTL_FUZZ_SECONDS", "300")), nfilters=12, shrink_s=60)
+                 budget_s=float(os.environ.get("ICECTL_FUZZ_SECONDS", "270")), nfilters=20, shrink_s=40)
     fuzz_report.append(("CI share", stats))
     _check(stats)
 
@@ -86,6 +89,6 @@ def test_differential_large(spark: Any, warehouse: Path, tmp_path: Path, fuzz_re
     """The opt-in run (--runslow): at least 5,000 cases."""
     target = int(os.environ.get("ICECTL_FUZZ_LARGE_CASES", "5000"))
     stats = fuzz(spark, warehouse, tmp_path, _seeds("ICECTL_FUZZ_LARGE_SEEDS", "101,102,103,104"), target,
-                 budget_s=float("inf"), nfilters=30, shrink_s=600)
+                 budget_s=float("inf"), nfilters=30, shrink_s=600, big=True)
     fuzz_report.append(("large run", stats))
     _check(stats)
