@@ -21,7 +21,7 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass, field
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any, Callable
 
@@ -49,6 +49,7 @@ KINDS = ("plan", "scan", "delete", "spark-delete", "upsert", "compact", "metamor
 # -- running icectl -------------------------------------------------------------------------------
 
 _runner = CliRunner()
+_EXACT = Context(prec=100)
 TIMERS: collections.Counter = collections.Counter()  # seconds spent, by tool and command
 
 
@@ -148,7 +149,7 @@ def canon(t: Any, v: Any) -> Any:
     if t in FLOATS:
         return "f:" + repr(float(v))
     if t.startswith("decimal"):
-        return "d:" + format(Decimal(v), "f")
+        return "d:" + format(Decimal(v).normalize(_EXACT), "f")  # the value, whatever its exponent
     if t in ("date", "time"):
         return v.isoformat()
     if t in ("timestamp", "timestamptz"):
