@@ -19,6 +19,7 @@ from fuzz_runner import (
     icectl,
     icectl_rids,
     icectl_rows,
+    json_value,
     must,
     spark_read,
     write_parquet,
@@ -172,6 +173,7 @@ def run_table(ctx: Ctx, case: TableCase, rng: random.Random, *, nfilters: int, n
 
     if compact:
         _compact(ctx, b, rng, filters)
+        run_writes(ctx, b, rng)
 
 
 def _report(ctx: Ctx, b: Built, kind: str, f, got, expected: set, err: str, mode: str = "",
@@ -379,3 +381,60 @@ def run_upsert(ctx: Ctx, seed: int, rng: random.Random, name: str) -> None:
                                name, seed, "", f"rids differing: {diff[:5]} {err}\n" +
                                "".join(f"  {k}: icectl-branch {(rows or {}).get(k)}\n         merge {spark_merge.get(k)}\n" for k in diff[:2]),
                                script))
+
+
+# -- writes: icectl's text and float inputs (exactness, the JSON form scan prints) -----------------
+
+
+def run_writes(ctx: Ctx, b: Built, rng: random.Random) -> None:
+    """icectl write through JSON lines on branches: an inexact decimal must be refused (never
+    rounded), NaN and infinities in the form ``icectl scan`` prints must be accepted."""
+    st = ctx.stats
+    loc = b.location
+    cols = b.case.final_columns
+    rid = max(b.rows, default=0) + 1000
+    for c in cols:
+        if not isinstance(c.type, str):
+            continue
+        cases = []
+        if c.type.startswith("decimal"):
+            from fuzz_model import decimal_ps
+
+            _, s = decimal_ps(c.type)
+            inexact = "1." + "2" * s + "5"  # one digit more than the scale allows
+            cases += [("JSON string", inexact, False), ("JSON number", float(inexact), False),
+                      ("Parquet double", float(inexact), False)]
+        elif c.type in FLOATS:
+            cases += [("JSON string", rng.choice(("NaN", "Infinity", "-Infinity")), True)]
+        for form, value, ok in cases:
+            br = f"w{ctx.next()}"
+            must(icectl("branch", "create", loc, br), "branch create")
+            rid += 1
+            if form == "Parquet double":
+                import pyarrow as pa
+                import pyarrow.parquet as pq
+
+                path = ctx.scratch / f"{br}.parquet"
+                pq.write_table(pa.table({RID: pa.array([rid], pa.int64()), c.name: pa.array([value], pa.float64())}), str(path))
+            else:
+                path = ctx.scratch / f"{br}.jsonl"
+                path.write_text(json.dumps({RID: rid, c.name: value}) + "\n", encoding="utf-8")
+            d = icectl("write", loc, str(path), "--branch", br)
+            st.cases["write"] += 1
+            got, _ = icectl_rids(ctx, loc, None, "--ref", br)
+            written = got is not None and rid in got
+            if ok and (d.code != 0 or not written):
+                msg = (d.err.strip().splitlines() or [""])[-1]
+                st.add(Diff("write", f"write: icectl write refuses NaN/Infinity for a {c.type} column given as a "
+                            f"{form} (the form icectl scan --format jsonl prints)", b.case.name, b.case.seed, "",
+                            f"{path.name}: {path.read_text(encoding='utf-8') if path.suffix == '.jsonl' else value}"
+                            f"exit {d.code}: {msg}", f"# icectl write TABLE rows.jsonl with the line above, on a "
+                            f"table with a column {c.name} {c.type}"))
+            if not ok and (d.code == 0 or written):
+                stored, _ = icectl_rows(ctx, b, "--ref", br, "--filter", f"{RID} = {rid}")
+                st.add(Diff("write", f"write: icectl write accepts an inexact {re.sub(r'[(].*', '', c.type)} "
+                            f"(more digits than its scale) given as a {form} and rounds it", b.case.name,
+                            b.case.seed, "", f"{c.name} {c.type} given {value!r}; stored "
+                            f"{[r for r in (stored or {}).values()][:1]}",
+                            f"# icectl write TABLE input with {{'{RID}': {rid}, '{c.name}': {value!r}}} "
+                            f"({form}); a column {c.name} {c.type}"))

@@ -44,7 +44,7 @@ from fuzz_model import (
 )
 from fuzz_translate import evaluate, get_path, to_icectl, to_java, to_spark, spark_literal
 
-KINDS = ("plan", "scan", "delete", "spark-delete", "upsert", "compact", "metamorphic", "values")
+KINDS = ("plan", "scan", "delete", "spark-delete", "upsert", "compact", "metamorphic", "values", "write")
 
 # -- running icectl -------------------------------------------------------------------------------
 
@@ -131,6 +131,31 @@ def write_parquet(path: Path, columns: list[Column], rows: list[dict]) -> None:
     schema = pa.schema([pa.field(c.name, arrow_type(c.type)) for c in columns])
     data = [{c.name: arrow_value(c.type, r.get(c.name)) for c in columns} for r in rows]
     pq.write_table(pa.Table.from_pylist(data, schema=schema), str(path))
+
+
+def json_value(t: Any, v: Any) -> Any:
+    """v in the JSON lines icectl write reads (and icectl scan prints)."""
+    if v is None:
+        return None
+    if isinstance(t, tuple):
+        if t[0] == "struct":
+            return {n: json_value(ft, v.get(n)) for n, ft in t[1]}
+        if t[0] == "list":
+            return [json_value(t[1], x) for x in v]
+        return {str(k): json_value(t[2], x) for k, x in v}
+    if t in FLOATS:
+        return v if math.isfinite(v) else repr(v).replace("inf", "Infinity").replace("nan", "NaN")
+    if t.startswith("decimal"):
+        return str(v)
+    if t in ("date", "time"):
+        return v.isoformat()
+    if t == "timestamp":
+        return v.isoformat(timespec="microseconds")
+    if t == "timestamptz":
+        return v.isoformat(timespec="microseconds") + "+00:00"
+    if t == "uuid":
+        return str(v)
+    return v
 
 
 def canon(t: Any, v: Any) -> Any:
@@ -354,13 +379,37 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
                 ctx.sql(f"INSERT INTO {ident} VALUES {values}")
             else:
                 s.by = "icectl"
-                f = ctx.scratch / f"w{ctx.next()}.parquet"
-                write_parquet(f, cols, s.rows)
+                if rng.random() < 0.4 and _json_ok(cols, s.rows):  # JSON lines: the text path
+                    f = ctx.scratch / f"w{ctx.next()}.jsonl"
+                    f.write_text("".join(json.dumps({c.name: json_value(c.type, r.get(c.name)) for c in cols})
+                                         + "\n" for r in s.rows), encoding="utf-8")
+                    s.by = "icectl (JSON lines)"
+                else:
+                    f = ctx.scratch / f"w{ctx.next()}.parquet"
+                    write_parquet(f, cols, s.rows)
                 must(icectl("write", loc, str(f)), "write")
     b = Built(case, loc, ident, rows=case.live_rows())
     if case.spark_readable:
         b.spark_rows = spark_read(ctx, b, ident)
     return b
+
+
+def _json_ok(cols: list[Column], rows: list[dict]) -> bool:
+    """Rows JSON lines can carry: no binary (text is stored as UTF-8), no NaN or infinity (icectl
+    write refuses them in JSON: a difference of its own, checked by run_writes)."""
+    from fuzz_model import iter_types
+
+    if any(x in ("binary", "fixed[4]") for c in cols for x in iter_types(c.type)):
+        return False
+    def finite(v: Any) -> bool:
+        if isinstance(v, float):
+            return math.isfinite(v)
+        if isinstance(v, dict):
+            return all(finite(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return all(finite(x) for x in v)
+        return True
+    return all(finite(v) for r in rows for v in r.values())
 
 
 def spark_read(ctx: Ctx, b: Built, source: str) -> dict[int, tuple]:
