@@ -243,6 +243,24 @@ class Diff:
     repro: str = ""
 
 
+# Bugs of issue 19 being fixed on other branches (round 4): a category naming one of these is
+# marked in the summary, so that a run on the merged fixes shows at a glance what is left.
+KNOWN_BUGS = (
+    ("nested struct field", "nested struct fields by name in filters and scan output"),
+    ("for struct columns", "struct columns keyed by field id in scan output"),
+    ("null values", "null/NaN semantics of residuals and deletes"),
+    ("NaN", "null/NaN semantics of residuals and deletes"),
+    ("inexact decimal", "exact decimal writes"),
+)
+
+
+def known_bug(category: str) -> str:
+    for needle, bug in KNOWN_BUGS:
+        if needle in category:
+            return f"   [known bug: {bug}]"
+    return ""
+
+
 @dataclass
 class Stats:
     cases: collections.Counter = field(default_factory=collections.Counter)
@@ -264,7 +282,7 @@ class Stats:
         lines.append("  seconds spent: " + ", ".join(f"{k} {v:.1f}" for k, v in TIMERS.most_common(12)))
         lines.append(f"  differences: {len(self.diffs)} in {len(by_cat)} categories")
         for cat, n in sorted(by_cat.items(), key=lambda x: (-x[1], x[0])):
-            lines.append(f"    {n:4d}  {cat}")
+            lines.append(f"    {n:4d}  {cat}{known_bug(cat)}")
         return "\n".join(lines)
 
     def report(self, max_per_category: int = 1) -> str:
@@ -275,7 +293,7 @@ class Stats:
             if seen[d.category] >= max_per_category:
                 continue
             seen[d.category] += 1
-            out.append(f"=== [{d.category}] table {d.table} (seed {d.seed})\n"
+            out.append(f"=== [{d.category}]{known_bug(d.category)} table {d.table} (seed {d.seed})\n"
                        f"filter: {d.filter}\n{d.detail}\n{d.repro}")
         return "\n".join(out)
 
@@ -390,7 +408,15 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
                 must(icectl("write", loc, str(f)), "write")
     b = Built(case, loc, ident, rows=case.live_rows())
     if case.spark_readable:
-        b.spark_rows = spark_read(ctx, b, ident)
+        try:
+            b.spark_rows = spark_read(ctx, b, ident)
+        except Exception as exc:  # noqa: BLE001 - Spark cannot read what was built: a finding
+            from fuzz_shrink import category, table_script
+
+            msg = (str(exc).strip().splitlines() or ["?"])[0][:300]
+            ctx.stats.add(Diff("values", category("values", None, err=f"Spark fails to read the table: {msg}"),
+                               case.name, case.seed, "", msg, table_script(b)))
+            ctx.stats.cases["values"] += 1
     return b
 
 

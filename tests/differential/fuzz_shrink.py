@@ -37,10 +37,11 @@ def category(kind: str, f, *, live: dict | None = None, rids: set | None = None,
              mode: str = "", note: str = "") -> str:
     head = f"{kind} ({mode})" if mode else kind
     if err:
-        msg = (err.strip().splitlines() or ["?"])[-1]
+        msg = (err.strip().splitlines() or ["?"])[-1 if not err.startswith("Spark ") else 0]
         msg = re.sub(r"/[^\s'\"]+", "<path>", msg)
         msg = re.sub(r"\b\d+\b", "N", msg)[:120]
-        return f"{head}: icectl fails: {msg}"
+        who = "" if msg.startswith("Spark ") else "icectl fails: "
+        return f"{head}: {who}{msg}"
     if f is None:
         return f"{head}: {note or 'difference'}"
     paths = filter_paths(f)
