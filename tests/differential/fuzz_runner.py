@@ -394,7 +394,10 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
             if s.by == "spark" and case.spark_readable:
                 values = ", ".join("(" + ", ".join(spark_literal(c.type, r.get(c.name)) for c in cols) + ")"
                                    for r in s.rows)
-                ctx.sql(f"INSERT INTO {ident} VALUES {values}")
+                try:
+                    ctx.sql(f"INSERT INTO {ident} VALUES {values}")
+                except Exception as exc:  # noqa: BLE001 - e.g. Java refusing a value (REFERENCE.md)
+                    _build_failed(ctx, case, loc, "reference: Spark's INSERT failed", str(exc), s.rows)
             else:
                 s.by = "icectl"
                 if rng.random() < 0.4 and _json_ok(cols, s.rows):  # JSON lines: the text path
@@ -405,7 +408,9 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
                 else:
                     f = ctx.scratch / f"w{ctx.next()}.parquet"
                     write_parquet(f, cols, s.rows)
-                must(icectl("write", loc, str(f)), "write")
+                d = icectl("write", loc, str(f))
+                if d.code != 0:
+                    _build_failed(ctx, case, loc, None, d.err, s.rows, how=s.by)
     b = Built(case, loc, ident, rows=case.live_rows())
     if case.spark_readable:
         try:
@@ -436,6 +441,23 @@ def _json_ok(cols: list[Column], rows: list[dict]) -> bool:
             return all(finite(x) for x in v)
         return True
     return all(finite(v) for r in rows for v in r.values())
+
+
+class BuildFailed(Exception):
+    """A table could not be built (recorded as a difference); the fuzzer goes on with the next."""
+
+
+def _build_failed(ctx: Ctx, case: TableCase, loc: str, cat: str | None, err: str, rows: list,
+                  how: str = "") -> None:
+    from fuzz_shrink import category, table_script
+
+    msg = (err.strip().splitlines() or ["?"])
+    msg_line = msg[0][:300] if cat else msg[-1][:300]
+    b = Built(case, loc, "", rows={})
+    ctx.stats.add(Diff("write", cat or category("write", None, err=err), case.name, case.seed, "",
+                       f"{how or 'Spark'} write failed: {msg_line}", table_script(b)))
+    ctx.stats.cases["write"] += 1
+    raise BuildFailed(msg_line)
 
 
 def spark_read(ctx: Ctx, b: Built, source: str) -> dict[int, tuple]:

@@ -25,7 +25,7 @@ import pytest
 
 from fuzz_checks import run_table, run_upsert
 from fuzz_model import random_table
-from fuzz_runner import Ctx, Stats
+from fuzz_runner import BuildFailed, Ctx, Stats
 
 pytestmark = pytest.mark.interop
 
@@ -46,19 +46,40 @@ def fuzz(spark: Any, warehouse: Path, scratch: Path, seeds: list[int], target: i
                 return stats
             if seed is None:  # one upsert table per round, against MERGE INTO
                 seed = seeds[round_ % len(seeds)]
-                run_upsert(ctx, seed, random.Random(seed * 7_000_003 + round_), f"s{seed}r{round_}u")
+                try:
+                    run_upsert(ctx, seed, random.Random(seed * 7_000_003 + round_), f"s{seed}r{round_}u")
+                except BuildFailed:
+                    pass
+                except Exception as exc:  # noqa: BLE001
+                    _unexpected(stats, f"s{seed}r{round_}u", seed, exc)
                 continue
             rng = random.Random(seed * 1_000_003 + round_)
             name = f"s{seed}r{round_}"
             heavy = round_ % 2 == 0 or big  # Spark's DELETE and icectl compact on every other table
-            if rng.random() < 0.15:  # icectl alone: time columns, which Spark cannot read
-                case = random_table(rng, name + "i", seed, rows=rng.randrange(8, 40), spark=False, allow_time=True)
-                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=0, compact=heavy)
-            else:
-                case = random_table(rng, name, seed, rows=rng.randrange(8, 40))
-                run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=int(heavy),
-                          compact=heavy)
+            try:
+                if rng.random() < 0.15:  # icectl alone: time columns, which Spark cannot read
+                    case = random_table(rng, name + "i", seed, rows=rng.randrange(8, 40), spark=False,
+                                        allow_time=True)
+                    run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=0, compact=heavy)
+                else:
+                    case = random_table(rng, name, seed, rows=rng.randrange(8, 40))
+                    run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=int(heavy),
+                              compact=heavy)
+            except BuildFailed:
+                continue  # recorded; the next table
+            except Exception as exc:  # noqa: BLE001 - the harness or the reference broke: say so, go on
+                _unexpected(stats, name, seed, exc)
     return stats
+
+
+def _unexpected(stats: Stats, name: str, seed: int, exc: Exception) -> None:
+    import traceback
+
+    from fuzz_runner import Diff
+
+    tb = "".join(traceback.format_exception(exc))
+    stats.add(Diff("fuzzer", f"fuzzer: unexpected {type(exc).__name__} (harness or reference)", name, seed, "",
+                   (str(exc).splitlines() or [""])[0][:300], tb[-3000:]))
 
 
 def _check(stats: Stats) -> None:
