@@ -377,7 +377,9 @@ def run_upsert(ctx: Ctx, seed: int, rng: random.Random, name: str) -> None:
     for who, rows in (("icectl scan", mine), ("Spark", spark_of_mine)):
         if rows != spark_merge:
             diff = sorted(set(rows or {}) ^ set(spark_merge)) or [k for k in spark_merge if (rows or {}).get(k) != spark_merge[k]]
-            ctx.stats.add(Diff("upsert", f"upsert: {who} reads other rows after icectl upsert than after Spark MERGE INTO",
+            keyed = any("struct keyed by" in repr((rows or {}).get(k)) for k in diff)
+            ctx.stats.add(Diff("upsert", f"upsert: {who} reads other rows after icectl upsert than after Spark MERGE INTO"
+                               + (" (struct keyed by field id)" if keyed else ""),
                                name, seed, "", f"rids differing: {diff[:5]} {err}\n" +
                                "".join(f"  {k}: icectl-branch {(rows or {}).get(k)}\n         merge {spark_merge.get(k)}\n" for k in diff[:2]),
                                script))

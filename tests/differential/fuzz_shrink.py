@@ -64,6 +64,8 @@ def category(kind: str, f, *, live: dict | None = None, rids: set | None = None,
     if any(isinstance(v, float) and v == 0 for v in vals) and zero_lit:
         feats.append("-0.0/0.0")
     ops = sorted({f"{op} {_TYPE_FAMILY.sub('', t)}" for op, t in _ops(f)})
+    if not feats and any(op in ("lt", "le", "gt", "ge") and t == "uuid" for op, t in _ops(f)):
+        feats.append("uuid ordering comparison")
     if not feats:
         feats.append("other: " + ", ".join(ops)[:80])
     cat = f"{head}: {' + '.join(feats)}"
