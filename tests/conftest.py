@@ -1,8 +1,12 @@
 """Test-run options shared by every test package.
 
 - ``slow`` tests run only with ``--runslow``.
-- Everything under tests/interop is marked ``interop``: it needs the Spark + Iceberg reference
-  stack and fails (never skips) when that stack is missing.
+- Everything under tests/interop and tests/differential is marked ``interop``: it needs the
+  Spark + Iceberg reference stack and fails (never skips) when that stack is missing.
+- The Spark session fixtures (``spark``, ``jvm``, ``warehouse``, ``sql``, ``new_table``,
+  ``ice_table``; tests/interop/spark_fixtures.py) are imported here so that every test directory
+  shares the one session. Importing them starts nothing: the session starts when a test first
+  asks for ``spark``.
 - Hypothesis runs derandomized (the same examples every run) with no deadline, so a loaded
   machine cannot fail a test by timing; ``--runslow`` raises the example count of every property
   test that does not fix its own, and ``--hypothesis-profile=explore`` draws fresh random examples.
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,6 +26,21 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 _INTEROP_DIR = Path(__file__).parent / "interop"
+_SPARK_DIRS = (_INTEROP_DIR, Path(__file__).parent / "differential")
+
+# spark_support and spark_fixtures are plain modules of tests/interop (imported by name there)
+if str(_INTEROP_DIR) not in sys.path:
+    sys.path.insert(0, str(_INTEROP_DIR))
+
+from spark_fixtures import (  # noqa: E402,F401  (fixtures shared by every test directory)
+    ice_table,
+    jvm,
+    new_table,
+    spark,
+    spark_stack,
+    sql,
+    warehouse,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,7 +83,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     run_slow = config.getoption("--runslow")
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
     for item in items:
-        if _INTEROP_DIR in Path(str(item.path)).parents:
+        if any(d in Path(str(item.path)).parents for d in _SPARK_DIRS):
             item.add_marker(pytest.mark.interop)
         if not run_slow and "slow" in item.keywords:
             item.add_marker(skip_slow)

@@ -1,21 +1,10 @@
-"""Fixtures for tests against the reference (Spark 3.5 + Iceberg 1.10.2 Java).
-
-One SparkSession serves the whole test run. When pyspark, Java or the Iceberg jar is missing the
-fixtures fail the tests with the reason: the interop tests are part of the suite, not optional.
+"""Interop test ordering. The Spark session fixtures (``spark``, ``jvm``, ``warehouse``, ``sql``,
+``new_table``, ``ice_table``) live in ``spark_fixtures.py`` and are shared through tests/conftest.py.
 """
 
 from __future__ import annotations
 
-import itertools
-import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
-from typing import Any
-
 import pytest
-from spark_support import CATALOG, IceTable, StackMissing, StartedSpark, sql_rows, start_spark
-
-_counter = itertools.count(1)
 
 # Runs after every other test: it checks every table the run built (test_zz_check_interop.py).
 _LAST = "test_every_table_in_the_interop_warehouse_is_clean"
@@ -25,66 +14,3 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     last = [i for i in items if i.name == _LAST]
     if last:
         items[:] = [i for i in items if i.name != _LAST] + last
-
-
-@pytest.fixture(scope="session")
-def spark_stack(
-    tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config
-) -> Iterator[StartedSpark]:
-    root = tmp_path_factory.mktemp("iceberg-interop")
-    try:
-        started = start_spark(root / "warehouse", root / "spark")
-    except StackMissing as exc:
-        missing = str(exc)
-    else:
-        missing = None
-    if missing is not None:
-        pytest.fail(f"reference stack unavailable: {missing}", pytrace=False)
-    pytestconfig._icectl_spark_start_seconds = started.start_seconds  # reported in the summary
-    yield started
-    started.session.stop()
-
-
-@pytest.fixture(scope="session")
-def spark(spark_stack: StartedSpark) -> Any:
-    """The shared SparkSession (catalog ``ice`` is an Iceberg Hadoop catalog)."""
-    return spark_stack.session
-
-
-@pytest.fixture(scope="session")
-def jvm(spark: Any) -> Any:
-    """The py4j JVM view, for calling Iceberg Java classes directly."""
-    return spark._jvm
-
-
-@pytest.fixture(scope="session")
-def warehouse(spark_stack: StartedSpark) -> Path:
-    """Directory of the ``ice`` catalog; a table ``ice.db.t`` lives at ``<warehouse>/db/t``."""
-    return spark_stack.warehouse
-
-
-@pytest.fixture(scope="session")
-def sql(spark: Any) -> Callable[[str], list[tuple]]:
-    """Run a SQL statement on the shared session and return its rows as tuples."""
-    return lambda query: sql_rows(spark, query)
-
-
-@pytest.fixture
-def new_table(
-    request: pytest.FixtureRequest, spark: Any, warehouse: Path
-) -> Callable[[str], IceTable]:
-    """Factory of fresh table names in a namespace of this test's own (namespace created)."""
-    slug = re.sub(r"[^a-z0-9]+", "_", request.node.name.lower()).strip("_")[:40]
-    namespace = f"n{next(_counter)}_{slug}"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{namespace}")
-
-    def make(name: str = "t") -> IceTable:
-        return IceTable(CATALOG, namespace, name, warehouse)
-
-    return make
-
-
-@pytest.fixture
-def ice_table(new_table: Callable[[str], IceTable]) -> IceTable:
-    """One fresh, not yet created table name for this test."""
-    return new_table("t")
