@@ -347,16 +347,19 @@ def _report_usage_error(e: Exception, argv: list[str]) -> int:
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, NoSuchOption, UsageError
 
     from icectl.cli.common import report_error
-    from icectl.errors import EXIT_INTERRUPTED, EXIT_USAGE
+    from icectl.errors import EXIT_USAGE
 
     words = argv[: argv.index("--")] if "--" in argv else argv
     as_json = "--json" in words
     if isinstance(e, NoArgsIsHelpError):  # a command given without arguments: its help
         e.show()
         return e.exit_code
-    if isinstance(e, Abort):
-        report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
-        return EXIT_INTERRUPTED
+    if isinstance(e, Abort):  # a signal while the command line was parsed (click's Abort)
+        from icectl.cli.runner import interrupted_code
+
+        code = interrupted_code(e.__cause__ or e.__context__)
+        report_error("interrupted", code, as_json, prefix=None)
+        return code
     if not isinstance(e, ClickException):
         raise e
     ctx = getattr(e, "ctx", None)
@@ -406,4 +409,9 @@ def _root(
 
 
 def main() -> None:
+    # SIGTERM (kill, timeout, systemd, cron) and SIGHUP (a closed terminal) end a command as
+    # Ctrl-C does: its unfinished files are removed, exit code 128 + the signal's number
+    from icectl.command_files import install_signal_handlers
+
+    install_signal_handlers()
     app(prog_name="icectl")

@@ -38,6 +38,7 @@ from icectl import __version__
 from icectl.errors import InvalidInput, UnsupportedFeature
 from icectl.expr.evaluators import StrictMetricsEvaluator
 from icectl.expr.expressions import AlwaysTrue
+from icectl import command_files
 from icectl.io import avro
 from icectl.io.files import join
 from icectl.io.parquet import footer_metrics
@@ -167,7 +168,7 @@ def _write_position_deletes(table: Any, md: Any, positions: dict[str, list[int]]
 
         def next_path(t: str = target) -> str:
             written.append(t)
-            return t
+            return command_files.register(table.io, t)
 
         opts = replace(options, target_file_size_bytes=1 << 62)
         (w,) = write_rolling(table.io, data, POS_DELETE_SCHEMA, opts, next_path)
@@ -240,8 +241,7 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
                                     referenced_data_files=[files[p] for p in positions], may_match=may_match,
                                     branch=branch).commit()
     except BaseException:
-        for path in written:
-            table.io.delete_quietly(path)
+        command_files.discard(table.io, written)  # (kept when the commit may have landed)
         raise
     return DeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
                         position_delete_files=tuple(f.file_path for f, _ in added),
@@ -298,7 +298,7 @@ def _write_deletion_vectors(table: Any, md: Any, positions: dict[str, list[int]]
                                 {"referenced-data-file": path, "cardinality": str(len(merged))}))
     data, placed = puffin_file(blobs, {"created-by": f"icectl {__version__}"})
     target = join(table.location, "data", f"{uuid.uuid4()}-deletes.puffin")
-    written.append(target)
+    written.append(command_files.register(table.io, target))
     table.io.write_exclusive(target, data)
     out: list[tuple[DataFile, str]] = []
     for path, blob, n in zip(sorted(positions), placed, cards):

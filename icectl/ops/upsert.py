@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput
+from icectl import command_files
 from icectl.ops.compute import conform_to_schema
 from icectl.ops.equality_deletes import (
     _check_version,
@@ -122,8 +123,7 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
             added_deletes=added_deletes, may_match=keys_may_match(table, key_data, key_schema),
             branch=branch).commit()
     except BaseException:
-        for p in written:
-            table.io.delete_quietly(p)
+        command_files.discard(table.io, written)  # (kept when the commit may have landed)
         raise
     return UpsertResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
                         data_files=tuple(f.file_path for f, _ in added_data),
