@@ -20,7 +20,7 @@ One registry per process (module state; a command line runs one command per proc
   turns SIGINT, SIGTERM and SIGHUP into :class:`~icectl.errors.Interrupted` (a KeyboardInterrupt),
   so every ``except``/``finally`` clean-up of the operations runs on ``kill`` and a closed
   terminal as on Ctrl-C. A signal that arrives inside :func:`critical` is held back until the
-  section ends. :func:`abort` (the command line's last step on any failure) removes whatever is
+  command's next file or commit (:func:`checkpoint`); a command with nothing left finishes. :func:`abort` (the command line's last step on any failure) removes whatever is
   still registered and unsettled.
 * **Workers die with their driver.** :func:`worker_init` (every pool's initializer) asks Linux to
   kill the worker when the driver dies (``PR_SET_PDEATHSIG``) and ignores the terminal's signals
@@ -39,8 +39,8 @@ from contextlib import contextmanager
 from typing import Any, Iterable, Iterator
 
 __all__ = ["register", "register_operation", "settle", "discard", "discard_operation", "critical",
-           "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
-           "received_signal", "SIGNALS"]
+           "checkpoint", "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
+           "received_signal", "start_helpers", "SIGNALS"]
 
 SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 _PR_SET_PDEATHSIG = 1
@@ -54,12 +54,12 @@ class _Registry:
         self.settled: set[str] = set()
         self.critical = 0
         self.pending: int | None = None  # a signal held back by a critical section
-        self.received: int | None = None  # the first signal this command received
 
 
 _reg = _Registry()
 _lock = threading.Lock()
 _driver_pid: int | None = None  # set in worker processes: the pid of the process that started them
+_received: int | None = None  # the first of SIGNALS this process received
 
 
 # -- writers ---------------------------------------------------------------------------------------
@@ -67,6 +67,7 @@ _driver_pid: int | None = None  # set in worker processes: the pid of the proces
 def register(io: Any, path: str) -> str:
     """Record a file about to be created by the current command (call before opening it)."""
     check_driver()
+    checkpoint()
     with _lock:
         _reg.files[path] = io
     return path
@@ -76,6 +77,7 @@ def register_operation(io: Any, base_dir: str, operation_id: str,
                        task_indices: Iterable[int] | None = None) -> None:
     """Record that tasks (possibly in other processes) write files under ``base_dir`` named
     ``<task index:05d>-...-<operation_id>-...`` (only those ``task_indices`` when given)."""
+    checkpoint()
     with _lock:
         _reg.operations.append((io, base_dir, operation_id,
                                 frozenset(task_indices) if task_indices is not None else None))
@@ -152,17 +154,24 @@ def _sweep(io: Any, base_dir: str, operation_id: str, indices: frozenset[int] | 
 
 @contextmanager
 def critical() -> Iterator[None]:
-    """A commit in flight: signals are held back until it ends, and nothing is cleaned up."""
+    """A commit in flight: nothing is cleaned up, and a signal arriving now is held back until
+    the next :func:`checkpoint` after it (the command's next file or commit): whatever the
+    commit's outcome, it is then known. A command with nothing left to do finishes."""
+    checkpoint()
     _reg.critical += 1
     try:
         yield
     finally:
         _reg.critical -= 1
-        if not _reg.critical and _reg.pending is not None:
-            signum, _reg.pending = _reg.pending, None
-            from icectl.errors import Interrupted
 
-            raise Interrupted(signum)
+
+def checkpoint() -> None:
+    """Raise a signal held back by a commit that has ended (see :func:`critical`)."""
+    if _reg.pending is not None and not _reg.critical:
+        signum, _reg.pending = _reg.pending, None
+        from icectl.errors import Interrupted
+
+        raise Interrupted(signum)
 
 
 # -- the command -----------------------------------------------------------------------------------
@@ -174,8 +183,8 @@ def begin() -> None:
 
 
 def received_signal() -> int | None:
-    """The first of SIGINT/SIGTERM/SIGHUP the current command received (None: none)."""
-    return _reg.received
+    """The first of SIGINT/SIGTERM/SIGHUP this process received (None: none)."""
+    return _received
 
 
 def abort(error: BaseException | None = None) -> int:
@@ -206,8 +215,9 @@ def abort(error: BaseException | None = None) -> int:
 
 
 def _on_signal(signum: int, frame: Any) -> None:
-    if _reg.received is None:
-        _reg.received = signum
+    global _received
+    if _received is None:
+        _received = signum
     if _reg.critical:
         if _reg.pending is None:
             _reg.pending = signum
@@ -230,6 +240,22 @@ def install_signal_handlers() -> None:
 
 
 # -- workers ---------------------------------------------------------------------------------------
+
+def start_helpers() -> None:
+    """Start multiprocessing's resource tracker (a helper process of spawn pools) with the
+    terminal's signals ignored, as its workers ignore them: a hang-up then reaches the driver
+    alone, which stops the workers; the tracker ends when the driver's end of its pipe closes."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    from multiprocessing import resource_tracker
+
+    old = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
 
 def worker_init(driver_pid: int) -> None:
     """Initializer of every worker pool: die with the driver, leave signals to the driver."""

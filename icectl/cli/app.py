@@ -317,6 +317,14 @@ class LazyGroup(TyperGroup):
         _defer_coercion(self)  # typer adds the completion options after __init__
         return super().parse_args(ctx, args)
 
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _interrupts_reported(kwargs.get("args") or (args[1] if len(args) > 1 else [])):
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _interrupts_reported(sys.argv[1:]):
+            return super().invoke(ctx)
+
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         """Run icectl; a usage error the option parser finds (an unknown option or command, a bad
@@ -339,6 +347,27 @@ class LazyGroup(TyperGroup):
         rows = [(name, make_default_short_help(short, limit)) for name, (_, short) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+class _interrupts_reported:
+    """A signal outside a command body (while the command line is parsed or the command module
+    imported) is reported as every interrupt is: one line, exit code 128 + the signal's number
+    (typer would exit 130 silently, whatever the signal)."""
+
+    def __init__(self, argv: Any) -> None:
+        self.argv = list(argv or [])
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, e: Any, tb: Any) -> bool:
+        if e is None or not isinstance(e, KeyboardInterrupt):
+            return False
+        from icectl.cli.runner import interrupted_code, report_error
+
+        code = interrupted_code(e)
+        report_error("interrupted", code, "--json" in self.argv, prefix=None)
+        raise typer.Exit(code) from None
 
 
 def _report_usage_error(e: Exception, argv: list[str]) -> int:

@@ -138,6 +138,7 @@ class LocalEngine:
             return
         tracker.start()
         ctx = multiprocessing.get_context("spawn")
+        command_files.start_helpers()
         pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx,
                                    initializer=command_files.worker_init, initargs=(os.getpid(),))
         finished = False
