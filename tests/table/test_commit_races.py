@@ -384,3 +384,71 @@ def test_thousands_of_loaded_commits_lose_nothing_and_stay_readable(tmp_path):
             total[k] += figures[k]
         total["rounds"] += 1
     print(f"total: {total}")
+
+
+# -- unknown means keep ---------------------------------------------------------------------------
+
+def _append_with_files(location: str, name: str):
+    os.makedirs(os.path.join(location, "data"), exist_ok=True)
+    path = os.path.join(location, "data", f"{name}.parquet")
+    with open(path, "wb"):
+        pass
+    return FastAppendProducer(Table.load(location), [(DataFile(DATA, path, "PARQUET", (), 1, 10), "")])
+
+
+def test_interrupt_after_the_rename_is_commit_state_unknown_and_keeps_every_file(location, monkeypatch):
+    """Ctrl-C lands just after the metadata rename: the version is in the table, so nothing the
+    commit wrote may be removed - the commit reports its state as unknown instead."""
+    from icectl.errors import CommitStateUnknown
+
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    producer = _append_with_files(location, "a")
+    real_rename = FileIO.rename_no_replace
+
+    def rename_then_interrupt(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if "/v2." in dst:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_interrupt)
+    with pytest.raises(CommitStateUnknown):
+        producer.commit()
+    monkeypatch.undo()
+    final = Table.load(location)
+    assert final.version == 2 and len(final.metadata.snapshots) == 1
+    assert not unreadable_references(final)  # its manifest list and manifest were kept
+
+
+def test_undecidable_check_is_commit_state_unknown_and_keeps_every_file(location, monkeypatch):
+    """After the rename, the versions that would show whether ours was built on are deleted
+    before they can be read (simulated: every newer version reads as missing). Nothing may be
+    undone or deleted: unknown, with the manifest list and manifests kept."""
+    from icectl.errors import CommitStateUnknown, NotFound
+
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    producer = _append_with_files(location, "a")
+    real_rename = FileIO.rename_no_replace
+    real_read = store.read_metadata
+    vanish = []
+
+    def rename_then_others_commit(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if dst.endswith("/v2.metadata.json"):
+            for i in range(3):
+                Table.load(location).commit(_set(**{f"other-{i}": "x"}))
+            vanish.append(True)
+
+    def newer_versions_vanish(io, path):
+        name = path.rsplit("/", 1)[-1]
+        if vanish and name[:1] == "v" and name[1:].split(".")[0].isdigit() and int(name[1:].split(".")[0]) > 2:
+            raise NotFound(path)
+        return real_read(io, path)
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_others_commit)
+    monkeypatch.setattr(store, "read_metadata", newer_versions_vanish)
+    with pytest.raises(CommitStateUnknown, match="cannot tell"):
+        producer.commit()
+    monkeypatch.undo()
+    final = Table.load(location)
+    assert [s.snapshot_id for s in final.metadata.snapshots] == [producer.snapshot_id]
+    assert not unreadable_references(final)
