@@ -257,14 +257,16 @@ def start_helpers() -> None:
             signal.signal(s, h)
 
 
-def worker_init(driver_pid: int) -> None:
-    """Initializer of every worker pool: die with the driver, leave signals to the driver."""
+def worker_init(driver_pid: int, terminable: bool = False) -> None:
+    """Initializer of every worker pool: die with the driver, leave the terminal's signals to
+    the driver (which stops its workers itself). ``terminable``: SIGTERM keeps its default
+    action, for pools that stop their workers with it (``multiprocessing.Pool.terminate``)."""
     global _driver_pid, _reg
     _driver_pid = driver_pid
     _reg = _Registry()
     for s in SIGNALS:
         try:
-            signal.signal(s, signal.SIG_IGN)
+            signal.signal(s, signal.SIG_DFL if terminable and s == signal.SIGTERM else signal.SIG_IGN)
         except (OSError, ValueError):
             pass
     if sys.platform.startswith("linux"):

@@ -102,9 +102,10 @@ def _parallel(found: list[ManifestColumns | None],
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
-    # workers die with the planning process and leave Ctrl-C to it (it terminates them)
+    # workers die with the planning process and leave Ctrl-C to it; terminate() stops them
+    # with SIGTERM, so that keeps its default action
     pool = ctx.Pool(min(workers, len(todo)), initializer=command_files.worker_init,
-                    initargs=(os.getpid(),))
+                    initargs=(os.getpid(), True))
     try:
         results = pool.imap(_decode_local, [r for _, r, _ in todo], chunksize=1)
         pending = iter(todo)
