@@ -487,7 +487,7 @@ def commit(
         io.delete_quietly(temp)
         raise VersionConflict(next_version, final) from None
     except BaseException as e:
-        if renaming and not io.exists(temp):
+        if renaming and (not io.exists(temp) or _still_holds(io, final, data)):
             # stopped (a signal, an I/O error) while the rename was in flight, after it moved the
             # file: the version may be in the table, so nothing of the commit may be removed
             raise CommitStateUnknown(f"interrupted while committing {final}; it may be part of "
