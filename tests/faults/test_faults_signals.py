@@ -202,7 +202,7 @@ def judge(t: Path, before: list[tuple], done_rows: list[tuple], proc: subprocess
 def run_signalled(tmp: Path, command: str, signame: str, seed: int) -> None:
     t, argv = prepare(tmp, command)
     before = rows(t)
-    delay = random.Random(f"{command}-{signame}-{seed}").uniform(0.3, 3.0)
+    delay = random.Random(f"{command}-{signame}-{seed}").uniform(0.4, 1.6)
     proc = start(argv)
     try:
         time.sleep(delay)
