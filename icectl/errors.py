@@ -74,12 +74,6 @@ class StorageError(IcectlError):
     kind = "storage"
 
 
-class CommitStateUnknown(StorageError):
-    """A commit's new metadata file may or may not have been created (a timeout, a server error
-    or a lost connection, and reading it back did not tell). Nothing of the commit is cleaned
-    up: the files it names may already be part of the table."""
-
-
 class CorruptMetadata(IcectlError):
     """Metadata that cannot be read: bad JSON, bad Avro, missing required fields."""
 
@@ -101,6 +95,36 @@ class UnsafeStorage(IcectlError):
 
     exit_code = 11
     kind = "unsafe-storage"
+class CommitStateUnknown(IcectlError):
+    """A commit's new metadata version was written (or its rename may have happened), but
+    whether it is, or will become, part of the table cannot be told for certain: another writer
+    moved the table on in a way that hides it, or the commit was interrupted while in flight.
+    Like the reference's CommitStateUnknownException, every file the commit wrote is kept (it may
+    be referenced); check the table before retrying."""
+
+    exit_code = 12
+    kind = "commit-state-unknown"
+
+
+class WorkerLost(IcectlError):
+    """A worker process of the command died (killed, e.g. by the out-of-memory killer) before
+    its task finished; the files the command wrote are removed and nothing is committed."""
+
+    exit_code = 13
+    kind = "worker-lost"
+
+
+class Interrupted(KeyboardInterrupt):
+    """The command was stopped by a signal (SIGINT, SIGTERM or SIGHUP): it ends as Ctrl-C does,
+    removing the files of its unfinished work, with exit code 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
 
 
 # Exit codes not tied to an IcectlError kind.
@@ -109,7 +133,9 @@ EXIT_USAGE = 2  # Typer/click usage errors share the invalid-input code
 EXIT_CHECK_FAILED = 10  # `icectl check` found at least one error-severity problem
 EXIT_PARTIAL = 15  # partly done: some inputs were set aside (quarantined), the rest committed
 EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as shells report it
+EXIT_HANGUP = 129  # SIGHUP: 128 + 1
+EXIT_TERMINATED = 143  # SIGTERM (kill, timeout, systemd, cron): 128 + 15
 
 # The exit-code table: code, kind (the "kind" of the JSON error object; "" for codes that are
 # not errors) and meaning. `icectl --help`, README.md and man/icectl.1 show exactly these rows
@@ -127,9 +153,14 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (9, "unsupported", "unsupported feature, such as a format version above 3"),
     (EXIT_CHECK_FAILED, "", "check found problems (at least one of error severity)"),
     (11, "unsafe-storage", "unsafe storage: an object store that ignores conditional creates; nothing written"),
+    (12, "commit-state-unknown", "commit state unknown: the new version may be in the table; "
+                                 "every file it wrote is kept"),
+    (13, "worker-lost", "a worker process died (e.g. out of memory); the command's files were removed"),
     (EXIT_PARTIAL, "", "partly done: some input files were quarantined (see the result), the rest committed"),
     (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
-    (EXIT_INTERRUPTED, "interrupted", "interrupted"),
+    (EXIT_HANGUP, "interrupted", "hung up (SIGHUP); the unfinished command's files were removed"),
+    (EXIT_INTERRUPTED, "interrupted", "interrupted (SIGINT, Ctrl-C); the unfinished command's files were removed"),
+    (EXIT_TERMINATED, "interrupted", "terminated (SIGTERM); the unfinished command's files were removed"),
 )
 
 
@@ -152,4 +183,6 @@ ERROR_KINDS: tuple[type[IcectlError], ...] = (
     CorruptMetadata,
     UnsupportedFeature,
     UnsafeStorage,
+    CommitStateUnknown,
+    WorkerLost,
 )

@@ -337,6 +337,14 @@ class LazyGroup(TyperGroup):
         _defer_coercion(self)  # typer adds the completion options after __init__
         return super().parse_args(ctx, args)
 
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        with _interrupts_reported(kwargs.get("args") or (args[1] if len(args) > 1 else [])):
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: Any) -> Any:
+        with _interrupts_reported(sys.argv[1:]):
+            return super().invoke(ctx)
+
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
         """Run icectl; a usage error the option parser finds (an unknown option or command, a bad
@@ -367,22 +375,46 @@ class LazyGroup(TyperGroup):
             formatter.write_dl(rows)
 
 
+class _interrupts_reported:
+    """A signal outside a command body (while the command line is parsed or the command module
+    imported) is reported as every interrupt is: one line, exit code 128 + the signal's number
+    (typer would exit 130 silently, whatever the signal)."""
+
+    def __init__(self, argv: Any) -> None:
+        self.argv = list(argv or [])
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, e: Any, tb: Any) -> bool:
+        if e is None or not isinstance(e, KeyboardInterrupt):
+            return False
+        from icectl.cli.runner import interrupted_code, report_error
+
+        code = interrupted_code(e)
+        report_error("interrupted", code, "--json" in self.argv, prefix=None)
+        raise typer.Exit(code) from None
+
+
 def _report_usage_error(e: Exception, argv: list[str]) -> int:
     """The exit code of an exception that left the command line's parsing, after reporting it."""
     from typer import Abort
     from typer._click.exceptions import ClickException, NoArgsIsHelpError, NoSuchOption, UsageError
 
     from icectl.cli.common import report_error
-    from icectl.errors import EXIT_INTERRUPTED, EXIT_USAGE
+    from icectl.errors import EXIT_USAGE
 
     words = argv[: argv.index("--")] if "--" in argv else argv
     as_json = "--json" in words
     if isinstance(e, NoArgsIsHelpError):  # a command given without arguments: its help
         e.show()
         return e.exit_code
-    if isinstance(e, Abort):
-        report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
-        return EXIT_INTERRUPTED
+    if isinstance(e, Abort):  # a signal while the command line was parsed (click's Abort)
+        from icectl.cli.runner import interrupted_code
+
+        code = interrupted_code(e.__cause__ or e.__context__)
+        report_error("interrupted", code, as_json, prefix=None)
+        return code
     if not isinstance(e, ClickException):
         raise e
     ctx = getattr(e, "ctx", None)
@@ -432,4 +464,9 @@ def _root(
 
 
 def main() -> None:
+    # SIGTERM (kill, timeout, systemd, cron) and SIGHUP (a closed terminal) end a command as
+    # Ctrl-C does: its unfinished files are removed, exit code 128 + the signal's number
+    from icectl.command_files import install_signal_handlers
+
+    install_signal_handlers()
     app(prog_name="icectl")

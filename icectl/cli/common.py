@@ -15,6 +15,8 @@ from typing import Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
+from icectl import command_files
+
 from icectl.errors import IcectlError, InvalidInput
 from icectl.cli.output import err, select_fields
 from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report through these
@@ -127,6 +129,7 @@ def handle_errors(fn: F) -> F:
         if fields:
             kwargs["json_out"] = True
         select_fields(fields)  # (also clears a choice left by an earlier in-process run)
+        command_files.begin()
         try:
             if with_storage:
                 apply_storage_options(storage)  # (also clears options of an earlier in-process run)
@@ -134,6 +137,7 @@ def handle_errors(fn: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except BaseException as e:
+            command_files.abort()  # the unfinished command's files (kept if a commit may have landed)
             code = failure_code(e, as_json, _command_options())
             if code is None:
                 raise

@@ -150,7 +150,21 @@ def _exit_now(code: int) -> None:
 
 
 def main() -> None:
-    argv = sys.argv[1:]
+    # first of all: SIGTERM and SIGHUP end a command as Ctrl-C does (see icectl.command_files)
+    from icectl.command_files import install_signal_handlers
+
+    install_signal_handlers()
+    try:
+        _main(sys.argv[1:])
+    except KeyboardInterrupt as e:  # a signal before any command ran (nothing was written)
+        from icectl.cli.runner import interrupted_code, report_error
+
+        code = interrupted_code(e)
+        report_error("interrupted", code, "--json" in sys.argv[1:], prefix=None)
+        _exit_now(code)
+
+
+def _main(argv: list[str]) -> None:
     if argv[:1] == ["plan"] and _COMPLETE_ENV not in os.environ:
         values = parse_plan_args(argv[1:])
         if values is not None:

@@ -14,7 +14,8 @@ import sys
 from typing import Mapping, Optional, Sequence
 
 from icectl.cli.output import err
-from icectl.errors import EXIT_INTERNAL, EXIT_INTERRUPTED, IcectlError, StorageError
+from icectl.errors import (EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, IcectlError,
+                           Interrupted, StorageError)
 
 DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
@@ -80,8 +81,9 @@ def failure_code(e: BaseException, as_json: bool, options: Mapping[str, str]) ->
         report_error(cli_message(e, options), e.exit_code, as_json)
         return e.exit_code
     if isinstance(e, KeyboardInterrupt):
-        report_error("interrupted", EXIT_INTERRUPTED, as_json, prefix=None)
-        return EXIT_INTERRUPTED
+        code = interrupted_code(e)
+        report_error(_SIGNAL_WORDS.get(code, "interrupted"), code, as_json, prefix=None)
+        return code
     if isinstance(e, BrokenPipeError):
         # the reader of our stdout went away (`icectl ... | head`): not an error
         try:
@@ -122,6 +124,19 @@ def flush_output(code: int) -> int:
         report_error(f"cannot write the output: {e.strerror or e}", StorageError.exit_code, False)
         return code if code not in (0, None) else StorageError.exit_code
     return code
+_SIGNAL_WORDS = {EXIT_INTERRUPTED: "interrupted", EXIT_TERMINATED: "terminated (SIGTERM)",
+                 EXIT_HANGUP: "hung up (SIGHUP)"}
+
+
+def interrupted_code(e: BaseException | None = None) -> int:
+    """The exit code of an interrupt: 128 + the signal's number (130 for Ctrl-C, 143 for SIGTERM,
+    129 for SIGHUP), as shells report a command a signal stopped."""
+    from icectl.command_files import received_signal
+
+    if isinstance(e, Interrupted):
+        return e.exit_code
+    signum = received_signal()
+    return 128 + signum if signum is not None else EXIT_INTERRUPTED
 
 
 def table_location(table: str, warehouse: Optional[str]) -> str:

@@ -25,6 +25,8 @@ Engines:
 
 * ``local`` (:class:`LocalEngine`): a pool of worker processes, ``os.cpu_count()`` of them unless
   ``workers=N`` says otherwise; results stream back (:meth:`LocalEngine.imap`) in task order.
+  Workers die with the driver and leave signals to it (:func:`icectl.command_files.worker_init`);
+  a map that stops early kills them, and a worker that dies is :class:`~icectl.errors.WorkerLost`.
 * ``spark`` (:class:`icectl.engines.spark.SparkEngine`): the same task function in Spark
   executors' Python workers. It is the only code in icectl allowed to import pyspark, lazily
   (inside its functions; see tests/test_layering.py). pyspark is an optional extra
@@ -36,10 +38,12 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVar
 
-from icectl.errors import InvalidInput
+from icectl.errors import Interrupted, InvalidInput, WorkerLost
+from icectl import command_files
 
 __all__ = ["Engine", "LocalEngine", "TaskProgress", "ProgressCallback", "get_engine", "ENGINES",
            "task_sizes"]
@@ -134,19 +138,64 @@ class LocalEngine:
             return
         tracker.start()
         ctx = multiprocessing.get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx)
+        command_files.start_helpers()
+        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx,
+                                   initializer=command_files.worker_init, initargs=(os.getpid(),))
+        finished = False
         try:
             futures = [pool.submit(fn, item) for item in items]
             for i, fut in enumerate(futures):
                 fut.add_done_callback(lambda f, i=i: _done(tracker, f, i))
             for fut in futures:
-                yield fut.result()
+                try:
+                    result = fut.result()
+                except BrokenProcessPool:
+                    raise _worker_lost(pool) from None
+                yield result
+            finished = True
         finally:
+            if not finished:
+                # stopped early (a failure, an interrupt, the caller gave up): the workers are
+                # killed, not waited for, so none writes another file after this returns
+                _kill_workers(pool)
             pool.shutdown(wait=True, cancel_futures=True)
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T], *,
             sizes: Sequence[int] | None = None) -> list[R]:
         return list(self.imap(fn, tasks, sizes=sizes))
+
+
+def _kill_workers(pool: ProcessPoolExecutor) -> None:
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        try:
+            p.kill()
+        except (OSError, ValueError, AttributeError):
+            pass
+    for p in procs:
+        try:
+            p.join(5)
+        except (OSError, ValueError, AssertionError, AttributeError):
+            pass
+
+
+def _worker_lost(pool: ProcessPoolExecutor) -> BaseException:
+    """The error of a pool whose worker died: the driver's own signal when it got one (the
+    terminal's Ctrl-C reaches the workers too), else WorkerLost naming how the worker ended."""
+    signum = command_files.received_signal()
+    if signum is not None:
+        return Interrupted(signum)
+    codes = []
+    for p in (getattr(pool, "_processes", None) or {}).values():
+        code = getattr(p, "exitcode", None)
+        if code is not None and code != 0:
+            codes.append(code)
+    how = ""
+    if codes:
+        code = codes[0]
+        how = f" (killed by signal {-code})" if code < 0 else f" (exit status {code})"
+    return WorkerLost(f"a worker process died before its task finished{how}; the files written "
+                      "for the command are removed and nothing is committed")
 
 
 def _done(tracker: _Tracker, fut: Any, index: int) -> None:

@@ -23,7 +23,9 @@ Tasks run on an engine (:mod:`icectl.engines`, local processes by default) throu
 maximum (target plus half the distance to the maximum size). The driver commits one ``replace``
 snapshot (:class:`icectl.table.rewrite.RewriteFilesProducer`) whose new files keep the starting
 snapshot's data sequence number; with ``partial_progress=N`` it commits after every N groups.
-A failed commit removes the files the tasks wrote.
+A failed commit, an interrupt (SIGINT, SIGTERM, SIGHUP) or a dead worker removes the files the
+tasks wrote, also those of tasks whose results never came back (:mod:`icectl.command_files`);
+a commit whose outcome is unknown keeps them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from icectl.errors import InvalidInput, NotFound
+from icectl import command_files
 from icectl.ops.rewrite_task import (
     RewriteTask,
     RewriteTaskResult,
@@ -381,8 +384,15 @@ def _run_and_commit(table: Any, engine: Any, groups: Sequence[GroupPlan], start:
                     branch: str, totals: _Totals) -> None:
     from icectl.table.rewrite import RewriteFilesProducer
 
+    from icectl.ops.write import data_location
+
     tasks = [t for g in groups for t in g.tasks]
     results: list[RewriteTaskResult] = []
+    # the tasks name their files <task index>-0-<operation id>-...: registered before they start,
+    # so an interrupt or a dead worker removes also the files of tasks that never reported back
+    base_dir = data_location(table.location, table.metadata.properties)
+    operation_id = tasks[0].operation_id
+    command_files.register_operation(table.io, base_dir, operation_id, (t.task_index for t in tasks))
     try:
         results = results_or_raise(table.io, engine.map(run_rewrite_task_guarded, tasks))
         added = [fp for r in results for fp in r.files]
@@ -391,9 +401,8 @@ def _run_and_commit(table: Any, engine: Any, groups: Sequence[GroupPlan], start:
                                         added=added, branch=branch)
         produced = producer.commit()
     except BaseException:
-        for r in results:
-            for f, _ in r.files:
-                table.io.delete_quietly(f.file_path)
+        command_files.discard(table.io, [f.file_path for r in results for f, _ in r.files])
+        command_files.discard_operation(table.io, base_dir, operation_id)
         raise
     totals.snapshots.append(produced.snapshot.snapshot_id)
     totals.summaries.append(dict(produced.snapshot.summary))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import InvalidInput
+from icectl import command_files
 from icectl.expr.expressions import AlwaysFalse, AlwaysTrue
 from icectl.ops.delete_rows import COPY_ON_WRITE, DeleteResult, _matching_positions
 from icectl.ops.rewrite_task import (
@@ -37,6 +38,7 @@ from icectl.ops.rewrite_task import (
     run_rewrite_task_guarded,
     task_input,
 )
+from icectl.ops.write import data_location
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 
@@ -89,8 +91,13 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
                                  deleted_positions=sum(len(v) for v in hits.values()),
                                  files_with_row_deletes=tuple(sorted(hits)),
                                  rewritten_data_files=tuple(sorted(hits)), **base)
-    results = _run(engine, workers, tasks, table.io)
+    base_dir = data_location(table.location, md.properties)
+    if tasks:  # registered before they start: see icectl.command_files
+        command_files.register_operation(table.io, base_dir, tasks[0].operation_id,
+                                         (t.task_index for t in tasks))
+    results: list = []
     try:
+        results = _run(engine, workers, tasks, table.io)
         rewritten = sorted(p for r in results for p in r.rewritten)
         removed = sorted({p.path for p in dropped} | set(rewritten))
         added = [fp for r in results for fp in r.files]
@@ -106,6 +113,8 @@ def delete_copy_on_write(table: Any, filter_text: str, *, branch: str | None = N
     except BaseException:
         for r in results:
             _remove(table, r)
+        if tasks:
+            command_files.discard_operation(table.io, base_dir, tasks[0].operation_id)
         raise
     return CopyOnWriteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
                              summary=dict(produced.snapshot.summary), **base, **result)
@@ -145,8 +154,7 @@ def _run(engine: Any, workers: int | None, tasks: list[RewriteTask], table_io: A
 
 
 def _remove(table: Any, r: Any) -> None:
-    for f, _ in r.files:
-        table.io.delete_quietly(f.file_path)
+    command_files.discard(table.io, [f.file_path for f, _ in r.files])
 
 
 def _commit(table: Any, md: Any, plan: Any, removed: list[str], added: list, filter_text: str,

@@ -40,6 +40,7 @@ import pyarrow as pa
 from icectl import __version__
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
 from icectl.expr.evaluators import StrictMetricsEvaluator
+from icectl import command_files
 from icectl.expr.expressions import AlwaysFalse, AlwaysTrue
 from icectl.io import avro
 from icectl.io.files import join
@@ -173,7 +174,7 @@ def _write_position_deletes(table: Any, md: Any, positions: dict[str, list[int]]
 
         def next_path(t: str = target) -> str:
             written.append(t)
-            return t
+            return command_files.register(table.io, t)
 
         opts = replace(options, target_file_size_bytes=1 << 62)
         (w,) = write_rolling(table.io, data, POS_DELETE_SCHEMA, opts, next_path)
@@ -246,8 +247,7 @@ def delete_rows(table: Any, filter_text: str, *, mode: str | None = None,
                                     referenced_data_files=[files[p] for p in positions], may_match=may_match,
                                     branch=branch).commit()
     except BaseException:
-        for path in written:
-            table.io.delete_quietly(path)
+        command_files.discard(table.io, written)  # (kept when the commit may have landed)
         raise
     return DeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,
                         position_delete_files=tuple(dict.fromkeys(f.file_path for f, _ in added)),
@@ -304,7 +304,7 @@ def _write_deletion_vectors(table: Any, md: Any, positions: dict[str, list[int]]
                                 {"referenced-data-file": path, "cardinality": str(len(merged))}))
     data, placed = puffin_file(blobs, {"created-by": f"icectl {__version__}"})
     target = join(table.location, "data", f"{uuid.uuid4()}-deletes.puffin")
-    written.append(target)
+    written.append(command_files.register(table.io, target))
     table.io.write_exclusive(target, data)
     out: list[tuple[DataFile, str]] = []
     for path, blob, n in zip(sorted(positions), placed, cards):

@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
 from icectl.expr.expressions import Expression, Operation, and_, make_bound, or_
+from icectl import command_files
 from icectl.io import avro
 from icectl.io.files import join
 from icectl.io.parquet import footer_metrics
@@ -214,7 +215,7 @@ def write_equality_deletes(table: Any, rows: pa.Table, keys: Schema, specs: Sequ
                 counter[0] += 1
                 p = join(directory, f"00000-0-{operation_id}-{counter[0]:05d}-deletes.parquet")
                 written.append(p)
-                return p
+                return command_files.register(table.io, p)
 
             for w in write_rolling(table.io, rows.take(idx), keys, options, next_path):
                 m = footer_metrics(w.footer, config, None, w.file_size_in_bytes, path=w.path)
@@ -325,8 +326,7 @@ def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Tabl
                 may_match=filter_may_match(md, match_filter(rows, key_schema, True)),
                 branch=branch).commit()
     except BaseException:
-        for p in written:
-            table.io.delete_quietly(p)
+        command_files.discard(table.io, written)  # (kept when the commit may have landed)
         raise
     paths = tuple(dict.fromkeys(f.file_path for f, _ in added))
     return EqualityDeleteResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,

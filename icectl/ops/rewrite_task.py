@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
+from icectl import command_files
 from icectl.io.files import FileIO
 from icectl.io.parquet_write import TARGET_FILE_SIZE
 from icectl.spec.manifests import POSITION_DELETES, DataFile
@@ -87,7 +88,7 @@ class RewriteTask:
     format_version: int
     target_file_size: int
     table_location: str  # new files go to its data location (``write.data.path`` honoured)
-    operation_id: str  # names the operation (file names are unique per task anyway)
+    operation_id: str  # new files are named <task index>-0-<operation id>-<n>.parquet
     task_index: int = 0
     drop_filter: str | None = None  # rows matching it are not written
     case_sensitive: bool = False
@@ -147,10 +148,8 @@ def results_or_raise(file_io: Any, outcomes: Sequence[RewriteTaskResult | TaskFa
     failed = [o for o in outcomes if isinstance(o, TaskFailed)]
     if not failed:
         return list(outcomes)  # type: ignore[arg-type]
-    for o in outcomes:
-        if isinstance(o, RewriteTaskResult):
-            for f, _ in o.files:
-                file_io.delete_quietly(f.file_path)
+    command_files.discard(file_io, [f.file_path for o in outcomes if isinstance(o, RewriteTaskResult)
+                                    for f, _ in o.files])
     from icectl import errors
 
     first = failed[0]
@@ -218,11 +217,13 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     rows, read, dropped, rewritten = _read_rows(table, schema, task)
     written: list[str] = []
     try:
-        files = write_data_files(table, rows, written) if rows.num_rows and rewritten else []
+        files = (write_data_files(table, rows, written, operation_id=task.operation_id,
+                                  task_index=task.task_index)
+                 if rows.num_rows and rewritten else [])
     except BaseException:
-        for p in written:
-            table.io.delete_quietly(p)
+        command_files.discard(table.io, written)
         raise
+    command_files.check_driver()
     if order is not None and order.order_id == 0:  # an order that is not one of the table's
         files = [(replace(f, sort_order_id=None), p) for f, p in files]
     return RewriteTaskResult(task_index=task.task_index, files=tuple(files), rows_read=read,

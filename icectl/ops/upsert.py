@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput
+from icectl import command_files
 from icectl.ops.compute import conform_to_schema
 from icectl.ops.equality_deletes import (
     _check_version,
@@ -162,8 +163,7 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
             referenced_data_files=list(matches.files.values()) if matches is not None else (),
             may_match=may_match, branch=branch, summary_properties=summary_properties).commit()
     except BaseException:
-        for p in written:
-            table.io.delete_quietly(p)
+        command_files.discard(table.io, written)  # (kept when the commit may have landed)
         raise
     deletes = tuple(dict.fromkeys(f.file_path for f, _ in added_deletes))
     return UpsertResult(committed=True, snapshot_id=produced.snapshot.snapshot_id,

@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError
+from icectl import command_files
 from icectl.io.files import join
 from icectl.io.parquet import footer_metrics
 from icectl.io.parquet_write import ParquetWriteOptions, arrow_type, write_rolling
@@ -318,8 +319,7 @@ def write_rows(
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
     except BaseException:
-        for p in written_paths:
-            table.io.delete_quietly(p)
+        command_files.discard(table.io, written_paths)  # (kept when the commit may have landed)
         raise
     return WriteResult(result, data.num_rows, fmt)
 
@@ -328,7 +328,8 @@ def write_data_files(table: Any, data: pa.Table, written_paths: list[str], *,
                      operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
     """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
     spec, split by partition and sorted by the sort order; returns each file with its partition
-    path. Every path written is appended to ``written_paths`` (the caller removes them if
+    path. Every path is appended to ``written_paths`` and registered with the command
+    (:mod:`icectl.command_files`) before its file is created (the caller removes them if
     anything fails). Files are named ``<task index>-0-<operation id>-<n>.parquet`` (a new
     operation id unless one is given: the tasks of one operation share it)."""
     md = table.metadata
@@ -349,10 +350,11 @@ def write_data_files(table: Any, data: pa.Table, written_paths: list[str], *,
             counter[0] += 1
             p = join(directory, f"{task_index:05d}-0-{operation_id}-{counter[0]:05d}.parquet")
             written_paths.append(p)
-            return p
+            return command_files.register(table.io, p)
 
         start = 0
         for wf in write_rolling(table.io, chunk, schema, options, next_path):
+            command_files.check_driver()  # a worker hands on no file once its driver is gone
             fm = footer_metrics(wf.footer, config, mapping, wf.file_size_in_bytes, path=wf.path)
             nan_counts = _nan_counts(chunk.slice(start, wf.record_count), schema, config)
             start += wf.record_count
@@ -426,8 +428,7 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
         files = write_data_files(table, data, written, operation_id=task.operation_id,
                                  task_index=task.task_index)
     except BaseException:
-        for p in written:
-            io.delete_quietly(p)
+        command_files.discard(io, written)
         raise
     return files, data.num_rows, fmt
 
@@ -470,6 +471,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         ignore_extra_columns=ignore_extra_columns, input_bytes=_size_or_zero(table.io, s),
         storage_options=dict(getattr(table.io, "_options", None) or {}) or None, rounding=rounding)
         for i, s in enumerate(sources)]
+    command_files.register_operation(table.io, base_dir, operation_id)
     try:
         results = engine.map(run_write_task, tasks)
         files = [f for r in results for f in r[0]]
@@ -480,7 +482,9 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
     except BaseException:
-        remove_operation_files(table.io, base_dir, operation_id)
+        # every task's files, also of tasks whose results never came back (nothing when the
+        # commit landed or may have landed)
+        command_files.discard_operation(table.io, base_dir, operation_id)
         raise
     return WriteResult(result, rows, formats[0] if len(formats) == 1 else "mixed")
 
@@ -507,10 +511,7 @@ def _size_or_zero(io: Any, path: str) -> int:
 
 def remove_operation_files(io: Any, base_dir: str, operation_id: str) -> None:
     """Delete every file under ``base_dir`` of one operation (its tasks name their files with the
-    operation's id), also those of tasks whose results never came back."""
-    try:
-        found = [f.path for f in io.walk(base_dir) if operation_id in f.path.rsplit("/", 1)[-1]]
-    except Exception:  # noqa: BLE001 - nothing written, or the directory is gone
-        return
-    for p in found:
-        io.delete_quietly(p)
+    operation's id), also those of tasks whose results never came back; none when a commit's
+    outcome is unknown, and none a commit took (see :mod:`icectl.command_files`)."""
+    command_files.register_operation(io, base_dir, operation_id)
+    command_files.discard_operation(io, base_dir, operation_id)

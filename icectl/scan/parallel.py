@@ -26,6 +26,7 @@ import threading
 from typing import Any, Iterator, Sequence
 
 from icectl.errors import InvalidInput
+from icectl import command_files
 from icectl.io.files import FileIO, is_local
 from icectl.io.manifest_columns import (
     ManifestColumns,
@@ -101,7 +102,10 @@ def _parallel(found: list[ManifestColumns | None],
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
-    pool = ctx.Pool(min(workers, len(todo)))
+    # workers die with the planning process and leave Ctrl-C to it; terminate() stops them
+    # with SIGTERM, so that keeps its default action
+    pool = ctx.Pool(min(workers, len(todo)), initializer=command_files.worker_init,
+                    initargs=(os.getpid(), True))
     try:
         results = pool.imap(_decode_local, [r for _, r, _ in todo], chunksize=1)
         pending = iter(todo)

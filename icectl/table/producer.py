@@ -12,7 +12,10 @@ Like the reference's ``SnapshotProducer``, an operation supplies three things:
 sequence number (and, in v3, the table's next row id), writes the manifest list
 ``metadata/snap-<id>-<attempt>-<commit uuid>.avro``, builds the snapshot with the summary totals
 carried forward, and commits through :meth:`Table.commit_transaction`, which retries on conflicts
-and deletes every file a failed or lost attempt wrote.
+and deletes every file a failed or lost attempt wrote - but none when the commit's outcome is
+unknown (:class:`~icectl.errors.CommitStateUnknown`: the version may be in the table). Files are
+registered with the running command before they are written (:mod:`icectl.command_files`), so
+an interrupted command removes them too, and the files a landed commit adds are settled.
 
 The row delta (data and delete files added and removed, re-validated on a lost race) is
 :class:`icectl.table.row_delta.RowDeltaProducer`, built on this template.
@@ -190,6 +193,7 @@ class SnapshotProducer:
         self._present: set[str] = set()  # parent manifests seen to exist (manifests are immutable)
         self.attempts = 0
         self.new_manifest_paths: list[str] = []
+        self._added_files: dict[str, None] = {}  # data and delete files the snapshot adds
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -261,6 +265,7 @@ class SnapshotProducer:
             path = self.new_manifest_path()
             attempt.track(path)
             self.io.write_exclusive(path, data)
+            self._added_files.update((e.data_file.file_path, None) for e in chunk if e.status == ADDED)
             self.new_manifest_paths.append(path)
             mf = summarize_entries(
                 chunk, manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
@@ -361,6 +366,7 @@ class SnapshotProducer:
                          f"snap-{self.snapshot_id}-{attempt.number}-{self.commit_uuid}.avro")
         attempt.track(list_path)
         self.io.write_exclusive(list_path, data)
+        attempt.refer(self._added_files)  # once it lands, the files it adds are the table's
 
         changes = self.summary(base)
         for k, v in self.summary_properties.items():

@@ -21,6 +21,9 @@ did appear, the commit still landed if another writer already built on it; that 
 :func:`_built_on` (see there for why a name and a timestamp alone are not proof). A commit that
 fails the check after its rename removes the file it renamed (only if it still holds its own
 bytes) and raises :class:`VersionConflict`, so the caller re-reads, re-validates and retries.
+When the check cannot tell (the newer versions that would show it were deleted by other writers'
+clean-up before they could be read), or the commit is stopped after its rename started, it raises
+:class:`~icectl.errors.CommitStateUnknown` and removes nothing: unknown means keep.
 
 The hint is never moved backwards: a writer whose version is no longer the newest leaves the hint
 alone, and after writing it checks again and corrects a hint a slower writer lowered.
@@ -34,7 +37,8 @@ import re
 import uuid
 from dataclasses import dataclass, replace
 
-from icectl.errors import CommitConflict, IcectlError, CorruptMetadata, NotFound, StorageError, ValidationError
+from icectl.errors import (CommitConflict, CommitStateUnknown, CorruptMetadata, IcectlError, NotFound,
+                           StorageError, ValidationError)
 from icectl.io.files import DestinationExists, FileIO, join
 from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
 from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
@@ -390,26 +394,45 @@ def _check_newest(io: FileIO, location: str, base: CommittedVersion | None, next
 
 def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, version: int,
                     final: str, new: TableMetadata, data: bytes) -> None:
-    """After the rename: prove the new version extended the newest one (see the module docs)."""
-    newer = sorted(v for v in set(_list_versions(io, location)) if v > version)
-    hinted = _read_hint(io, location) or 0
-    base_ok = base is None or io.exists(base.metadata_location)
-    if not newer and hinted <= version and base_ok:
-        return
-    later = []
-    for v in newer:
-        path = find_metadata_file(io, location, v)
-        if path is None:
-            continue
-        try:
-            later.append(read_metadata(io, path))
-        except (NotFound, CorruptMetadata):
-            continue
-    if _built_on(io, base, final, new, data, later):
-        return
-    why = (f"version {max(newer + [hinted])} exists" if newer or hinted > version
-           else f"the base {base.metadata_location if base else ''} was removed")
-    raise VersionConflict(version, f"{final} was created under a newer table ({why})", conflict=True)
+    """After the rename: prove the new version extended the newest one (see the module docs).
+
+    Returns when it did; VersionConflict when it certainly did not (the version right after ours
+    was read and was not built on it); CommitStateUnknown when neither can be shown (the versions
+    that would tell were deleted by other writers' clean-up before they could be read)."""
+    read: dict[int, TableMetadata] = {}
+    for _ in range(_CHECK_ROUNDS):
+        # The base first, then the listing: the newest version is never deleted, so a base
+        # removed by a later commit is always followed by a listed newer version.
+        base_ok = base is None or io.exists(base.metadata_location)
+        hinted = _read_hint(io, location) or 0
+        newer = sorted(v for v in set(_list_versions(io, location)) if v > version)
+        if not newer and hinted <= version and base_ok and not read:
+            return
+        for v in newer:
+            if v in read:
+                continue
+            path = find_metadata_file(io, location, v)
+            if path is None:
+                continue
+            try:
+                read[v] = read_metadata(io, path)
+            except (NotFound, CorruptMetadata):
+                continue  # deleted (or replaced) under us: the next round lists again
+        if _built_on(io, base, final, new, data, list(read.values())):
+            return
+        if version + 1 in read or (not newer and hinted <= version and not read):
+            # The version after ours was built on another v<version> (or none exists and the base
+            # was removed): ours is not in the table.
+            why = (f"version {max(newer + [hinted])} exists" if newer or hinted > version
+                   else f"the base {base.metadata_location if base else ''} was removed")
+            raise VersionConflict(version, f"{final} was created under a newer table ({why})",
+                                  conflict=True)
+    raise CommitStateUnknown(
+        f"cannot tell whether {final} is part of {location}: newer versions were written and "
+        f"removed before they could be read; every file of the commit is kept")
+
+
+_CHECK_ROUNDS = 5
 
 
 def _built_on(io: FileIO, base: CommittedVersion | None, final: str, new: TableMetadata,
@@ -509,14 +532,24 @@ def commit(
     except VersionConflict:
         _undo_rename(io, final, data)
         raise
+    except CommitStateUnknown:
+        raise
+    except BaseException as e:
+        raise CommitStateUnknown(f"interrupted while checking {final}; it may be part of {location}: "
+                                 f"every file of the commit is kept") from e
 
-    write_version_hint(io, location, next_version)
-
-    if base is not None and _cleans_up(new):
-        kept = {e.metadata_file for e in new.metadata_log}
-        for entry in base.metadata.metadata_log:
-            if entry.metadata_file not in kept:
-                io.delete_quietly(entry.metadata_file)
+    try:
+        write_version_hint(io, location, next_version)
+        if base is not None and _cleans_up(new):
+            kept = {e.metadata_file for e in new.metadata_log}
+            for entry in base.metadata.metadata_log:
+                if entry.metadata_file not in kept:
+                    io.delete_quietly(entry.metadata_file)
+    except BaseException as e:
+        # the commit is in the table; only its tidying was cut short. Reported as unknown so
+        # the caller keeps (and does not retry) what the commit wrote.
+        raise CommitStateUnknown(f"{final} was committed to {location}, but the commit was "
+                                 f"interrupted before it finished; every file of it is kept") from e
     return CommittedVersion(next_version, final, new)
 
 
@@ -548,16 +581,23 @@ def _rename_version(io: FileIO, location: str, base: CommittedVersion | None, ne
                     final: str, temp: str, data: bytes) -> None:
     """Local disks: the temp file, flushed, renamed to the final name without replacing."""
     io.write_exclusive(temp, data, durable=True)
+    renaming = False
     try:
         _check_newest(io, location, base, next_version)
         # Names of other codecs for the same version also mean "taken".
         other = find_metadata_file(io, location, next_version)
         if other is not None:
             raise VersionConflict(next_version, other)
+        renaming = True
         io.rename_no_replace(temp, final, durable=True)
     except DestinationExists:
         io.delete_quietly(temp)
         raise VersionConflict(next_version, final) from None
-    except BaseException:
+    except BaseException as e:
+        if renaming and (not io.exists(temp) or _still_holds(io, final, data)):
+            # stopped (a signal, an I/O error) while the rename was in flight, after it moved the
+            # file: the version may be in the table, so nothing of the commit may be removed
+            raise CommitStateUnknown(f"interrupted while committing {final}; it may be part of "
+                                     f"{location}: every file of the commit is kept") from e
         io.delete_quietly(temp)
         raise

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from icectl.errors import AlreadyExists, CommitConflict, CommitStateUnknown, InvalidInput, NotFound, UnsupportedFeature
+from icectl import command_files
 from icectl.io.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
@@ -81,6 +82,7 @@ class CommitAttempt:
     base: TableMetadata
     number: int  # 1 for the first try
     written: list[str] = field(default_factory=list)
+    referenced: list[str] = field(default_factory=list)  # files its metadata adds (not written by it)
 
     @property
     def io(self) -> FileIO:
@@ -90,10 +92,18 @@ class CommitAttempt:
     def location(self) -> str:
         return self.table.location
 
+    def refer(self, paths) -> None:
+        """Name the files (data and delete files written earlier by the operation) that this
+        attempt's metadata adds to the table: once it lands they are the table's, and the
+        command's clean-up leaves them alone (see :mod:`icectl.command_files`)."""
+        self.referenced.extend(paths)
+
     def track(self, path: str) -> str:
-        """Register a file this attempt wrote; it is deleted if the commit finally fails."""
+        """Register a file this attempt is about to write (call before writing it); it is
+        deleted if the commit finally fails, and by the command's clean-up if it is stopped."""
         if path not in self.written:
             self.written.append(path)
+        command_files.register(self.table.io, path)
         return path
 
 
@@ -195,7 +205,12 @@ class Table:
 
         On success, files tracked only by earlier, lost attempts are deleted. When every retry
         is lost, all tracked files are deleted and CommitConflict is raised. Any other error
-        (ValidationError from ``update_fn``, storage errors) stops at once and also cleans up.
+        (ValidationError from ``update_fn``, storage errors, an interrupt) stops at once and
+        also cleans up - except when the outcome of the commit is unknown
+        (:class:`~icectl.errors.CommitStateUnknown`: the new version may be part of the table),
+        when every file is kept and nothing is retried, as the reference does. The store's write,
+        rename and check run as one critical section (:func:`icectl.command_files.critical`):
+        a signal arriving then takes effect once the outcome is known.
         Returns ``self``, now at the committed version.
         """
         if self.read_only is not None:
@@ -207,38 +222,45 @@ class Table:
         start = time.monotonic()
         attempts: list[CommitAttempt] = []
         number = 0
-        while True:
-            number += 1
-            attempt = CommitAttempt(self, self.metadata, number)
-            attempts.append(attempt)
-            try:
-                new = update_fn(self.metadata, attempt)
-                if new is self.metadata or new == self.metadata:
-                    self._cleanup(attempts, keep=attempt.written)
-                    return self  # nothing to commit
-                self._current = store.commit(self.io, self.location, self._current, new)
-            except VersionConflict as conflict:
-                elapsed_ms = (time.monotonic() - start) * 1000
-                delay = policy.delay_ms(number)
-                if number > policy.num_retries or elapsed_ms + delay > policy.total_timeout_ms:
-                    self._cleanup(attempts, keep=())
-                    self._refresh_quietly()
-                    raise CommitConflict(
-                        f"commit to {self.location} failed after {number} attempt(s): another writer "
-                        f"kept winning ({conflict})") from None
-                time.sleep(delay / 1000.0)
-                self.refresh()
-                continue
-            except CommitStateUnknown:
-                # the new version may be in place: keep every file it names (earlier, lost
-                # attempts' files are not named by it)
+        committed = False
+        try:
+            while True:
+                number += 1
+                attempt = CommitAttempt(self, self.metadata, number)
+                attempts.append(attempt)
+                try:
+                    new = update_fn(self.metadata, attempt)
+                    if new is self.metadata or new == self.metadata:
+                        self._cleanup(attempts, keep=attempt.written)
+                        return self  # nothing to commit
+                    with command_files.critical():
+                        self._current = store.commit(self.io, self.location, self._current, new)
+                        committed = True
+                        # the winner's files, and those its metadata adds, are the table's now
+                        command_files.settle(attempt.written + attempt.referenced)
+                except VersionConflict as conflict:
+                    if committed:
+                        raise
+                    elapsed_ms = (time.monotonic() - start) * 1000
+                    delay = policy.delay_ms(number)
+                    if number > policy.num_retries or elapsed_ms + delay > policy.total_timeout_ms:
+                        self._cleanup(attempts, keep=())
+                        self._refresh_quietly()
+                        raise CommitConflict(
+                            f"commit to {self.location} failed after {number} attempt(s): another "
+                            f"writer kept winning ({conflict})") from None
+                    time.sleep(delay / 1000.0)
+                    self.refresh()
+                    continue
                 self._cleanup(attempts, keep=attempt.written)
-                raise
-            except BaseException:
-                self._cleanup(attempts, keep=())
-                raise
-            self._cleanup(attempts, keep=attempt.written)
-            return self
+                return self
+        except CommitStateUnknown:
+            raise  # keep every file: the version may be in the table
+        except BaseException:
+            # A signal held back until a successful commit ended lands here with ``committed``:
+            # only the files of lost attempts go. Otherwise no attempt is in the table.
+            self._cleanup(attempts, keep=attempts[-1].written if committed else ())
+            raise
 
     def warn(self, *messages: str) -> None:
         """Record a problem for the operation's result to report (library code never prints)."""
@@ -248,11 +270,8 @@ class Table:
 
     def _cleanup(self, attempts: list[CommitAttempt], keep) -> None:
         keep_set = set(keep)
-        for a in attempts:
-            for path in a.written:
-                if path not in keep_set:
-                    self.io.delete_quietly(path)
-                    keep_set.add(path)  # delete once
+        gone = [p for a in attempts for p in a.written if p not in keep_set]
+        command_files.discard(self.io, dict.fromkeys(gone))  # each once, in order
 
     def _refresh_quietly(self) -> None:
         try:

@@ -89,7 +89,7 @@ def test_an_outcome_nobody_can_tell_is_reported_not_cleaned_up(s3, monkeypatch) 
     monkeypatch.setattr(io, "read", unreadable)
     with pytest.raises(CommitStateUnknown) as e:
         io.create_if_absent(path, b"ours", attempts=2)
-    assert "cannot tell whether" in str(e.value) and e.value.exit_code == 7
+    assert "cannot tell whether" in str(e.value) and e.value.exit_code == 12
     assert io.deleted == []
 
 

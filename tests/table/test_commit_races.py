@@ -267,3 +267,188 @@ def test_reader_does_not_stop_at_a_gap_below_the_newest(location, hint):
     with open(os.path.join(d, "version-hint.text"), "w") as f:
         f.write(hint)
     assert store.load_current(io, location).version == 5
+
+
+# -- under CPU load: many writers, metadata clean-up on, thousands of commits ---------------------
+
+BURNER = ("import time\n"
+          "end = time.monotonic() + {seconds}\n"
+          "while time.monotonic() < end:\n"
+          "    pass\n")
+
+
+def start_burners(n: int, seconds: float) -> list:
+    """``n`` busy-loop processes that stop by themselves after ``seconds`` (bounded load)."""
+    import subprocess
+    import sys
+
+    return [subprocess.Popen([sys.executable, "-c", BURNER.format(seconds=seconds)]) for _ in range(n)]
+
+
+def stop_burners(burners: list) -> None:
+    for p in burners:
+        p.kill()
+        p.wait()
+
+
+def _real_appender(location: str, name: str, appends: int) -> tuple[list[tuple[str, int]], int, int]:
+    """``appends`` appends of one real (empty) data file each: the acknowledged ones as
+    (path, snapshot id), and how many ended as commit-state-unknown and as other failures."""
+    from icectl.errors import CommitStateUnknown
+
+    acknowledged, unknown, failed = [], 0, 0
+    data_dir = os.path.join(location, "data")
+    for i in range(appends):
+        path = os.path.join(data_dir, f"{name}-{i}.parquet")
+        with open(path, "wb"):
+            pass
+        f = DataFile(DATA, path, "PARQUET", (), 1, 10)
+        try:
+            produced = FastAppendProducer(Table.load(location), [(f, "")]).commit()
+        except CommitStateUnknown:
+            unknown += 1
+            continue
+        except Exception:  # noqa: BLE001 - not acknowledged; only acknowledged ones are checked
+            failed += 1
+            continue
+        acknowledged.append((path, produced.snapshot.snapshot_id))
+    return acknowledged, unknown, failed
+
+
+def unreadable_references(table: Table) -> list[str]:
+    """Every manifest list, manifest and data file the table's metadata and snapshots name that
+    does not exist."""
+    missing = []
+    for snap in table.metadata.snapshots:
+        if not os.path.exists(snap.manifest_list):
+            missing.append(snap.manifest_list)
+            continue
+        for m in avro.load_manifest_list(table.io, snap.manifest_list):
+            if not os.path.exists(m.manifest_path):
+                missing.append(m.manifest_path)
+                continue
+            for e in avro.load_manifest(table.io, m):
+                if not os.path.exists(e.data_file.file_path):
+                    missing.append(e.data_file.file_path)
+    return sorted(set(missing))
+
+
+def run_loaded_round(location: str, writers: int, appends: int, burners: int) -> dict:
+    os.makedirs(os.path.join(location, "data"), exist_ok=True)
+    Table.create(location, make_metadata(location, 2, **CLEANUP, **PATIENT))
+    load = start_burners(burners, seconds=300)
+    try:
+        with mp.get_context("fork").Pool(writers) as pool:
+            jobs = [pool.apply_async(_real_appender, (location, f"w{n}", appends)) for n in range(writers)]
+            outcomes = [j.get(timeout=600) for j in jobs]
+    finally:
+        stop_burners(load)
+    acknowledged = [a for o in outcomes for a in o[0]]
+    final = Table.load(location)
+    snapshot_ids = {s.snapshot_id for s in final.metadata.snapshots}
+    live = live_paths(final)
+    return {
+        "attempted": writers * appends,
+        "acknowledged": len(acknowledged),
+        "unknown": sum(o[1] for o in outcomes),
+        "failed": sum(o[2] for o in outcomes),
+        "lost": sorted({p for p, sid in acknowledged if sid not in snapshot_ids or p not in live}),
+        "unreadable": unreadable_references(final),
+        "duplicates": len(live) - len(set(live)),
+    }
+
+
+def _check_round(figures: dict) -> None:
+    print({k: (len(v) if isinstance(v, list) else v) for k, v in figures.items()})
+    assert not figures["lost"], f"acknowledged appends lost: {figures['lost'][:5]}"
+    assert not figures["unreadable"], f"the table names missing files: {figures['unreadable'][:5]}"
+    assert figures["duplicates"] == 0
+
+
+def test_loaded_writers_with_metadata_cleanup_lose_nothing_and_stay_readable(tmp_path):
+    """8 writer processes under CPU load (bounded busy-loop burners), metadata clean-up keeping
+    one previous version: every acknowledged snapshot is in the table, and every manifest list,
+    manifest and data file it names exists."""
+    _check_round(run_loaded_round(str(tmp_path / "t"), writers=8, appends=5, burners=2))
+
+
+@pytest.mark.slow
+def test_thousands_of_loaded_commits_lose_nothing_and_stay_readable(tmp_path):
+    """The same, repeated until thousands of commits were attempted."""
+    total = {"attempted": 0, "acknowledged": 0, "unknown": 0, "failed": 0, "rounds": 0}
+    while total["attempted"] < int(os.environ.get("ICECTL_STRESS_COMMITS", "3000")):
+        figures = run_loaded_round(str(tmp_path / f"t{total['rounds']}"), writers=8, appends=50,
+                                   burners=4)
+        _check_round(figures)
+        for k in ("attempted", "acknowledged", "unknown", "failed"):
+            total[k] += figures[k]
+        total["rounds"] += 1
+    print(f"total: {total}")
+
+
+# -- unknown means keep ---------------------------------------------------------------------------
+
+def _append_with_files(location: str, name: str):
+    os.makedirs(os.path.join(location, "data"), exist_ok=True)
+    path = os.path.join(location, "data", f"{name}.parquet")
+    with open(path, "wb"):
+        pass
+    return FastAppendProducer(Table.load(location), [(DataFile(DATA, path, "PARQUET", (), 1, 10), "")])
+
+
+def test_interrupt_after_the_rename_is_commit_state_unknown_and_keeps_every_file(location, monkeypatch):
+    """Ctrl-C lands just after the metadata rename: the version is in the table, so nothing the
+    commit wrote may be removed - the commit reports its state as unknown instead."""
+    from icectl.errors import CommitStateUnknown
+
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    producer = _append_with_files(location, "a")
+    real_rename = FileIO.rename_no_replace
+
+    def rename_then_interrupt(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if "/v2." in dst:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_interrupt)
+    with pytest.raises(CommitStateUnknown):
+        producer.commit()
+    monkeypatch.undo()
+    final = Table.load(location)
+    assert final.version == 2 and len(final.metadata.snapshots) == 1
+    assert not unreadable_references(final)  # its manifest list and manifest were kept
+
+
+def test_undecidable_check_is_commit_state_unknown_and_keeps_every_file(location, monkeypatch):
+    """After the rename, the versions that would show whether ours was built on are deleted
+    before they can be read (simulated: every newer version reads as missing). Nothing may be
+    undone or deleted: unknown, with the manifest list and manifests kept."""
+    from icectl.errors import CommitStateUnknown, NotFound
+
+    Table.create(location, make_metadata(location, 2, **CLEANUP))
+    producer = _append_with_files(location, "a")
+    real_rename = FileIO.rename_no_replace
+    real_read = store.read_metadata
+    vanish = []
+
+    def rename_then_others_commit(self, src, dst, **kw):
+        real_rename(self, src, dst, **kw)
+        if dst.endswith("/v2.metadata.json"):
+            for i in range(3):
+                Table.load(location).commit(_set(**{f"other-{i}": "x"}))
+            vanish.append(True)
+
+    def newer_versions_vanish(io, path):
+        name = path.rsplit("/", 1)[-1]
+        if vanish and name[:1] == "v" and name[1:].split(".")[0].isdigit() and int(name[1:].split(".")[0]) > 2:
+            raise NotFound(path)
+        return real_read(io, path)
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_then_others_commit)
+    monkeypatch.setattr(store, "read_metadata", newer_versions_vanish)
+    with pytest.raises(CommitStateUnknown, match="cannot tell"):
+        producer.commit()
+    monkeypatch.undo()
+    final = Table.load(location)
+    assert [s.snapshot_id for s in final.metadata.snapshots] == [producer.snapshot_id]
+    assert not unreadable_references(final)
