@@ -182,3 +182,38 @@ def test_scan_jsonl_written_back_is_the_same_rows_nan_infinities_and_negative_ze
                                     for r in zip(b.column("_rid").to_pylist(), b.column("d").to_pylist()))]
         assert math.isnan(got[0]) and got[2] == -inf and got[3] == inf
         assert math.copysign(1.0, got[4]) == -1.0 and math.copysign(1.0, got[5]) == 1.0
+
+
+def test_truncated_decimal_partition_value_beyond_the_precision_is_refused(tmp_path: Path) -> None:
+    """truncate(2) of -9999999999999999999999999999.9999999999 in decimal(38,10) needs 39 digits:
+    a one-line refusal naming the input, row and column, exit 2, nothing written (JSON and
+    Parquet input, one or several files)."""
+    from decimal import Decimal
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    loc = str(tmp_path / "t")
+    r = runner.invoke(app, ["create", loc, "--schema", "_rid long, d decimal(38,10)", "-p", "truncate(2, d)"])
+    assert r.exit_code == 0, r.output
+    low = "-9999999999999999999999999999.9999999999"
+    lines = f'{{"_rid": 1, "d": "1.5"}}\n{{"_rid": 2, "d": "{low}"}}\n'
+    r = runner.invoke(app, ["write", loc, "-"], input=lines)
+    assert r.exit_code == 2, r.output
+    err = r.stderr.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in r.output
+    assert err.startswith("icectl: error: stdin: row 2, column d: " + low) and "truncate[2]" in err
+    good, bad = tmp_path / "good.parquet", tmp_path / "bad.parquet"
+    for path, v in ((good, "1.5"), (bad, low)):
+        pq.write_table(pa.table({"_rid": pa.array([1], pa.int64()),
+                                 "d": pa.array([Decimal(v)], pa.decimal128(38, 10))}), str(path))
+    for args in ([str(bad)], [str(good), str(bad)]):
+        r = runner.invoke(app, ["write", loc, *args])
+        assert r.exit_code == 2, r.output
+        assert f"{bad}: row 1, column d: {low}" in r.stderr
+    t = Table.load(loc)
+    assert t.metadata.current_snapshot_id is None
+    assert not [p for p in (tmp_path / "t" / "data").rglob("*") if p.is_file()]
+    # the largest value that truncates within the precision is written
+    r = runner.invoke(app, ["write", loc, "-"], input=f'{{"_rid": 3, "d": "{low[:-1]}8"}}\n')
+    assert r.exit_code == 0, r.output
