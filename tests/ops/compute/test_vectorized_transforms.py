@@ -127,3 +127,26 @@ def test_truncated_decimal_beyond_the_precision_is_refused_at_its_first_row(t, v
     with pytest.raises(DoesNotFit) as e:
         transform_array(tr, arr, t)
     assert e.value.index == bad and "truncate[2]" in str(e.value) and str(t) in str(e.value)
+
+
+def test_internal_to_arrow_builds_uuid_inside_structs_lists_and_maps() -> None:
+    """pyarrow builds no extension type from Python values when nested: structs, lists and maps
+    holding uuids (nulls at every level) round trip through internal_to_arrow / internal_values."""
+    from icectl.io.parquet_write import arrow_type
+    from icectl.spec.types import ListType, MapType, NestedField, StructType
+
+    u1, u2 = uuid.UUID(int=1), uuid.UUID(int=2**128 - 1)
+    st_t = StructType([NestedField(1, "a", UUID, False), NestedField(2, "b", LONG, True)])
+    cases = [
+        (st_t, [{1: u1, 2: 5}, None, {1: None, 2: 0}]),
+        (ListType(3, UUID, False), [[u1, None, u2], None, []]),
+        (MapType(4, UUID, 5, StructType([NestedField(6, "x", UUID, False)]), False),
+         [{u1: {6: u2}, u2: None}, None, {}]),
+    ]
+    for t, values in cases:
+        arr = internal_to_arrow(values, t)
+        assert arr.type == arrow_type(t)
+        got = internal_values(arr, t)
+        if isinstance(t, MapType):
+            got = [None if g is None else dict(g) for g in got]
+        assert got == values
