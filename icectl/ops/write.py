@@ -50,7 +50,7 @@ from icectl.ops.append import AppendResult, append_data_files
 from icectl.ops.compute.arrow_values import arrow_owned
 from icectl.ops.compute import conform_to_schema, partitioned_batches
 from icectl.ops.compute.conform import match_column
-from icectl.ops.compute.fit import check_rounding
+from icectl.ops.compute.fit import DoesNotFit, check_rounding
 from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import table_name_mapping
@@ -318,8 +318,10 @@ def write_rows(
         files = write_data_files(table, data, written_paths)
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
-    except BaseException:
+    except BaseException as e:
         command_files.discard(table.io, written_paths)  # (kept when the commit may have landed)
+        if isinstance(e, DoesNotFit):  # a partition value that cannot be stored
+            raise InvalidInput(f"{input_label(source)}: {e}") from None
         raise
     return WriteResult(result, data.num_rows, fmt)
 
@@ -427,8 +429,10 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
     try:
         files = write_data_files(table, data, written, operation_id=task.operation_id,
                                  task_index=task.task_index)
-    except BaseException:
+    except BaseException as e:
         command_files.discard(io, written)
+        if isinstance(e, DoesNotFit):  # a partition value that cannot be stored
+            raise InvalidInput(f"{input_label(task.source)}: {e}") from None
         raise
     return files, data.num_rows, fmt
 

@@ -248,7 +248,9 @@ def _conform(arr: Any, t: IcebergType, path: str, opts: _Options, rows: Rows = _
         if not pa.types.is_struct(src):
             raise ValidationError(f"column {path}: cannot write {src} values into a struct column")
         valid = pc.is_valid(arr) if arr.null_count else None
-        children = {src.field(i).name: arr.field(i) for i in range(src.num_fields)}
+        # flatten(): values under a null struct are null (field() gives placeholders, such as
+        # "" for text, that would be parsed as values)
+        children = dict(zip((src.field(i).name for i in range(src.num_fields)), arr.flatten()))
         if len(children) != src.num_fields:
             raise ValidationError(f"column {path}: input struct has duplicate field names")
         kids = _conform_struct(children, len(arr), t, path + ".", opts, valid, rows)
@@ -277,10 +279,7 @@ def _conform(arr: Any, t: IcebergType, path: str, opts: _Options, rows: Rows = _
         items = _conform(arr.items, t.value_type, path + ".value", opts, entry_rows)
         if t.value_required:
             _check_required(items, None, path + ".value")
-        out = pa.MapArray.from_arrays(arr.offsets, keys, items, type=arrow_type(t))
-        if arr.null_count:
-            out = pc.if_else(pc.is_null(arr), pa.scalar(None, out.type), out)
-        return out
+        return _map_array(arr.offsets, keys, items, t, arr)
     if pa.types.is_nested(src):
         raise ValidationError(f"column {path}: cannot write {src} values into a {t} column")
     try:
@@ -314,10 +313,16 @@ def _struct_to_map(arr: pa.Array, t: MapType, path: str, opts: _Options, rows: R
     key_arr = _conform(pa.array(keys, pa.string()), t.key_type, path + ".key", opts, entry_rows)
     val_arr = _conform(pa.array(values) if values else pa.nulls(0), t.value_type, path + ".value",
                        opts, entry_rows)
-    out = pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), key_arr, val_arr, type=arrow_type(t))
-    if arr.null_count:
-        out = pc.if_else(pc.is_null(arr), pa.scalar(None, out.type), out)
-    return out
+    return _map_array(pa.array(offsets, pa.int32()), key_arr, val_arr, t, arr)
+
+
+def _map_array(offsets: pa.Array, keys: pa.Array, items: pa.Array, t: MapType, src: pa.Array) -> pa.Array:
+    """A map array null where ``src`` is: null offsets make null maps (a null scalar of a map
+    type holding an extension type, such as uuid, cannot be built)."""
+    if src.null_count:
+        nulls = pa.concat_arrays([pc.is_null(src), pa.array([False])])
+        offsets = pc.if_else(nulls, pa.scalar(None, offsets.type), offsets)
+    return pa.MapArray.from_arrays(offsets, keys, items, type=arrow_type(t))
 
 
 def conform_to_schema(data: pa.Table | pa.RecordBatch, schema: Schema, *,

@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from icectl.ops.compute.arrow_values import column_by_id, internal_values
+from icectl.ops.compute.fit import DoesNotFit
 from icectl.ops.compute.sort import sort_indices
 from icectl.ops.compute.transforms import transform_array
 from icectl.spec.partitioning import PartitionSpec
@@ -62,7 +63,11 @@ def partition_groups(data: pa.Table, spec: PartitionSpec, schema: Schema) -> lis
             cols[f"p{i}"] = pa.nulls(n, pa.int32())
             types.append(None)
             continue
-        res = transform_array(pf.transform, arr, stype)
+        try:
+            res = transform_array(pf.transform, arr, stype)
+        except DoesNotFit as e:  # a partition value the type cannot hold: name row and column
+            at = f"row {(e.index or 0) + 1}, column {schema.column_name(pf.source_id)}"
+            raise DoesNotFit(e.value, e.type, e.reason, index=e.index, text=f"{at}: {e}") from None
         if isinstance(res.type, pa.BaseExtensionType):
             res = res.storage
         cols[f"p{i}"] = res

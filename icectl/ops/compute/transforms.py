@@ -6,7 +6,9 @@ a property test checks on every source type and transform. Bucket hashing of int
 time and the timestamps runs Murmur3 x86 32 on whole columns (the only vectorized hash); every
 other bucketed type goes through the spec's ``murmur3_hash`` once per distinct value. Truncate
 of integers, strings and binary and the time transforms (floor semantics before 1970) are
-vectorized; truncate of decimals goes through the spec once per distinct value.
+vectorized; truncate of decimals goes through the spec once per distinct value, and a truncated
+decimal with more digits than its column's precision is refused (DoesNotFit), as the reference
+fails such a write.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.io.parquet_write import arrow_type
+from icectl.ops.compute.fit import DoesNotFit
+from icectl.spec.javatext import decimal_unscaled
 from icectl.spec.transforms import (
     MICROS_PER_DAY,
     MICROS_PER_HOUR,
@@ -42,6 +46,7 @@ from icectl.spec.types import (
     TIMESTAMPTZ,
     TIMESTAMPTZ_NS,
     UUID,
+    DecimalType,
     IcebergType,
 )
 
@@ -109,6 +114,25 @@ def _per_distinct(arr: pa.Array, fn: Callable[[Any], Any], result: pa.DataType) 
     return pc.take(mapped, pc.index_in(arr, value_set=uniques))
 
 
+def _truncate_decimals(transform: TruncateTransform, arr: pa.Array, t: DecimalType) -> pa.Array:
+    """Truncate of decimals, once per distinct value. Near the type's limit the truncated value
+    can need one digit more than the column's precision (truncate[2] of -9.9 in decimal(2,1) is
+    -10.0); the reference fails the write then, so such a value is refused (DoesNotFit with the
+    position of its first row)."""
+    uniques = pc.unique(arr)
+    limit = 10**t.precision
+    mapped = []
+    for i, v in enumerate(uniques.to_pylist()):
+        r = None if v is None else transform.apply(v, t)
+        if r is not None and abs(decimal_unscaled(r, t.scale)) >= limit:
+            first = pc.index(pc.index_in(arr, value_set=uniques), i).as_py()
+            raise DoesNotFit(v, t, "truncated", index=first,
+                             text=f"{v} truncates to {r} ({transform}), more digits than {t} holds: "
+                                  f"the partition value cannot be stored")
+        mapped.append(r)
+    return pc.take(pa.array(mapped, arrow_type(t)), pc.index_in(arr, value_set=uniques))
+
+
 def _to_internal_scalar_fn(t: IcebergType) -> Callable[[Any], Any]:
     if t == UUID:
         return lambda b: _uuid.UUID(bytes=bytes(b))
@@ -148,10 +172,9 @@ def transform_array(transform: Transform, arr: pa.Array, source_type: IcebergTyp
             return pc.utf8_slice_codeunits(arr, 0, w)
         if source_type == BINARY:
             return pc.binary_slice(arr, 0, w)
-        # decimals: a truncated value may need one digit more than the column's precision (as
-        # the reference's BigDecimal result does), so the result is typed decimal(38, scale)
-        result = pa.decimal128(38, arr.type.scale) if pa.types.is_decimal(arr.type) else arr.type
-        return _per_distinct(arr, lambda v: transform.apply(v, source_type), result)
+        if isinstance(source_type, DecimalType):
+            return _truncate_decimals(transform, arr, source_type)
+        return _per_distinct(arr, lambda v: transform.apply(v, source_type), arr.type)
     if isinstance(transform, (YearTransform, MonthTransform, DayTransform, HourTransform)):
         longs = _as_longs(arr, source_type)
         if isinstance(transform, HourTransform):

@@ -71,8 +71,15 @@ def test_every_primitive_type_and_transform_is_covered() -> None:
 def test_vectorized_transform_equals_the_spec_value_by_value(t, strategy, text, data) -> None:
     values = data.draw(st.lists(st.one_of(st.none(), strategy), min_size=1, max_size=25))
     tr = parse_transform(text)
-    got = internal_values(transform_array(tr, internal_to_arrow(values, t), t), tr.result_type(t))
     want = [tr.apply(v, t) for v in values]
+    if text.startswith("truncate") and isinstance(t, DecimalType) and any(
+            w is not None and len(w.as_tuple().digits) > t.precision for w in want):
+        from icectl.ops.compute.fit import DoesNotFit
+
+        with pytest.raises(DoesNotFit):  # a truncated decimal the type cannot hold: refused
+            transform_array(tr, internal_to_arrow(values, t), t)
+        return
+    got = internal_values(transform_array(tr, internal_to_arrow(values, t), t), tr.result_type(t))
     assert _same(got, want), (text, values)
 
 
@@ -97,3 +104,49 @@ def test_bucket_spec_vectors() -> None:
     for t, v, h in vectors:
         got = internal_values(transform_array(b, internal_to_arrow([v], t), t), INT)
         assert got == [h % 2147483647], t
+
+
+@pytest.mark.parametrize("t,values,bad", [
+    (DecimalType(38, 10), ["1.5", None, "-9999999999999999999999999999.9999999999"], 2),
+    (DecimalType(38, 10), ["9999999999999999999999999999.9999999999"], None),  # rounds down: fits
+    (DecimalType(2, 1), ["-9.8", "-9.9", "-9.9"], 1),
+    (DecimalType(2, 1), ["9.9", "-9.8", "0.1"], None),
+])
+def test_truncated_decimal_beyond_the_precision_is_refused_at_its_first_row(t, values, bad) -> None:
+    """truncate[2] of the most negative odd unscaled value needs one digit more than the type
+    has; the reference fails the write, icectl refuses it naming the first position."""
+    from icectl.ops.compute.fit import DoesNotFit
+
+    tr = parse_transform("truncate[2]")
+    arr = internal_to_arrow([None if v is None else parse_literal(t, v) for v in values], t)
+    if bad is None:
+        got = transform_array(tr, arr, t)
+        assert got.type == arr.type
+        assert internal_values(got, t) == [tr.apply(v, t) for v in internal_values(arr, t)]
+        return
+    with pytest.raises(DoesNotFit) as e:
+        transform_array(tr, arr, t)
+    assert e.value.index == bad and "truncate[2]" in str(e.value) and str(t) in str(e.value)
+
+
+def test_internal_to_arrow_builds_uuid_inside_structs_lists_and_maps() -> None:
+    """pyarrow builds no extension type from Python values when nested: structs, lists and maps
+    holding uuids (nulls at every level) round trip through internal_to_arrow / internal_values."""
+    from icectl.io.parquet_write import arrow_type
+    from icectl.spec.types import ListType, MapType, NestedField, StructType
+
+    u1, u2 = uuid.UUID(int=1), uuid.UUID(int=2**128 - 1)
+    st_t = StructType([NestedField(1, "a", UUID, False), NestedField(2, "b", LONG, True)])
+    cases = [
+        (st_t, [{1: u1, 2: 5}, None, {1: None, 2: 0}]),
+        (ListType(3, UUID, False), [[u1, None, u2], None, []]),
+        (MapType(4, UUID, 5, StructType([NestedField(6, "x", UUID, False)]), False),
+         [{u1: {6: u2}, u2: None}, None, {}]),
+    ]
+    for t, values in cases:
+        arr = internal_to_arrow(values, t)
+        assert arr.type == arrow_type(t)
+        got = internal_values(arr, t)
+        if isinstance(t, MapType):
+            got = [None if g is None else dict(g) for g in got]
+        assert got == values
