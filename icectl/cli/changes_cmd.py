@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated, List, Optional
 
 import typer
@@ -53,17 +52,10 @@ def changes(
     count: Annotated[bool, typer.Option("--count", help="Print only the number of changed rows.")] = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.cli.scan_cmd import _emit
+    from icectl.cli.scan_cmd import _emit, check_output_options
     from icectl.ops.changes import read_changes
 
-    if fmt not in FORMATS:
-        raise InvalidInput(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    if limit is not None and limit < 0:
-        raise InvalidInput("--limit must not be negative")
-    if fmt == "parquet" and output is None and not count:
-        raise InvalidInput("--format parquet needs --output FILE")
-    if output is not None and os.path.isdir(output):
-        raise InvalidInput(f"--output {output} is a directory")
+    check_output_options(fmt, limit, output, count)
     if net and key:
         raise InvalidInput("--net and --key cannot be combined (as in Spark's create_changelog_view)")
     r = read_changes(load_table(table, warehouse), from_snapshot, to_snapshot, net=net,

@@ -75,14 +75,7 @@ def scan(
 ) -> None:
     from icectl.scan.reader import open_scan
 
-    if fmt not in FORMATS:
-        raise InvalidInput(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    if limit is not None and limit < 0:
-        raise InvalidInput("--limit must not be negative")
-    if fmt == "parquet" and output is None and not count:
-        raise InvalidInput("--format parquet needs --output FILE")
-    if output is not None and os.path.isdir(output):
-        raise InvalidInput(f"--output {output} is a directory")
+    check_output_options(fmt, limit, output, count)
     if to_snapshot is not None and from_snapshot is None:
         raise InvalidInput("--to-snapshot needs --from-snapshot")
     if from_snapshot is not None and any(x is not None for x in (snapshot, ref, as_of)):
@@ -112,6 +105,18 @@ def _incremental(t: Any, from_snapshot: int | None, to_snapshot: int | None) -> 
     check_append_range(t, from_snapshot, to_snapshot)
     return {"from_snapshot": from_snapshot, "to_snapshot": to_snapshot}
 
+
+
+def check_output_options(fmt: str, limit: int | None, output: str | None, count: bool) -> None:
+    """The row-printing options shared by scan and changes, checked before any work."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if limit is not None and limit < 0:
+        raise InvalidInput("--limit must not be negative")
+    if fmt == "parquet" and output is None and not count:
+        raise InvalidInput("--format parquet needs --output FILE")
+    if output is not None and os.path.isdir(output):
+        raise InvalidInput(f"--output {output} is a directory")
 
 def _emit(s: Any, batches: Iterator[Any], fmt: str, output: str | None) -> None:
     if fmt == "parquet":

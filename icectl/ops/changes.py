@@ -35,7 +35,6 @@ from dataclasses import dataclass, replace
 from typing import Any, Iterator, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.expr.ordering import value_key
@@ -119,12 +118,9 @@ class ChangeSet:
         return self.rows.num_rows
 
     def write_parquet(self, path: str, batches: Iterator[pa.RecordBatch]) -> int:
-        n = 0
-        with pq.ParquetWriter(path, self.arrow_schema()) as w:
-            for b in batches:
-                w.write_batch(b)
-                n += b.num_rows
-        return n
+        from icectl.scan.reader import write_parquet_batches
+
+        return write_parquet_batches(path, self.arrow_schema(), batches)
 
 
 # -- reading ---------------------------------------------------------------------------------

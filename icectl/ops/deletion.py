@@ -247,6 +247,8 @@ def remove_emptied_dirs(deleted: Sequence[str], root: str) -> list[str]:
         except OSError:
             continue
     return removed
+
+
 _BATCH = 1000  # keys per S3 DeleteObjects request
 
 

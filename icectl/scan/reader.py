@@ -115,12 +115,7 @@ class Scan:
 
     def write_parquet(self, path: str, batches: Iterator[pa.RecordBatch]) -> int:
         """Write ``batches`` (of this scan) to a local Parquet file; the number of rows."""
-        n = 0
-        with pq.ParquetWriter(path, self.arrow_schema()) as w:
-            for b in batches:
-                w.write_batch(b)
-                n += b.num_rows
-        return n
+        return write_parquet_batches(path, self.arrow_schema(), batches)
 
     def iceberg_types(self) -> list[Any]:
         """The Iceberg type of every output column (metadata columns included)."""
@@ -166,6 +161,16 @@ class Scan:
                         return
             finally:
                 gen.close()
+
+
+def write_parquet_batches(path: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
+    """Write ``batches`` of ``schema`` to a local Parquet file; the number of rows."""
+    n = 0
+    with pq.ParquetWriter(path, schema) as w:
+        for b in batches:
+            w.write_batch(b)
+            n += b.num_rows
+    return n
 
 
 def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[str] | None = None,

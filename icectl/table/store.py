@@ -24,9 +24,7 @@ bytes) and raises :class:`VersionConflict`, so the caller re-reads, re-validates
 When the check cannot tell (the newer versions that would show it were deleted by other writers'
 clean-up before they could be read), or the commit is stopped after its rename started, it raises
 :class:`~icectl.errors.CommitStateUnknown` and removes nothing: unknown means keep.
-
-The hint is never moved backwards: a writer whose version is no longer the newest leaves the hint
-alone, and after writing it checks again and corrects a hint a slower writer lowered.
+The hint is never moved backwards (see :func:`write_version_hint`).
 """
 
 from __future__ import annotations
@@ -47,7 +45,7 @@ __all__ = [
     "VersionConflict", "CommittedVersion", "metadata_dir", "version_hint_path", "metadata_file_path",
     "find_metadata_file", "find_current_version", "read_metadata", "load_current", "commit",
     "write_version_hint", "VERSION_HINT", "METADATA_COMPRESSION", "DELETE_AFTER_COMMIT",
-    "IncompleteVersion", "IncompleteMetadata", "find_incomplete_versions", "find_truncated_versions",
+    "IncompleteVersion", "IncompleteMetadata", "find_incomplete_versions",
     "set_aside_incomplete_version", "read_version",
 ]
 
@@ -267,7 +265,6 @@ def find_incomplete_versions(io: FileIO, location: str) -> list[IncompleteVersio
     return [inc] if inc is not None else []
 
 
-find_truncated_versions = find_incomplete_versions
 
 
 def set_aside_incomplete_version(io: FileIO, location: str) -> IncompleteVersion | None:
