@@ -85,13 +85,32 @@ def _py(v: Any, t: IcebergType) -> Any:
     return v
 
 
+def _storage_type(t: Any) -> Any:
+    """``t`` with every extension type (uuid), also nested, replaced by its storage type:
+    ``pa.array`` cannot build extension values from Python ones."""
+    if isinstance(t, pa.BaseExtensionType):
+        return t.storage_type
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_storage_type(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_storage_type(t.key_type)),
+                       t.item_field.with_type(_storage_type(t.item_type)))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        field = t.value_field.with_type(_storage_type(t.value_type))
+        return pa.list_(field) if pa.types.is_list(t) else pa.large_list(field)
+    return t
+
+
 def internal_to_arrow(values: list[Any], t: IcebergType) -> Any:
     """An Arrow array (of ``arrow_type(t)``) of internal values."""
     target = arrow_type(t)
     if isinstance(target, pa.BaseExtensionType):
         storage = pa.array([_py(v, t) for v in values], target.storage_type)
         return pa.ExtensionArray.from_storage(target, storage)
-    return pa.array([_py(v, t) for v in values], target)
+    storage = _storage_type(target)
+    arr = pa.array([_py(v, t) for v in values], storage)
+    return arr if storage == target else arr.cast(target)
 
 
 def _default_array(f: Any, n: int) -> Any:
