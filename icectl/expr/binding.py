@@ -288,6 +288,10 @@ def convert_literal(lit: Literal, t: IcebergType) -> Any:
 
 def _to_float(v: float, t: IcebergType) -> Any:
     if t == FLOAT:
+        if math.isinf(v):
+            # a float holds the infinities exactly (the reference calls a double infinity
+            # above max / below min, which makes `c = double 'Infinity'` miss such rows)
+            return v
         if v > _FLOAT32_MAX:
             return ABOVE_MAX
         if v < -_FLOAT32_MAX:

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 from icectl.expr.binding import bind
 from icectl.expr.expressions import BoundPredicate, Expression, is_bound, rewrite_not
+from icectl.expr.ordering import uuid_bounds
 from icectl.expr.visitor import Visitor, visit
 from icectl.spec.schema import Schema
 from icectl.spec.types import (
@@ -28,6 +29,7 @@ from icectl.spec.types import (
     TIMESTAMP_NS,
     TIMESTAMPTZ,
     TIMESTAMPTZ_NS,
+    UUID,
     IcebergType,
 )
 from icectl.spec.values import from_bytes, to_human
@@ -153,7 +155,14 @@ class FileStats:
         src = self.f.upper_bounds if upper else self.f.lower_bounds
         if not src or fid not in src:
             return None
-        return from_bytes(t, src[fid])
+        got = from_bytes(t, src[fid])
+        if t == UUID:  # either order may have written the pair (ordering.py)
+            other = (self.f.lower_bounds if upper else self.f.upper_bounds) or {}
+            if fid not in other:
+                return None
+            theirs = from_bytes(t, other[fid])
+            return uuid_bounds(*((theirs, got) if upper else (got, theirs)))[upper]
+        return got
 
 
 _FIXED = {INT: ("<i", 4), DATE: ("<i", 4), LONG: ("<q", 8), TIME: ("<q", 8),
@@ -206,8 +215,12 @@ class ColumnStats:
     def bounds(self, fid: int, upper: bool) -> list:
         got = self._bounds.get((fid, upper))
         if got is None:
-            got = self._bounds[(fid, upper)] = decode_column(self.types[fid],
-                                                             self.raw_bounds(fid, upper))
+            t = self.types[fid]
+            got = self._bounds[(fid, upper)] = decode_column(t, self.raw_bounds(fid, upper))
+            if t == UUID:  # either order may have written the pairs (ordering.py)
+                other = decode_column(t, self.raw_bounds(fid, not upper))
+                pairs = [uuid_bounds(*((b, a) if upper else (a, b))) for a, b in zip(got, other)]
+                got[:] = [pair[upper] for pair in pairs]
         return got
 
     def nulls_only(self, fid: int) -> list:

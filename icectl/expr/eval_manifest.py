@@ -21,8 +21,8 @@ from icectl.expr.eval_base import (
     show_literals,
 )
 from icectl.expr.expressions import AlwaysTrue, BoundPredicate, Expression, Operation, rewrite_not
-from icectl.expr.ordering import IN_PREDICATE_LIMIT, compare
-from icectl.spec.types import StructType
+from icectl.expr.ordering import IN_PREDICATE_LIMIT, compare, uuid_bounds
+from icectl.spec.types import UUID, StructType
 from icectl.spec.values import from_bytes
 
 __all__ = ["ManifestEvaluator", "manifests_might_match"]
@@ -59,6 +59,10 @@ def _rule(p: BoundPredicate, s: Any) -> str | None:
         return None
     lower = None if s.lower_bound is None else from_bytes(t, s.lower_bound)
     upper = None if s.upper_bound is None else from_bytes(t, s.upper_bound)
+    if t == UUID and lower is not None:  # either order may have written the pair (ordering.py)
+        lower, upper = uuid_bounds(lower, upper)
+        if lower is None:
+            return None
     if op == Op.NOT_STARTS_WITH:
         if s.contains_null or lower is None or upper is None:
             return None

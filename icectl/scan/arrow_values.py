@@ -85,52 +85,34 @@ def _py(v: Any, t: IcebergType) -> Any:
     return v
 
 
-def _has_extension(at: Any) -> bool:
-    if isinstance(at, pa.BaseExtensionType):
-        return True
-    if pa.types.is_struct(at):
-        return any(_has_extension(at.field(i).type) for i in range(at.num_fields))
-    if pa.types.is_map(at):
-        return _has_extension(at.key_type) or _has_extension(at.item_type)
-    if pa.types.is_list(at) or pa.types.is_large_list(at):
-        return _has_extension(at.value_type)
-    return False
-
-
-def _offsets_of(values: list[Any]) -> Any:
-    """List offsets of ``values`` (sequences or None), null where the value is null."""
-    out, n = [0], 0
-    for v in values:
-        n += 0 if v is None else len(v)
-        out.append(n)
-    nulls = [v is None for v in values] + [False]
-    return pa.array(out, pa.int32(), mask=pa.array(nulls)) if any(nulls) else pa.array(out, pa.int32())
+def _storage_type(t: Any) -> Any:
+    """``t`` with every extension type (uuid), also nested, replaced by its storage type:
+    ``pa.array`` cannot build extension values from Python ones."""
+    if isinstance(t, pa.BaseExtensionType):
+        return t.storage_type
+    if pa.types.is_struct(t):
+        return pa.struct([t.field(i).with_type(_storage_type(t.field(i).type))
+                          for i in range(t.num_fields)])
+    if pa.types.is_map(t):
+        return pa.map_(t.key_field.with_type(_storage_type(t.key_type)),
+                       t.item_field.with_type(_storage_type(t.item_type)))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        field = t.value_field.with_type(_storage_type(t.value_type))
+        return pa.list_(field) if pa.types.is_list(t) else pa.large_list(field)
+    return t
 
 
 def internal_to_arrow(values: list[Any], t: IcebergType) -> Any:
     """An Arrow array (of ``arrow_type(t)``) of internal values. pyarrow builds no extension
-    type (``uuid``) from Python values, so a type holding one is built part by part."""
+    type (``uuid``) from Python values, so a type holding one is built on its storage type and
+    cast."""
     target = arrow_type(t)
-    if not _has_extension(target):
-        return pa.array([_py(v, t) for v in values], target)
     if isinstance(target, pa.BaseExtensionType):
         storage = pa.array([_py(v, t) for v in values], target.storage_type)
         return pa.ExtensionArray.from_storage(target, storage)
-    if isinstance(t, StructType):
-        kids = [internal_to_arrow([None if v is None else v.get(f.field_id) for v in values], f.type)
-                for f in t.fields()]
-        mask = pa.array([v is None for v in values], pa.bool_())
-        return pa.StructArray.from_arrays(kids, fields=list(target), mask=mask)
-    if isinstance(t, ListType):
-        flat = internal_to_arrow([x for v in values if v is not None for x in v], t.element_type)
-        return pa.ListArray.from_arrays(_offsets_of(values), flat, type=target)
-    if isinstance(t, MapType):
-        entries = [None if v is None else list(v.items()) for v in values]
-        pairs = [p for e in entries if e is not None for p in e]
-        keys = internal_to_arrow([k for k, _ in pairs], t.key_type)
-        items = internal_to_arrow([x for _, x in pairs], t.value_type)
-        return pa.MapArray.from_arrays(_offsets_of(entries), keys, items, type=target)
-    raise TypeError(f"no Arrow array of {target} for {t}")
+    storage = _storage_type(target)
+    arr = pa.array([_py(v, t) for v in values], storage)
+    return arr if storage == target else arr.cast(target)
 
 
 def _default_array(f: Any, n: int) -> Any:

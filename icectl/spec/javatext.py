@@ -164,12 +164,23 @@ def _java_float(v: float) -> str:
     """Java's Float.toString: the shortest digits that round-trip through 32 bits."""
     if math.isnan(v) or math.isinf(v) or v == 0:
         return _java_double(v)
-    f32 = struct.unpack("<f", struct.pack("<f", v))[0]
+    f32 = _to_float32(v)
+    if math.isinf(f32):
+        return _java_double(f32)
     for prec in range(1, 10):
+        # a candidate may round beyond the largest float (3.403e38 for 3.4028235e38): no match
         cand = float(f"{f32:.{prec - 1}e}")
-        if struct.pack("<f", cand) == struct.pack("<f", f32):
+        if _to_float32(cand) == f32:
             return _java_double(cand)
     return _java_double(f32)
+
+
+def _to_float32(v: float) -> float:
+    """``v`` rounded to the nearest float (Java's ``(float) v``): infinite beyond its range."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", v))[0]
+    except OverflowError:
+        return math.copysign(math.inf, v)
 
 
 def human_value(source_type: IcebergType | None, value: Any) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
-from icectl.spec.types import DOUBLE, FLOAT, IcebergType, PrimitiveType
+from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
 from icectl.spec.values import from_bytes
 
 __all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID"]
@@ -194,7 +194,12 @@ class DeleteIndex:
             try:
                 a, b = from_bytes(t, lo), from_bytes(t, hi)
                 c, e = from_bytes(t, xlo), from_bytes(t, xhi)
+                from icectl.expr.ordering import uuid_bounds
                 from icectl.expr.ordering import value_key as k
+                if t == UUID:  # either order may have written the pairs
+                    (a, b), (c, e) = uuid_bounds(a, b), uuid_bounds(c, e)
+                    if a is None or c is None:
+                        continue
                 if k(a) > k(e) or k(c) > k(b):
                     return False
             except Exception:  # noqa: BLE001 - unreadable bounds: keep the delete
