@@ -79,8 +79,15 @@ BELOW_MIN = _Bound.BELOW_MIN
 
 
 def bind(expr: Expression, schema: Schema, case_sensitive: bool = False) -> Expression:
-    """Bind every predicate of ``expr`` to ``schema``; InvalidInput names column and problem."""
-    return visit(expr, _Binder(schema, case_sensitive))
+    """Bind every predicate of ``expr`` to ``schema``; InvalidInput names column and problem.
+
+    Negations are pushed into the predicates first (``not (x > 5)`` is ``x <= 5``), so that a
+    predicate settled while binding (a literal beyond the column type's range) is settled with
+    its own operator: what it becomes is then right for null and NaN values too, where negating
+    a settled ``false`` would wrongly select the nulls."""
+    from icectl.expr.expressions import rewrite_not
+
+    return visit(rewrite_not(expr), _Binder(schema, case_sensitive))
 
 
 class _Binder(Visitor[Expression]):
@@ -161,13 +168,40 @@ def _bind_predicate(pred: Predicate, field: Any, name: str, nullable: bool = Tru
             v = _convert_or_fail(lit, t, name)
             if not isinstance(v, _Bound):
                 values.append(v)
+        if op == Operation.NOT_IN and not values:  # no value of the type is listed
+            return _non_null(fid, name, t, nullable)
         return make_bound(op, fid, name, t, values)
     v = _convert_or_fail(pred.literal, t, name)
-    if v is ABOVE_MAX:
-        return TRUE if op in (Operation.LT, Operation.LT_EQ, Operation.NOT_EQ) else FALSE
-    if v is BELOW_MIN:
-        return TRUE if op in (Operation.GT, Operation.GT_EQ, Operation.NOT_EQ) else FALSE
+    if isinstance(v, _Bound):
+        return _beyond_range(op, v, fid, name, t, nullable)
     return BoundPredicate(op, fid, name, t, (v,))
+
+
+def _non_null(fid: int, name: str, t: IcebergType, nullable: bool) -> Expression:
+    return BoundPredicate(Operation.NOT_NULL, fid, name, t) if nullable else TRUE
+
+
+def _beyond_range(op: Operation, v: Any, fid: int, name: str, t: IcebergType,
+                  nullable: bool) -> Expression:
+    """A comparison with a literal beyond the column type's range, settled as far as values
+    allow. The reference settles it as true or false, and true would select null rows; here a
+    null stays unknown (never selected), NaN is selected only by ``!=``, and a float column's
+    infinities compare as they do with the literal (``x > 1e39`` holds for +inf)."""
+    above = v is ABOVE_MAX
+    if op == Operation.EQ:
+        return FALSE
+    if op == Operation.NOT_EQ:
+        return _non_null(fid, name, t, nullable)
+    below_literal = op in (Operation.GT, Operation.GT_EQ)  # the values that pass lie above it
+    if t == FLOAT:  # beyond float's finite range: the infinities lie beyond the literal
+        if above:
+            limit = Operation.GT if below_literal else Operation.LT_EQ
+            return BoundPredicate(limit, fid, name, t, (_FLOAT32_MAX,))
+        limit = Operation.GT_EQ if below_literal else Operation.LT
+        return BoundPredicate(limit, fid, name, t, (-_FLOAT32_MAX,))
+    if below_literal == above:  # x > above-max, x < below-min: no value
+        return FALSE
+    return _non_null(fid, name, t, nullable)
 
 
 def _convert_or_fail(lit: Literal, t: IcebergType, name: str) -> Any:

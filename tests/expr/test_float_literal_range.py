@@ -6,9 +6,11 @@ The differential fuzzer's crash: ``plan`` and ``delete --mode merge-on-read`` wi
 3.4028235E38) tried a candidate beyond the float range. Writing that value into an identity
 partition (its path text) crashed the same way.
 
-Semantics (the reference's binding): a finite double above the largest float is "above max"
-(``<``, ``<=``, ``!=`` always true, ``>``, ``>=``, ``=`` always false; below the least float
-the mirror image); ``in`` lists drop such values. A double infinity is the float infinity (the
+Semantics: a finite double beyond the float range compares with the column's values as a
+number (no float equals it; ``x > 3.5e38`` holds only for +inf), nulls stay unknown and NaN is
+selected only by ``!=``. The reference's binding settles such comparisons as always true or
+always false, which would select null, NaN and infinite rows; icectl does not. ``in`` lists
+drop such values. A double infinity is the float infinity (the
 reference calls it above max, which makes ``c = double 'Infinity'`` miss infinite rows: a
 deliberate difference). NaN literals are refused (``is nan``).
 """
@@ -54,9 +56,7 @@ def _cmp(op: str, x, d: float):
     """Three-valued: True, False or None (unknown)."""
     lit = _convert(d)
     if lit in (ABOVE, BELOW):
-        if op == "!=":
-            return True
-        return (op in ("<", "<=")) == (lit == ABOVE) if op != "=" else False
+        lit = d  # compared as numbers: no float equals it, the infinities lie beyond it
     if x is None:
         return None
     if math.isnan(x):
