@@ -83,7 +83,10 @@ def _unexpected(stats: Stats, name: str, seed: int, exc: Exception) -> None:
 
 
 def _check(stats: Stats) -> None:
-    icectl_diffs = [d for d in stats.diffs if not d.category.startswith(("reference", "fuzzer"))]
+    # reported, but not icectl's errors: the reference's own bugs, the harness's, and differences
+    # from Java's plans the README documents as deliberate
+    icectl_diffs = [d for d in stats.diffs
+                    if not d.category.startswith(("reference", "fuzzer", "deliberate"))]
     print(stats.summary())
     print(stats.report())
     assert stats.cases, "no case ran"
