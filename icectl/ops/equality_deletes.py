@@ -258,7 +258,7 @@ def keys_filter(rows: pa.Table, keys: Schema) -> Expression:
 
 def keys_may_match(table: Any, rows: pa.Table, keys: Schema) -> Callable[[DataFile], bool]:
     """Whether a data file may hold a row with one of these keys (partition and metrics)."""
-    from icectl.table.row_delta import filter_may_match
+    from icectl.table.validation import filter_may_match
 
     return filter_may_match(table.metadata, keys_filter(rows, keys))
 
@@ -274,9 +274,10 @@ def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Tabl
     """Delete the rows whose key columns equal a row of ``source`` (see the module docs): as
     equality delete files when the keys determine the partition, else by finding the rows and
     deleting their positions (:mod:`icectl.ops.keyed_deletes`)."""
-    from icectl.ops.keyed_deletes import find_key_positions, match_filter, write_key_deletes
+    from icectl.ops.keyed_deletes import find_key_positions, write_key_deletes
     from icectl.ops.write import read_rows
-    from icectl.table.row_delta import RowDeltaProducer, filter_may_match
+    from icectl.table.row_delta import RowDeltaProducer
+    from icectl.table.validation import filter_may_match
 
     md = table.metadata
     _check_version(md)
@@ -323,7 +324,7 @@ def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Tabl
             produced = RowDeltaProducer(
                 table, matches.snapshot_id, added_deletes=added, removed_deletes=replaced,
                 referenced_data_files=list(matches.files.values()),
-                may_match=filter_may_match(md, match_filter(rows, key_schema, True)),
+                may_match=filter_may_match(md, matches.filter, True),  # the plan's own filter
                 branch=branch).commit()
     except BaseException:
         command_files.discard(table.io, written)  # (kept when the commit may have landed)

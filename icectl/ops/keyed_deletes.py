@@ -7,16 +7,18 @@ and their positions deleted:
 
 1. a filter is built from the key values: per key column ``in`` its distinct values and, for
    more than 200 values (where ``in`` no longer prunes), between their smallest and largest
-   value; the planner prunes manifests and files with it (partitions, column bounds);
+   value; the planner prunes manifests and files with it (partitions, column bounds), in the
+   one plan the rows are read from and the commit takes its files from;
 2. the candidate files are read through their existing deletes (only the key columns and the
    row positions) and a row matches when its key tuple equals one of the keys exactly;
 3. the matching positions are written as position delete files (format v2, one per data file)
    or deletion vectors (v3, merged with each file's previous one, whose entry is replaced), as
-   ``icectl delete`` in merge-on-read mode writes them (:mod:`icectl.ops.delete_rows`).
+   ``icectl delete`` in merge-on-read mode writes them (:mod:`icectl.ops.position_deletes`).
 
 The caller commits them in one row delta with whatever else it adds (an upsert's new rows),
 validated on a lost race as a delete is: the files read must still be live, no delete may have
-been added for them and (``serializable``) no data file that may hold one of the keys.
+been added for them and (``serializable``) no data file that may hold one of the keys (the
+plan's filter, :attr:`KeyMatches.filter`, through :func:`icectl.table.validation.filter_may_match`).
 
 Nulls: with ``nulls_match`` a null key value equals a null (equality-delete semantics, used by
 ``delete --equality``); without it a key holding a null matches nothing (SQL MERGE semantics,
@@ -32,14 +34,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icectl.errors import CommitConflict
 from icectl.expr.expressions import TRUE, Expression, Operation, and_, make_bound, or_
 from icectl.expr.ordering import value_key
 from icectl.ops.compute.arrow_values import internal_values
+from icectl.ops.position_deletes import FileWithPath, previous_dvs, write_row_deletes
+from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.manifests import DataFile
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.types import DOUBLE, FLOAT
+from icectl.table.table import Table
 
 __all__ = ["KeyMatches", "find_key_positions", "write_key_deletes", "match_filter",
            "drop_null_keys"]
@@ -49,12 +53,15 @@ IN_PRUNE_LIMIT = 200  # the planner's ``in`` prunes by bounds only up to this ma
 
 @dataclass
 class KeyMatches:
-    """Where the keys are: positions per data file of the snapshot read."""
+    """Where the keys are: positions per data file of the snapshot read, and the plan they were
+    read from (its files are what the commit references; its filter is the conflict filter)."""
 
     snapshot_id: int | None
     positions: dict[str, list[int]] = field(default_factory=dict)
-    files: dict[str, DataFile] = field(default_factory=dict)  # manifest entries of those files
-    planned: list = field(default_factory=list)  # the scan's files (with their deletes)
+    files: dict[str, DataFile] = field(default_factory=dict)  # the files with positions, from the plan
+    planned: list[PlannedFile] = field(default_factory=list)  # the plan's files (with their deletes)
+    filter: Expression = TRUE  # the keys' filter (:func:`match_filter`), bound by the plan
+    plan: PlanResult | None = None
 
     @property
     def rows(self) -> int:
@@ -102,66 +109,47 @@ def match_filter(rows: pa.Table, keys: Schema, nulls_match: bool) -> Expression:
     return and_(*parts) if parts else TRUE
 
 
-def find_key_positions(table: Any, rows: pa.Table, keys: Schema, branch: str | None,
+def find_key_positions(table: Table, rows: pa.Table, keys: Schema, branch: str | None,
                        nulls_match: bool) -> KeyMatches:
     """The positions of the live rows of ``branch`` whose key columns equal a row of ``rows``
-    (the key columns, conformed to ``keys``)."""
-    from icectl.ops.delete_rows import _data_files
+    (the key columns, conformed to ``keys``), from one plan of :func:`match_filter`."""
     from icectl.scan.planner import plan_scan
-    from icectl.scan.reader import open_scan
+    from icectl.scan.reader import scan_of_plan
 
     branch = branch or MAIN_BRANCH
     md = table.metadata
     ref = branch if branch in md.refs else None
     if not nulls_match:
         rows = drop_null_keys(rows)
+    expr = match_filter(rows, keys, nulls_match)
     if rows.num_rows == 0 or (ref is None and md.current_snapshot_id is None):
-        return KeyMatches(snapshot_id=md.refs[ref].snapshot_id if ref else None)
+        return KeyMatches(snapshot_id=md.refs[ref].snapshot_id if ref else None, filter=expr)
     types = [f.type for f in keys.fields]
     wanted = set(_key_tuples(rows.columns, types))
-    expr = match_filter(rows, keys, nulls_match)
-    plan = plan_scan(table, filter_expr=expr, ref=ref, case_sensitive=True)
-    scan = open_scan(table, filter_expr=expr, ref=ref, case_sensitive=True,
-                     columns=[f.name for f in keys.fields], with_metadata=True)
-    if scan.snapshot_id != plan.snapshot_id:
-        raise CommitConflict(f"branch {branch} moved while its rows were read; nothing was "
-                             "written")
-    out = KeyMatches(snapshot_id=plan.snapshot_id, planned=list(scan.files))
     names = [f.name for f in keys.fields]
-    for b in scan.batches():
+    # only rows holding a key are read: delete files that cannot hold such rows are not needed
+    plan = plan_scan(table, filter_expr=expr, ref=ref, case_sensitive=True, columns=names,
+                     filter_deletes=True)
+    out = KeyMatches(snapshot_id=plan.snapshot_id, planned=plan.files, filter=plan.filter,
+                     plan=plan)
+    for b in scan_of_plan(table, plan, with_metadata=True).batches():
         tuples = _key_tuples([b.column(n) for n in names], types)
         files = b.column("_file").to_pylist()
         pos = b.column("_pos").to_pylist()
         for k, path, p in zip(tuples, files, pos):
             if k in wanted and (nulls_match or None not in k):
                 out.positions.setdefault(path, []).append(p)
-    if out.positions:
-        snapshot = md.snapshot_by_id(plan.snapshot_id)
-        hit = [p for p in plan.files if p.path in out.positions]
-        out.files = _data_files(table, snapshot, hit)
+    out.files = {p.path: p.data_file() for p in out.planned if p.path in out.positions}
     return out
 
 
-def write_key_deletes(table: Any, matches: KeyMatches, written: list[str]
-                      ) -> tuple[list[tuple[DataFile, str]], list[tuple[DataFile, str]]]:
+def write_key_deletes(table: Table, matches: KeyMatches, written: list[str]
+                      ) -> tuple[list[FileWithPath], list[FileWithPath]]:
     """Write the matched positions as position delete files (v2) or deletion vectors (v3, each
     merged with its file's previous one); returns (added, replaced) delete files with their
     partition paths. Paths written are appended to ``written``."""
-    from icectl.ops.delete_rows import (
-        _delete_entries,
-        _ppath,
-        _previous_dvs,
-        _write_deletion_vectors,
-        _write_position_deletes,
-    )
-
-    md = table.metadata
-    if not matches.positions:
+    if not matches.positions or matches.plan is None:
         return [], []
-    if md.format_version >= 3:
-        old = _previous_dvs(matches.planned, matches.positions)
-        snapshot = md.snapshot_by_id(matches.snapshot_id)
-        replaced = [(f, _ppath(md, f)) for f in _delete_entries(table, snapshot, old)] if old else []
-        added = _write_deletion_vectors(table, md, matches.positions, matches.files, old, written)
-        return added, replaced
-    return _write_position_deletes(table, md, matches.positions, matches.files, written), []
+    old = previous_dvs(matches.planned, matches.positions) \
+        if table.metadata.format_version >= 3 else {}
+    return write_row_deletes(table, matches.plan, matches.positions, matches.files, old, written)

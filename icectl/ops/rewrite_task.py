@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, referenced_field_ids
+from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
 from icectl import command_files
 from icectl.io.files import FileIO
 from icectl.io.parquet_write import TARGET_FILE_SIZE
@@ -90,7 +90,7 @@ class RewriteTask:
     table_location: str  # new files go to its data location (``write.data.path`` honoured)
     operation_id: str  # new files are named <task index>-0-<operation id>-<n>.parquet
     task_index: int = 0
-    drop_filter: str | None = None  # rows matching it are not written
+    drop_filter: str | Expression | None = None  # rows matching it are not written (text, or bound)
     case_sensitive: bool = False
     storage_options: dict[str, Any] = field(default_factory=dict)
 
@@ -241,7 +241,9 @@ def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask
 
     drop = TRUE
     if task.drop_filter is not None:
-        drop = bind_filter(task.drop_filter, None, schema, task.case_sensitive)
+        text = task.drop_filter if isinstance(task.drop_filter, str) else None
+        drop = bind_filter(text, None if text is not None else task.drop_filter, schema,
+                           task.case_sensitive)
     ids = sorted(referenced_field_ids(drop)) if task.drop_filter is not None else []
     batches: list[pa.RecordBatch] = []
     rewritten: list[str] = []

@@ -45,9 +45,10 @@ from icectl.ops.equality_deletes import (
     uncovered_partition_field,
     write_equality_deletes,
 )
-from icectl.ops.keyed_deletes import drop_null_keys, find_key_positions, match_filter, write_key_deletes
+from icectl.ops.keyed_deletes import drop_null_keys, find_key_positions, write_key_deletes
 from icectl.ops.write import read_rows, write_data_files
 from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.table.table import Table
 
 __all__ = ["UpsertResult", "upsert_rows"]
 
@@ -105,13 +106,14 @@ def _refuse_duplicates(keys: pa.Table) -> None:
                            f"{shown}, {first['count_all']} rows); an upsert takes one row per key")
 
 
-def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *,
+def upsert_rows(table: Table, source: str | pa.Table, keys: str | Sequence[str], *,
                 file_format: str | None = None, branch: str | None = None,
                 dry_run: bool = False, stdin: Any = None, rounding: str | None = None,
                 summary_properties: Mapping[str, str] | None = None) -> UpsertResult:
     """Upsert the rows of ``source`` into ``table`` by the key columns (see the module docs);
     ``rounding`` as :func:`icectl.ops.write.write_rows` takes it."""
-    from icectl.table.row_delta import RowDeltaProducer, filter_may_match
+    from icectl.table.row_delta import RowDeltaProducer
+    from icectl.table.validation import filter_may_match
 
     md = table.metadata
     _check_version(md)
@@ -155,7 +157,7 @@ def upsert_rows(table: Any, source: str | pa.Table, keys: str | Sequence[str], *
             start = result["parent_snapshot_id"]
         else:
             added_deletes, replaced = write_key_deletes(table, matches, written)
-            may_match = filter_may_match(md, match_filter(drop_null_keys(key_data), key_schema, False))
+            may_match = filter_may_match(md, matches.filter, True)  # the plan's own filter
             start = matches.snapshot_id
         produced = RowDeltaProducer(
             table, start, added_data=added_data, added_deletes=added_deletes,

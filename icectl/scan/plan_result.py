@@ -1,5 +1,15 @@
 """What a scan plan returns: the planned files (light views of decoded manifest rows), the
-decisions taken on manifests and files (for ``--explain``), and tasks bin-packed from splits."""
+decisions taken on manifests and files (for ``--explain``), and tasks bin-packed from splits.
+
+Columnar inside, objects on demand: a planned file, and a delete file attached to it, gives its
+real :class:`~icectl.spec.manifests.DataFile` (``spec_id`` and ``manifest_path`` set) or
+:class:`~icectl.spec.manifests.ManifestEntry` (with its inherited data and file sequence
+numbers) when asked, built from the decoded columns (:func:`data_file_of`), so an operation
+hands the files it planned straight to a commit without reading a manifest again. The column
+metrics such an object carries are those the plan decoded: of the columns the filter (and the
+equality deletes) name; ``column_sizes`` are not decoded. A commit finds the entries it
+removes by path in the manifests themselves, so it never writes these metrics back.
+"""
 
 from __future__ import annotations
 
@@ -13,17 +23,46 @@ from icectl.expr.expressions import Expression
 from icectl.io.manifest_columns import ManifestColumns
 from icectl.table.delete_index import DeleteRef
 from icectl.scan.tasks import pack, split_ranges
+from icectl.spec.manifests import DataFile, ManifestEntry
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 
 __all__ = ["PlannedFile", "FileRun", "ScanTask", "ManifestDecision", "FileDecision", "PlanResult",
-           "columns_of", "row_of", "residual_of", "deletes_of"]
+           "columns_of", "row_of", "residual_of", "deletes_of", "data_file_of", "entry_of"]
 
 # C-level accessors of a PlannedFile's parts, for code that walks many files at once
 columns_of = itemgetter(0)
 row_of = itemgetter(1)
 residual_of = itemgetter(3)
 deletes_of = itemgetter(4)
+
+
+def data_file_of(cols: ManifestColumns, i: int, spec_id: int, manifest_path: str) -> DataFile:
+    """The :class:`DataFile` of row ``i`` of decoded manifest columns (metrics: those decoded)."""
+    st = cols.stats
+    offsets, eq = cols.split_offsets[i], cols.equality_ids[i]
+    return DataFile(
+        content=cols.content[i], file_path=cols.file_path[i], file_format=cols.file_format[i],
+        partition=cols.partition_tuple(i), record_count=cols.record_count[i],
+        file_size_in_bytes=cols.file_size_in_bytes[i],
+        value_counts={f: s.value_counts[i] for f, s in st.items() if s.value_counts[i] is not None},
+        null_value_counts={f: s.null_counts[i] for f, s in st.items() if s.null_counts[i] is not None},
+        nan_value_counts={f: s.nan_counts[i] for f, s in st.items() if s.nan_counts[i] is not None},
+        lower_bounds={f: s.lower[i] for f, s in st.items() if s.lower[i] is not None},
+        upper_bounds={f: s.upper[i] for f, s in st.items() if s.upper[i] is not None},
+        key_metadata=cols.key_metadata[i],
+        split_offsets=tuple(offsets) if offsets is not None else None,
+        equality_ids=tuple(eq) if eq is not None else None, sort_order_id=cols.sort_order_id[i],
+        first_row_id=cols.first_row_id[i], referenced_data_file=cols.referenced_data_file[i],
+        content_offset=cols.content_offset[i], content_size_in_bytes=cols.content_size_in_bytes[i],
+        spec_id=spec_id, manifest_path=manifest_path)
+
+
+def entry_of(cols: ManifestColumns, i: int, spec_id: int, manifest_path: str) -> ManifestEntry:
+    """The :class:`ManifestEntry` of row ``i``: status, snapshot id and sequence numbers as
+    inherited from the manifest list entry, and :func:`data_file_of`."""
+    return ManifestEntry(cols.status[i], cols.snapshot_id[i], cols.data_sequence_number[i],
+                         cols.file_sequence_number[i], data_file_of(cols, i, spec_id, manifest_path))
 
 
 class FileRun:
@@ -148,6 +187,14 @@ class PlannedFile(tuple):
     def snapshot_id(self) -> int | None:
         return self._cols.snapshot_id[self._i]
 
+    def data_file(self) -> DataFile:
+        """The file as a :class:`DataFile` (``spec_id``, ``manifest_path`` set), from the columns."""
+        return data_file_of(self._cols, self._i, self.spec_id, self.manifest_path)
+
+    def manifest_entry(self) -> ManifestEntry:
+        """The file's live manifest entry, with its data and file sequence numbers."""
+        return entry_of(self._cols, self._i, self.spec_id, self.manifest_path)
+
     def __repr__(self) -> str:
         return f"PlannedFile({self.path!r}, deletes={len(self.deletes)}, residual={self.residual})"
 
@@ -210,6 +257,9 @@ class PlanResult:
     file_runs: list[FileRun] = field(default_factory=list)
     _files: list[PlannedFile] | None = field(default=None, repr=False, compare=False)
     _files_runs: int = field(default=-1, repr=False, compare=False)
+    # where each indexed delete file was decoded: (path, content offset) -> (columns, row,
+    # spec id, manifest path), for :meth:`delete_file`
+    delete_rows: dict[tuple, tuple] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def files(self) -> list[PlannedFile]:
@@ -242,6 +292,14 @@ class PlanResult:
                     for d in f.deletes:
                         seen.setdefault((d.path, d.content_offset), d)
         return list(seen.values())
+
+    def delete_file(self, ref: DeleteRef) -> DataFile:
+        """The :class:`DataFile` of a delete file the plan attached (``ref``), from its columns."""
+        return self.delete_entry(ref).data_file
+
+    def delete_entry(self, ref: DeleteRef) -> ManifestEntry:
+        """The live manifest entry of a delete file the plan attached, with its sequence numbers."""
+        return entry_of(*self.delete_rows[(ref.path, ref.content_offset)])
 
     @property
     def total_bytes(self) -> int:

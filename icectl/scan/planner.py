@@ -70,6 +70,7 @@ from icectl.scan.plan_result import (
     PlannedFile,
     PlanResult,
     ScanTask,
+    data_file_of,
 )
 from icectl.scan.parallel import check_workers, load_in_order
 from icectl.scan.plan_setup import (
@@ -89,7 +90,6 @@ from icectl.spec.manifests import (
     DELETED,
     EQUALITY_DELETES,
     MANIFEST_DELETES,
-    DataFile,
     ManifestFile,
 )
 from icectl.spec.metadata import TableMetadata, select_snapshot
@@ -258,7 +258,7 @@ def plan_scan(
     data = [m for m in manifests if m.content != MANIFEST_DELETES
             and (scan.append_ids is None or m.added_snapshot_id in scan.append_ids)]
     index = _index_deletes(scan, _select_manifests(scan, deletes), result.manifests,
-                           filter_deletes)
+                           filter_deletes, result.delete_rows)
     result.delete_files_total = len(index)
     metrics = _metrics_inputs(scan, index)
     result.data_files_total = sum(_live_count(m) or 0 for m in data)
@@ -365,12 +365,14 @@ def _decision(m: ManifestFile, kept: bool, why: str, files: int | None = None,
 
 
 def _index_deletes(scan: _Scan, selected: Iterable[tuple[ManifestFile, bool, str]],
-                   decisions: list[ManifestDecision], by_rows: bool = False) -> DeleteIndex:
+                   decisions: list[ManifestDecision], by_rows: bool = False,
+                   rows: dict[tuple, tuple] | None = None) -> DeleteIndex:
     """Step 3: live delete files of the selected delete manifests whose partition matches and,
     with ``by_rows``, whose column metrics might hold rows matching the filter (the reference
     reads delete manifests with ``filterRows(dataFilter)``: an equality delete file whose
     key-column bounds exclude the filter is attached to no file; position delete files and
-    deletion vectors carry no data-column metrics, so they stay), indexed."""
+    deletion vectors carry no data-column metrics, so they stay), indexed. ``rows`` gets where
+    each was decoded (:attr:`PlanResult.delete_rows`)."""
     deletes: list[DeleteRef] = []
     expr = scan.expr
     by_rows = by_rows and not isinstance(expr, (AlwaysTrue, AlwaysFalse))
@@ -393,6 +395,10 @@ def _index_deletes(scan: _Scan, selected: Iterable[tuple[ManifestFile, bool, str
         if by_rows and idx:
             idx = list(compress(idx, metrics_might_match(expr, mc, idx, types)))
         deletes.extend(_delete_ref(mc, i, m) for i in idx)
+        if rows is not None:
+            for i in idx:
+                rows[(mc.file_path[i], mc.content_offset[i])] = (mc, i, m.partition_spec_id,
+                                                                 m.manifest_path)
         decisions.append(_decision(m, True, why, files=mc.count, matched=len(idx)))
     return DeleteIndex(deletes, scan.specs.unpartitioned_ids(), scan.field_type)
 
@@ -430,7 +436,8 @@ def _filter_entries(scan: _Scan, mc: ManifestColumns, m: ManifestFile, metrics: 
     expr = scan.expr
     if not isinstance(expr, AlwaysTrue) and idx:
         if metrics.scalar is not None:  # --explain: decisions and reasons from the scalar form
-            verdicts = [metrics.scalar.eval(_data_file_for_explain(mc, i, m.partition_spec_id))
+            verdicts = [metrics.scalar.eval(data_file_of(mc, i, m.partition_spec_id,
+                                                         m.manifest_path))
                         for i in idx]
             might = [ok for ok, _ in verdicts]
             decisions.extend(FileDecision(mc.file_path[i], m.manifest_path, False, why)
@@ -551,20 +558,6 @@ def _delete_ref(mc: ManifestColumns, i: int, m: ManifestFile) -> DeleteRef:
         content_offset=mc.content_offset[i], content_size_in_bytes=mc.content_size_in_bytes[i],
         equality_ids=tuple(eq) if eq is not None else None, manifest_path=m.manifest_path,
         lower_bounds=lower, upper_bounds=upper, null_counts=nulls, value_counts=values)
-
-
-def _data_file_for_explain(mc: ManifestColumns, i: int, spec_id: int) -> DataFile:
-    st = mc.stats
-    return DataFile(
-        content=DATA, file_path=mc.file_path[i], file_format=mc.file_format[i],
-        partition=mc.partition_tuple(i), record_count=mc.record_count[i],
-        file_size_in_bytes=mc.file_size_in_bytes[i],
-        value_counts={f: s.value_counts[i] for f, s in st.items() if s.value_counts[i] is not None},
-        null_value_counts={f: s.null_counts[i] for f, s in st.items() if s.null_counts[i] is not None},
-        nan_value_counts={f: s.nan_counts[i] for f, s in st.items() if s.nan_counts[i] is not None},
-        lower_bounds={f: s.lower[i] for f, s in st.items() if s.lower[i] is not None},
-        upper_bounds={f: s.upper[i] for f, s in st.items() if s.upper[i] is not None},
-        spec_id=spec_id)
 
 
 def _partition_text(mc: ManifestColumns, i: int, si: _SpecInfo) -> str:

@@ -23,7 +23,7 @@ from array import array
 from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,7 +55,10 @@ from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.schema import Schema, select_fields
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
-__all__ = ["open_scan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
+if TYPE_CHECKING:
+    from icectl.scan.plan_result import PlannedFile, PlanResult
+
+__all__ = ["open_scan", "scan_of_plan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
            "LAST_UPDATED_SEQ_FIELD_ID"]
 
 ROW_ID_FIELD_ID = 2147483540
@@ -180,12 +183,21 @@ def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[s
               from_snapshot: int | None = None, to_snapshot: int | None = None) -> Scan:
     """Plan a scan of ``table`` and return it ready to read. ``from_snapshot``/``to_snapshot``:
     an incremental scan (the planner's: rows appended after one snapshot up to another)."""
-    schema, column_names, snapshot_id_, files = _plan(
-        table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive,
-        dict(filter_expr=filter_expr, from_snapshot=from_snapshot, to_snapshot=to_snapshot))
-    projected = list(schema.fields) if column_names is None else _projection(schema, column_names)
-    scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=snapshot_id_,
-                files=files, with_metadata=with_metadata, batch_rows=batch_rows)
+    plan = _plan(table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive,
+                 dict(filter_expr=filter_expr, from_snapshot=from_snapshot, to_snapshot=to_snapshot))
+    return scan_of_plan(table, plan, with_metadata=with_metadata, batch_rows=batch_rows)
+
+
+def scan_of_plan(table: Any, plan: PlanResult, files: Sequence[PlannedFile] | None = None, *,
+                 with_metadata: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS) -> Scan:
+    """A scan reading ``files`` (default: all) of an existing plan (a
+    :class:`~icectl.scan.plan_result.PlanResult`) with its schema, columns and residuals: an
+    operation that plans once reads and commits the same files."""
+    schema = plan.schema
+    projected = list(schema.fields) if plan.columns is None else _projection(schema, plan.columns)
+    scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=plan.snapshot_id,
+                files=_scan_files(plan.files if files is None else files),
+                with_metadata=with_metadata, batch_rows=batch_rows)
     if with_metadata:
         scan.partition_type = unified_partition_type(table.metadata.specs, schema)
     return scan
@@ -208,22 +220,24 @@ def _projection(schema: Schema, column_names: Sequence[str]) -> list[NestedField
 
 def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
           snapshot_id: int | None, ref: str | None, as_of: str | None,
-          case_sensitive: bool, extra: dict | None = None
-          ) -> tuple[Schema, tuple[str, ...] | None, int | None, list[ScanFile]]:
-    """The planner's answer, reduced to what the reader needs (the one place it is used)."""
+          case_sensitive: bool, extra: dict | None = None) -> PlanResult:
+    """The planner's answer (the one place it is used)."""
     from icectl.scan.planner import plan_scan
 
     # only rows matching the filter are returned: delete files that cannot hold such rows
     # are not needed (the reference's planFiles leaves them out too)
-    r = plan_scan(table, filter_text, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
-                  columns=columns, case_sensitive=case_sensitive, filter_deletes=True,
-                  **(extra or {}))
-    files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
-                      partition=tuple(f.partition), record_count=f.record_count,
-                      data_sequence_number=f.data_sequence_number,
-                      first_row_id=f.first_row_id, residual=f.residual,
-                      deletes=tuple(f.deletes)) for f in r.files]
-    return r.schema, r.columns, r.snapshot_id, files
+    return plan_scan(table, filter_text, snapshot_id=snapshot_id, ref=ref, as_of=as_of,
+                     columns=columns, case_sensitive=case_sensitive, filter_deletes=True,
+                     **(extra or {}))
+
+
+def _scan_files(planned: Sequence[PlannedFile]) -> list[ScanFile]:
+    """What the reader needs of planned files."""
+    return [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
+                     partition=tuple(f.partition), record_count=f.record_count,
+                     data_sequence_number=f.data_sequence_number,
+                     first_row_id=f.first_row_id, residual=f.residual,
+                     deletes=tuple(f.deletes)) for f in planned]
 
 
 # -- one data file --------------------------------------------------------------------------------

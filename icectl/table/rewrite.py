@@ -72,12 +72,12 @@ class RewriteFilesProducer(SnapshotProducer):
     operation = "replace"
 
     def __init__(self, table: Table, *, starting_snapshot_id: int | None,
-                 removed: Iterable[str], added: Iterable[tuple[DataFile, str]] = (),
+                 removed: Iterable[str | DataFile], added: Iterable[tuple[DataFile, str]] = (),
                  removed_deletes: Iterable[DataFile] = (), use_starting_sequence_number: bool = True,
                  remove_dangling_deletes: bool = True, **kwargs: Any):
         super().__init__(table, **kwargs)
         self.starting_snapshot_id = starting_snapshot_id
-        self._removed_paths = set(removed)
+        self._removed_paths = {r if isinstance(r, str) else r.file_path for r in removed}
         self._added = list(added)  # (data file with spec_id, partition path)
         self._explicit_deletes = {delete_file_key(f) for f in removed_deletes}
         self._remove_dangling = remove_dangling_deletes
@@ -241,8 +241,8 @@ class RewriteFilesProducer(SnapshotProducer):
 class OverwriteFilesProducer(RewriteFilesProducer):
     """Remove data files and add the rows they keep (copy-on-write deletes; module docs)."""
 
-    def __init__(self, table: Table, *, starting_snapshot_id: int | None, removed: Iterable[str],
-                 added: Iterable[tuple[DataFile, str]] = (),
+    def __init__(self, table: Table, *, starting_snapshot_id: int | None,
+                 removed: Iterable[str | DataFile], added: Iterable[tuple[DataFile, str]] = (),
                  conflict_filter: Callable[[DataFile], bool] | None = None, **kwargs: Any):
         super().__init__(table, starting_snapshot_id=starting_snapshot_id, removed=removed,
                          added=added, use_starting_sequence_number=False, **kwargs)

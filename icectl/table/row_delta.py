@@ -39,7 +39,6 @@ from dataclasses import replace
 from typing import Callable, Iterable
 
 from icectl.errors import CommitConflict, ValidationError
-from icectl.expr.expressions import Expression
 from icectl.io import avro
 from icectl.spec.manifests import (
     ADDED,
@@ -59,7 +58,7 @@ from icectl.spec.summary import SummaryBuilder
 from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
-from icectl.table.validation import SERIALIZABLE, isolation_level
+from icectl.table.validation import SERIALIZABLE, filter_may_match, isolation_level
 
 __all__ = ["RowDeltaProducer", "row_delta_operation", "filter_may_match"]
 
@@ -199,30 +198,3 @@ class RowDeltaProducer(SnapshotProducer):
 def _removal_key(f: DataFile) -> tuple:
     """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
     return (f.content if f.content != DATA else DATA, f.file_path, f.content_offset)
-
-
-def filter_may_match(md: TableMetadata, expr: Expression, case_sensitive: bool = False
-                     ) -> Callable[[DataFile], bool]:
-    """Whether a data file may hold rows matching ``expr``: its partition (inclusive
-    projection for its spec) and its column metrics, as scan planning decides."""
-    from icectl.expr.eval_metrics import MetricsEvaluator
-    from icectl.expr.eval_rows import partition_matches
-    from icectl.expr.projection import inclusive_projection
-
-    schema = md.schema
-    metrics = MetricsEvaluator(expr, schema, case_sensitive)
-    by_spec: dict[int, tuple] = {}
-
-    def may_match(f: DataFile) -> bool:
-        got = by_spec.get(f.spec_id)
-        if got is None:
-            spec = md.spec_by_id(f.spec_id)
-            projected = inclusive_projection(expr, spec, schema, case_sensitive)
-            positions = {pf.field_id: i for i, pf in enumerate(spec.fields)}
-            got = by_spec[f.spec_id] = (projected, positions)
-        projected, positions = got
-        if not partition_matches(projected, f.partition, positions):
-            return False
-        return metrics.eval(f)[0]
-
-    return may_match

@@ -13,6 +13,11 @@ or removed, and lets the commit go on when none of it conflicts. The checks here
 * :func:`validate_no_new_data` - no data file added since may hold rows the operation's filter
   selects (the ``serializable`` isolation level).
 
+The isolation level is read in one place (:func:`isolation_level`), and "may a new data file hold
+rows the filter selects" is decided in one place, for every operation and both delete modes
+(:func:`filter_may_match`: the filter projected on the file's partition, then its column
+metrics, as scan planning decides; :func:`conflict_filter` gives it for the table's level).
+
 Each raises :class:`~icectl.errors.CommitConflict`, which ends the commit: the commit machinery
 removes every file the operation wrote. Which delete files apply to which data files is decided
 by the one :class:`~icectl.table.delete_index.DeleteIndex` the planner uses.
@@ -23,10 +28,12 @@ of the snapshot that added them), so the cost grows with the concurrent changes,
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from icectl.errors import CommitConflict
+from icectl.expr.expressions import Expression
 from icectl.io import avro
+from icectl.io.files import FileIO
 from icectl.spec.manifests import (
     ADDED,
     DELETED,
@@ -43,6 +50,7 @@ from icectl.table.delete_index import DeleteIndex, DeleteRef
 __all__ = [
     "snapshots_since", "new_entries", "validate_files_live", "validate_no_new_deletes",
     "validate_no_new_data", "ISOLATION_LEVEL", "SERIALIZABLE", "SNAPSHOT", "isolation_level",
+    "filter_may_match", "conflict_filter",
 ]
 
 ISOLATION_LEVEL = "write.delete.isolation-level"
@@ -54,6 +62,43 @@ def isolation_level(md: TableMetadata, key: str = ISOLATION_LEVEL) -> str:
     """The isolation level a table property asks for (the reference's default: serializable)."""
     level = md.properties.get(key, SERIALIZABLE).strip().lower()
     return level if level in (SERIALIZABLE, SNAPSHOT) else SERIALIZABLE
+
+
+def filter_may_match(md: TableMetadata, expr: Expression, case_sensitive: bool = False
+                     ) -> Callable[[DataFile], bool]:
+    """Whether a data file may hold rows matching ``expr`` (bound or not): its partition
+    (inclusive projection for its spec) and its column metrics, as scan planning decides."""
+    from icectl.expr.eval_metrics import MetricsEvaluator
+    from icectl.expr.eval_rows import partition_matches
+    from icectl.expr.projection import inclusive_projection
+
+    schema = md.schema
+    metrics = MetricsEvaluator(expr, schema, case_sensitive)
+    by_spec: dict[int, tuple] = {}
+
+    def may_match(f: DataFile) -> bool:
+        got = by_spec.get(f.spec_id)
+        if got is None:
+            spec = md.spec_by_id(f.spec_id)
+            projected = inclusive_projection(expr, spec, schema, case_sensitive)
+            positions = {pf.field_id: i for i, pf in enumerate(spec.fields)}
+            got = by_spec[f.spec_id] = (projected, positions)
+        projected, positions = got
+        if not partition_matches(projected, f.partition, positions):
+            return False
+        return metrics.eval(f)[0]
+
+    return may_match
+
+
+def conflict_filter(md: TableMetadata, expr: Expression, case_sensitive: bool = False,
+                    key: str = ISOLATION_LEVEL) -> Callable[[DataFile], bool] | None:
+    """The check new data files must pass at the table's isolation level: for
+    ``serializable``, :func:`filter_may_match`; for ``snapshot``, None (new data never
+    conflicts)."""
+    if isolation_level(md, key) != SERIALIZABLE:
+        return None
+    return filter_may_match(md, expr, case_sensitive)
 
 
 def snapshots_since(md: TableMetadata, start_id: int | None, head_id: int | None) -> list[Snapshot]:
@@ -82,7 +127,7 @@ def snapshots_since(md: TableMetadata, start_id: int | None, head_id: int | None
     return out
 
 
-def new_entries(io: Any, md: TableMetadata, snapshots: Iterable[Snapshot], content: int,
+def new_entries(io: FileIO, md: TableMetadata, snapshots: Iterable[Snapshot], content: int,
                 statuses: tuple[int, ...] = (ADDED,)) -> Iterator[tuple[Snapshot, ManifestEntry]]:
     """Entries with one of ``statuses`` that ``snapshots`` wrote into manifests of ``content``
     (:data:`MANIFEST_DATA` or :data:`MANIFEST_DELETES`), with the snapshot that wrote each."""
@@ -105,7 +150,7 @@ def _describe(snap: Snapshot) -> str:
     return f"snapshot {snap.snapshot_id}" + (f" ({op})" if op else "")
 
 
-def validate_files_live(io: Any, md: TableMetadata, start_id: int | None, head_id: int | None,
+def validate_files_live(io: FileIO, md: TableMetadata, start_id: int | None, head_id: int | None,
                         paths: Iterable[str], *, content: int = MANIFEST_DATA) -> None:
     """CommitConflict when a snapshot since the start removed one of ``paths`` (data files when
     ``content`` is :data:`MANIFEST_DATA`, delete files for :data:`MANIFEST_DELETES`)."""
@@ -120,7 +165,7 @@ def validate_files_live(io: Any, md: TableMetadata, start_id: int | None, head_i
                 f"snapshot {start_id} which the operation read; run it again")
 
 
-def validate_no_new_deletes(io: Any, md: TableMetadata, start_id: int | None, head_id: int | None,
+def validate_no_new_deletes(io: FileIO, md: TableMetadata, start_id: int | None, head_id: int | None,
                             data_files: Iterable[DataFile], *, ignore_equality: bool = False) -> None:
     """CommitConflict when a delete file added since the start applies to one of ``data_files``
     (each with its ``spec_id`` set). Equality deletes are skipped with ``ignore_equality``."""
@@ -157,7 +202,7 @@ def validate_no_new_deletes(io: Any, md: TableMetadata, start_id: int | None, he
                 f"for data file {f.file_path}, which the operation read; run it again")
 
 
-def validate_no_new_data(io: Any, md: TableMetadata, start_id: int | None, head_id: int | None,
+def validate_no_new_data(io: FileIO, md: TableMetadata, start_id: int | None, head_id: int | None,
                          may_match: Callable[[DataFile], bool]) -> None:
     """CommitConflict when a data file added since the start may hold rows the operation's
     filter selects (``may_match`` decides from the file's partition and metrics)."""
