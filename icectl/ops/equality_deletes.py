@@ -47,8 +47,10 @@ from icectl.spec.metrics import metrics_config
 from icectl.spec.partition_path import partition_path
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.spec.metadata import TableMetadata
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.spec.types import PrimitiveType
+from icectl.table.table import Table
 
 __all__ = ["EqualityDeleteResult", "delete_equality", "resolve_keys", "key_rows",
            "target_specs", "live_specs", "uncovered_partition_field", "write_equality_deletes", "keys_filter", "keys_may_match", "branch_head"]
@@ -141,7 +143,7 @@ def key_rows(raw: pa.Table, keys: Schema, source: str, *, rounding: str | None =
     return conform_to_schema(pa.table(picked), keys, rounding=rounding, source=source).combine_chunks()
 
 
-def branch_head(table: Any, branch: str) -> Any:
+def branch_head(table: Table, branch: str) -> Snapshot | None:
     """The branch's head snapshot (None for a branch without snapshots)."""
     md = table.metadata
     ref = md.refs.get(branch)
@@ -152,7 +154,7 @@ def branch_head(table: Any, branch: str) -> Any:
     return md.snapshot_by_id(ref.snapshot_id)
 
 
-def live_specs(table: Any, head: Any) -> list[PartitionSpec]:
+def live_specs(table: Table, head: Snapshot | None) -> list[PartitionSpec]:
     """The table's default spec and the spec of every live data file of ``head``."""
     md = table.metadata
     ids = {md.default_spec_id}
@@ -163,7 +165,7 @@ def live_specs(table: Any, head: Any) -> list[PartitionSpec]:
     return [md.spec_by_id(i) for i in sorted(ids)]
 
 
-def uncovered_partition_field(table: Any, specs: Sequence[PartitionSpec], keys: Schema
+def uncovered_partition_field(table: Table, specs: Sequence[PartitionSpec], keys: Schema
                               ) -> str | None:
     """None when the keys determine the partition of every spec in ``specs`` (or one of them is
     unpartitioned); else a description of a partition field no key column determines."""
@@ -179,7 +181,7 @@ def uncovered_partition_field(table: Any, specs: Sequence[PartitionSpec], keys: 
     return None
 
 
-def target_specs(table: Any, head: Any, keys: Schema) -> list[PartitionSpec]:
+def target_specs(table: Table, head: Snapshot | None, keys: Schema) -> list[PartitionSpec]:
     """The specs to write the deletes under (see the module docs); InvalidInput when the keys do
     not determine the partition of one of them."""
     specs = live_specs(table, head)
@@ -193,7 +195,7 @@ def target_specs(table: Any, head: Any, keys: Schema) -> list[PartitionSpec]:
     return specs
 
 
-def write_equality_deletes(table: Any, rows: pa.Table, keys: Schema, specs: Sequence[PartitionSpec],
+def write_equality_deletes(table: Table, rows: pa.Table, keys: Schema, specs: Sequence[PartitionSpec],
                            written: list[str]) -> list[tuple[DataFile, str]]:
     """Write ``rows`` (key columns) as equality delete files: one per partition of each spec.
     Paths written are appended to ``written``."""
@@ -256,19 +258,19 @@ def keys_filter(rows: pa.Table, keys: Schema) -> Expression:
     return and_(*parts)
 
 
-def keys_may_match(table: Any, rows: pa.Table, keys: Schema) -> Callable[[DataFile], bool]:
+def keys_may_match(table: Table, rows: pa.Table, keys: Schema) -> Callable[[DataFile], bool]:
     """Whether a data file may hold a row with one of these keys (partition and metrics)."""
     from icectl.table.validation import filter_may_match
 
     return filter_may_match(table.metadata, keys_filter(rows, keys))
 
 
-def _check_version(md: Any) -> None:
+def _check_version(md: TableMetadata) -> None:
     if md.format_version < 2:
         raise UnsupportedFeature("equality deletes need format v2 or later (icectl upgrade)")
 
 
-def delete_equality(table: Any, keys: str | Sequence[str], source: str | pa.Table, *,
+def delete_equality(table: Table, keys: str | Sequence[str], source: str | pa.Table, *,
                     file_format: str | None = None, branch: str | None = None,
                     dry_run: bool = False, stdin: Any = None) -> EqualityDeleteResult:
     """Delete the rows whose key columns equal a row of ``source`` (see the module docs): as

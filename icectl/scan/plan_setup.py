@@ -4,7 +4,7 @@ options."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.expr.expressions import (
@@ -17,6 +17,7 @@ from icectl.expr.expressions import (
     rewrite_not,
 )
 from icectl.expr.parser import parse_filter
+from icectl.io.files import FileIO
 from icectl.io.manifest_list import load_manifest_list
 from icectl.scan.tasks import DEFAULT_LOOKBACK, DEFAULT_OPEN_FILE_COST, DEFAULT_SPLIT_SIZE
 from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
@@ -114,7 +115,7 @@ def appended_snapshots(md: TableMetadata, from_id: int | None, to_id: int) -> se
     return out
 
 
-def appended_manifests(io: Any, md: TableMetadata, append_ids: set[int]) -> list[ManifestFile]:
+def appended_manifests(io: FileIO, md: TableMetadata, append_ids: set[int]) -> list[ManifestFile]:
     out: list[ManifestFile] = []
     seen: set[str] = set()
     for sid in sorted(append_ids, key=lambda i: -md.snapshot_by_id(i).sequence_number):

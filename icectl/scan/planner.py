@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import compress
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.expr.evaluators import (
@@ -98,6 +98,10 @@ from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.transforms import VoidTransform
 from icectl.spec.types import DOUBLE, FLOAT, IcebergType, StructType
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
+    from icectl.table.table import Table
 
 __all__ = ["plan_scan", "PlanResult", "PlannedFile", "ScanTask", "ManifestDecision",
            "FileDecision", "parse_as_of"]
@@ -185,7 +189,7 @@ class _Specs:
 class _Scan:
     """The resolved inputs of one plan, shared read-only by every step."""
 
-    io: Any
+    io: FileIO
     md: TableMetadata
     snapshot: Snapshot | None
     schema: Schema
@@ -216,7 +220,7 @@ class _Metrics:
 
 
 def plan_scan(
-    table: Any,
+    table: Table,
     filter_text: str | None = None,
     *,
     filter_expr: Expression | None = None,
@@ -283,7 +287,7 @@ def plan_scan(
     return result
 
 
-def _prepare(table: Any, filter_text: str | None, filter_expr: Expression | None,
+def _prepare(table: Table, filter_text: str | None, filter_expr: Expression | None,
              snapshot_id: int | None, ref: str | None, as_of: str | int | None,
              columns: Sequence[str] | None, case_sensitive: bool, from_snapshot: int | None,
              to_snapshot: int | None, split_size: int | None, open_file_cost: int | None,
@@ -523,7 +527,7 @@ def _request(m: ManifestFile, wanted: Iterable[int], nan: Iterable[int]) -> Mani
         sequence_number=m.sequence_number, first_row_id=m.first_row_id)
 
 
-def _load(io: Any, m: ManifestFile, wanted: set[int],
+def _load(io: FileIO, m: ManifestFile, wanted: set[int],
           nan: set[int] | None = None) -> ManifestColumns:
     return load_manifest_columns(
         io, m.manifest_path, m.manifest_length, wanted_stats=frozenset(wanted),
