@@ -91,8 +91,8 @@ class DataFile:
 
     ``partition`` is a tuple in the order of the partition spec's fields; use
     :meth:`partition_dict` for access by name. Metrics maps are keyed by field id; bounds stay
-    in their single-value binary form. ``spec_id`` is not stored in the file: readers set it
-    from the manifest that listed the file.
+    in their single-value binary form. ``spec_id`` and ``manifest_path`` are not stored in the
+    file: readers set them from the manifest that listed the file.
     """
 
     content: int
@@ -116,6 +116,7 @@ class DataFile:
     content_offset: int | None = None
     content_size_in_bytes: int | None = None
     spec_id: int = 0
+    manifest_path: str | None = field(default=None, compare=False, hash=False, repr=False)
 
     @property
     def is_data(self) -> bool:

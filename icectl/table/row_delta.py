@@ -40,7 +40,6 @@ from typing import Callable, Iterable
 
 from icectl.errors import CommitConflict, ValidationError
 from icectl.expr.expressions import Expression
-from icectl.io import avro
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -56,6 +55,7 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
+from icectl.table.manifest_filter import RemovalFilter
 from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
@@ -162,31 +162,40 @@ class RowDeltaProducer(SnapshotProducer):
 
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
         written = self._new_manifests(base, attempt)
-        removing = {_removal_key(f) for f, _ in self._removed + self._removed_deletes}
+        targets = [f for f, _ in self._removed + self._removed_deletes]
+        removing = {_removal_key(f) for f in targets}
+        parents = self.parent_manifests(base, parent)
+        hits: dict[str, list[ManifestEntry]] = {}  # opened manifests listing a file to remove
         found: set[tuple] = set()
-        kept: list[ManifestFile] = []
-        for m in self.parent_manifests(base, parent):
-            entries = avro.load_manifest(self.io, m) if removing else []
-            if not any(e.status != DELETED and _removal_key(e.data_file) in removing
-                       for e in entries):
-                if lists_live_files(m):  # a manifest of only deleted entries is dropped
-                    kept.append(m)
-                continue
-            rewritten: list[ManifestEntry] = []
-            for e in entries:
-                if e.status == DELETED:
-                    continue  # deletes of an older snapshot are not carried forward
-                if _removal_key(e.data_file) in removing:
-                    found.add(_removal_key(e.data_file))
-                    rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
-                else:
-                    rewritten.append(replace(e, status=EXISTING))
-            kept += self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
-                                         rewritten, m.content)
+
+        def look_in(ms: list[ManifestFile]) -> None:
+            for m in ms:
+                entries = self.manifest_entries(m)
+                keys = {_removal_key(e.data_file) for e in entries if e.status != DELETED} & removing
+                if keys:
+                    hits[m.manifest_path] = entries
+                    found.update(keys)
+
+        if removing:
+            # only the manifests that can list the removed files (table/manifest_filter.py)
+            opened = RemovalFilter(base, targets).candidates(parents)
+            look_in(opened)
+            if removing - found:  # a stale hint or a wrong partition: look everywhere else
+                look_in(RemovalFilter.rest(parents, opened, {MANIFEST_DATA, MANIFEST_DELETES}))
         missing = {k[1] for k in removing - found}
         if missing:
             raise CommitConflict(f"cannot remove {sorted(missing)[0]}: it is no longer live in "
                                  f"branch {self.branch}; nothing was committed")
+        kept: list[ManifestFile] = []
+        for m in parents:
+            entries = hits.get(m.manifest_path)
+            if entries is None:
+                if lists_live_files(m):  # a manifest of only deleted entries is dropped
+                    kept.append(m)
+                continue
+            kept += self.reuse_or_write(attempt, ("remove", m.manifest_path),
+                                        lambda m=m, entries=entries: self._rewrite(
+                                            attempt, base, m, entries, removing))
         new_data = [m for (c, _), ms in written.items() if c == MANIFEST_DATA for m in ms]
         new_deletes = [m for (c, _), ms in written.items() if c == MANIFEST_DELETES for m in ms]
         manifests = (new_data + [m for m in kept if m.content == MANIFEST_DATA]
@@ -194,6 +203,20 @@ class RowDeltaProducer(SnapshotProducer):
         # the reference's row delta merges manifests unless the table turns it off
         return self.merge_manifests(attempt, base, manifests,
                                     MergePolicy.from_metadata(base, enabled_default=True))
+
+    def _rewrite(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
+                 entries: list[ManifestEntry], removing: set[tuple]) -> list[ManifestFile]:
+        """A copy of ``m`` with the removed files marked deleted (older deletes dropped)."""
+        rewritten: list[ManifestEntry] = []
+        for e in entries:
+            if e.status == DELETED:
+                continue  # deletes of an older snapshot are not carried forward
+            if _removal_key(e.data_file) in removing:
+                rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
+            else:
+                rewritten.append(replace(e, status=EXISTING))
+        return self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
+                                    rewritten, m.content)
 
 
 def _removal_key(f: DataFile) -> tuple:
