@@ -20,6 +20,10 @@ an interrupted command removes them too, and the files a landed commit adds are 
 The row delta (data and delete files added and removed, re-validated on a lost race) is
 :class:`icectl.table.row_delta.RowDeltaProducer`, built on this template.
 
+Parent manifests are read through :meth:`SnapshotProducer.manifest_entries` (counted in
+``manifests_opened``, read once per commit); manifests an attempt writes from unchanged inputs
+are reused by the next attempt through :meth:`SnapshotProducer.reuse_or_write` (merged bins too).
+
 Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.manifest-merge.enabled``,
 ``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``).
 """

@@ -23,6 +23,13 @@ the partitions the commit touches, position deletes no remaining data file can b
 (by sequence number and ``file_path`` bounds) and equality deletes no remaining data file is
 older than (the reference's dangling-delete rules). Callers may name more delete files to remove.
 
+The replaced files are DataFiles (bare paths are accepted, then every data manifest is read):
+only the data manifests that can list them are opened (:mod:`icectl.table.manifest_filter`),
+and for dangling deletes only the delete manifests of the partitions the commit touches and of
+unpartitioned specs (global equality deletes), with the data manifests of those partitions;
+data manifests left unread count as older than an equality delete when their
+``min_sequence_number`` is. A retry reuses what it read and the manifests it rewrote.
+
 The commit machinery deletes every manifest an attempt wrote when the commit fails; the data
 files the operation wrote are the operation's to remove (it knows them).
 """

@@ -8,8 +8,14 @@ A :class:`RowDeltaProducer` carries
 * removed data files and removed delete files (a deletion vector replaced by a merged one),
   marked deleted in rewritten copies of the manifests listing them.
 
+Only the manifests that can list a removed file are opened (:mod:`icectl.table.manifest_filter`:
+the file's ``manifest_path`` hint, else partition summaries); a retry reuses the entries read
+and the rewritten manifests whose source is still in the new parent.
+
 Manifests are then merged as the reference's merging producers merge them
-(``commit.manifest-merge.enabled``, true by default for a row delta, as in the reference).
+(``commit.manifest-merge.enabled``, true by default for a row delta, as in the reference). As
+there, a merge reads every manifest of the bins it merges: with 100 or more small manifests
+(``commit.manifest.min-count-to-merge``) a one-file delete merges them all, once.
 
 The operation is derived as the reference derives it: ``append`` when data files are only
 added, ``delete`` when delete files are added (or files only removed) and no data file is added,

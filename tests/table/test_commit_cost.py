@@ -241,3 +241,35 @@ def test_compaction_by_paths_still_works_without_pruning(tmp_path: Path) -> None
     p.commit()
     assert p.manifests_opened == 4
     assert not set(paths) & set(_live(Table.load(loc)))
+
+
+def test_retry_reuses_the_merged_manifest_and_leaks_nothing(tmp_path: Path) -> None:
+    """Merging (here from 2 manifests on) reads every manifest, as the reference's merge does;
+    a retry whose bin is unchanged reuses the merged manifest instead of writing it again."""
+    from icectl.spec.metadata import with_properties
+
+    t = _build(tmp_path, VALUES[:4])
+    t.commit(lambda md: with_properties(md, {"commit.manifest.min-count-to-merge": "2"}))
+    t = Table.load(t.location)
+    f = _live(t)[f"{t.location}/data/m2-f0.parquet"]
+    raced: list[int] = []
+
+    class Racing(RowDeltaProducer):
+        def apply(self, base, parent, attempt):
+            out = super().apply(base, parent, attempt)
+            if not raced:  # a commit that changes no manifest: the bin stays the same
+                raced.append(1)
+                other = Table.load(t.location)
+                other.commit(lambda md: with_properties(md, {"x": "1"}))
+            return out
+
+    p = Racing(t, t.metadata.current_snapshot_id, removed=[(f, "")])
+    p.commit()
+    assert p.attempts == 2
+    assert p.manifests_opened == 1 + 3  # the file's manifest, then the others for the merge
+    assert len(p.new_manifest_paths) == 2  # the rewritten manifest and the merged one, once each
+    final = Table.load(t.location)
+    (merged,) = avro.load_manifest_list(final.io, final.metadata.current_snapshot().manifest_list)
+    assert merged.existing_files_count == 11 and merged.deleted_files_count == 1
+    assert f.file_path not in _live(final) and len(_live(final)) == 11
+    assert _metadata_files(final) == _reachable(final)  # the rewritten input of the merge is gone
