@@ -57,19 +57,21 @@ def target(manifests: int) -> tuple[int, int, int]:
     return START_DAY + d, k * 1000, k * 1000 + 999
 
 
+def day_bounds(manifests: int) -> tuple[dt.date, dt.date]:
+    d = dt.date(1970, 1, 1) + dt.timedelta(days=target(manifests)[0])
+    return d, d + dt.timedelta(days=1)
+
+
 def icectl_filter(manifests: int) -> str:
-    day, lo, hi = target(manifests)
-    d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
-    d1 = d + dt.timedelta(days=1)
+    (d, d1), (_, lo, hi) = day_bounds(manifests), target(manifests)
     return (f"ts >= '{d.isoformat()}T00:00:00+00:00' and ts < '{d1.isoformat()}T00:00:00+00:00' "
             f"and id >= {lo} and id <= {hi}")
 
 
 def spark_filter(manifests: int) -> str:
-    day, lo, hi = target(manifests)
-    d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
-    d1 = d + dt.timedelta(days=1)
-    return (f"ts >= TIMESTAMP '{d.isoformat()} 00:00:00' AND ts < TIMESTAMP '{d1.isoformat()} 00:00:00' "
+    """The same filter in Spark SQL (the session's time zone is UTC)."""
+    (d, d1), (_, lo, hi) = day_bounds(manifests), target(manifests)
+    return (f"ts >= TIMESTAMP '{d} 00:00:00' AND ts < TIMESTAMP '{d1} 00:00:00' "
             f"AND id >= {lo} AND id <= {hi}")
 
 
@@ -153,8 +155,7 @@ def compact_commit(location: str, manifests: int) -> dict[str, Any]:
 
     table = Table.load(location)
     day = target(manifests)[0]
-    d = dt.date(1970, 1, 1) + dt.timedelta(days=day)
-    d1 = d + dt.timedelta(days=1)
+    d, d1 = day_bounds(manifests)
     plan = plan_scan(table, f"ts >= '{d.isoformat()}T00:00:00+00:00' and ts < '{d1.isoformat()}T00:00:00+00:00'")
     # as ops/compact.py hands them over: spec and partition, no manifest hint
     removed = [DataFile(DATA, p.path, p.file_format, p.partition, p.record_count,

@@ -264,6 +264,21 @@ class SnapshotProducer:
                 attempt.track(m.manifest_path)
         return got
 
+    def carry_forward(self, manifests: Sequence[ManifestFile], touched: Mapping[str, list[ManifestEntry]],
+                      rewrite: Callable[[ManifestFile, list[ManifestEntry]], list[ManifestFile]]
+                      ) -> list[ManifestFile]:
+        """The parent's manifests in the new snapshot: those in ``touched`` (path -> entries)
+        replaced by ``rewrite(m, entries)``, the others kept, except those listing only
+        deleted entries (dropped, as the reference's merging producers drop them)."""
+        out: list[ManifestFile] = []
+        for m in manifests:
+            entries = touched.get(m.manifest_path)
+            if entries is not None:
+                out += rewrite(m, entries)
+            elif lists_live_files(m):
+                out.append(m)
+        return out
+
     def new_manifest_path(self) -> str:
         self._manifest_counter += 1
         return join(metadata_dir(self.table.location), f"{self.commit_uuid}-m{self._manifest_counter - 1}.avro")

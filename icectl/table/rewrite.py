@@ -158,14 +158,8 @@ class RewriteFilesProducer(SnapshotProducer):
             state.add(f, new_seq if new_seq is not None else 1 << 62)
         state.touched = {(f.spec_id, f.partition) for f in self.removed_data}
         removing_deletes = self._deletes_to_remove(base, manifests, opened, state, loaded)
-        kept: list[ManifestFile] = []
-        for m in manifests:
-            entries = loaded.get(m.manifest_path)
-            if entries is None:
-                if lists_live_files(m):  # a manifest of only deleted entries is dropped
-                    kept.append(m)
-                continue
-            kept += self._rewrite_manifest(attempt, base, m, entries, removing_deletes)
+        kept = self.carry_forward(manifests, loaded, lambda m, entries: self._rewrite_manifest(
+            attempt, base, m, entries, removing_deletes))
         added = self._write_added(attempt, base)
         return added + kept
 

@@ -62,7 +62,7 @@ from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table.manifest_filter import RemovalFilter
-from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
+from icectl.table.producer import MergePolicy, SnapshotProducer
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
 from icectl.table.validation import SERIALIZABLE, isolation_level
@@ -192,16 +192,9 @@ class RowDeltaProducer(SnapshotProducer):
         if missing:
             raise CommitConflict(f"cannot remove {sorted(missing)[0]}: it is no longer live in "
                                  f"branch {self.branch}; nothing was committed")
-        kept: list[ManifestFile] = []
-        for m in parents:
-            entries = hits.get(m.manifest_path)
-            if entries is None:
-                if lists_live_files(m):  # a manifest of only deleted entries is dropped
-                    kept.append(m)
-                continue
-            kept += self.reuse_or_write(attempt, ("remove", m.manifest_path),
-                                        lambda m=m, entries=entries: self._rewrite(
-                                            attempt, base, m, entries, removing))
+        kept = self.carry_forward(parents, hits, lambda m, entries: self.reuse_or_write(
+            attempt, ("remove", m.manifest_path),
+            lambda: self._rewrite(attempt, base, m, entries, removing)))
         new_data = [m for (c, _), ms in written.items() if c == MANIFEST_DATA for m in ms]
         new_deletes = [m for (c, _), ms in written.items() if c == MANIFEST_DELETES for m in ms]
         manifests = (new_data + [m for m in kept if m.content == MANIFEST_DATA]
