@@ -273,3 +273,44 @@ def test_retry_reuses_the_merged_manifest_and_leaks_nothing(tmp_path: Path) -> N
     assert merged.existing_files_count == 11 and merged.deleted_files_count == 1
     assert f.file_path not in _live(final) and len(_live(final)) == 11
     assert _metadata_files(final) == _reachable(final)  # the rewritten input of the merge is gone
+
+
+@pytest.mark.parametrize("older_elsewhere", [False, True])
+def test_global_equality_delete_dangles_only_when_no_unread_manifest_may_be_older(
+        tmp_path: Path, older_elsewhere: bool) -> None:
+    """An equality delete of an unpartitioned spec applies to every partition: the compaction of
+    one partition removes it only when no data file left may be older, judged for the data
+    manifests it does not read by their min_sequence_number."""
+    from icectl.ops.evolve_spec import add_partition_field
+    from icectl.spec.manifests import EQUALITY_DELETES
+
+    loc = str(tmp_path / "t")
+    create_table(loc, schema_text="id long, p double", partition_text="", format_version=2)
+    add_partition_field(Table.load(loc), "p")
+
+    def append(name: str, value: float) -> None:
+        t = Table.load(loc)
+        f = replace(_file(loc, name, (value,)), spec_id=1)
+        FastAppendProducer(t, [(f, f"p={value}")]).commit()
+
+    def global_delete() -> DataFile:
+        t = Table.load(loc)
+        d = _file(loc, "eq-global", (), EQUALITY_DELETES, equality_ids=(1,))
+        RowDeltaProducer(t, t.metadata.current_snapshot_id, added_deletes=[(d, "")]).commit()
+        return d
+
+    append("two-a", 2.0)
+    if older_elsewhere:
+        append("five", 5.0)  # older than the delete: the delete still applies to it
+    d = global_delete()
+    if not older_elsewhere:
+        append("five", 5.0)  # newer than the delete
+    t = Table.load(loc)
+    f = _live(t)[f"{loc}/data/two-a.parquet"]
+    p = RewriteFilesProducer(t, starting_snapshot_id=t.metadata.current_snapshot_id, removed=[f],
+                             added=[(replace(f, file_path=f"{loc}/data/two-c.parquet"), "p=2.0")])
+    p.commit()
+    assert p.manifests_opened == 2  # the partition's data manifest and the global delete's
+    live = _live(Table.load(loc))
+    assert (d.file_path in live) == older_elsewhere
+    assert [x.file_path for x in p.removed_deletes] == ([] if older_elsewhere else [d.file_path])
