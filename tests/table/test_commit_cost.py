@@ -314,3 +314,46 @@ def test_global_equality_delete_dangles_only_when_no_unread_manifest_may_be_olde
     live = _live(Table.load(loc))
     assert (d.file_path in live) == older_elsewhere
     assert [x.file_path for x in p.removed_deletes] == ([] if older_elsewhere else [d.file_path])
+
+
+@pytest.mark.parametrize("schema, partition, column, values", [
+    ("id long, s string", "s", "s", ["b", None, "a", ""]),
+    ("id long, d date", "d", "d", [-1, 0, 19000, None]),
+    ("id long, ts timestamp", "day(ts)", "ts", [-86_400_000_001, 0, 1_700_000_000_000_000, None]),
+    ("id long, ts timestamp", "hour(ts)", "ts", [-1, 0, 3_600_000_000, None]),
+    ("id long, n long", "truncate(n, 10)", "n", [-15, -1, 0, 99]),
+    ("id long, x decimal(9,2)", "x", "x", ["-1.50", "0.00", "2.25", None]),
+    ("id long, b boolean", "b", "b", [True, False, None, True]),
+    ("id long, n long", "bucket(n, 4)", "n", [1, 2, 3, 4]),
+])
+def test_files_written_by_icectl_are_found_through_their_partition(
+        tmp_path: Path, schema, partition, column, values) -> None:
+    """For each type and transform, a removed file (no hint) is looked for only in the
+    manifests whose summaries hold its partition, and is found there (no fallback)."""
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+
+    from icectl.ops.write import write_rows
+    from icectl.table.manifest_filter import RemovalFilter
+
+    loc = str(tmp_path / "t")
+    create_table(loc, schema_text=schema, partition_text=partition, format_version=2)
+    for i, v in enumerate(values):  # one manifest (of one file) per write
+        if "date" in schema and v is not None:
+            v = datetime.date(1970, 1, 1) + datetime.timedelta(days=v)
+        if "timestamp" in schema and v is not None:
+            v = datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=v)
+        if "decimal" in schema and v is not None:
+            v = decimal.Decimal(v)
+        write_rows(Table.load(loc), pa.table({"id": pa.array([i], pa.int64()), column: [v]}))
+    t = Table.load(loc)
+    manifests = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list)
+    assert len(manifests) == len(values)
+    live = _live(t).values()
+    for f in live:
+        opened = RemovalFilter(t.metadata, [replace(f, manifest_path=None)]).candidates(manifests)
+        # exactly the manifests listing a file of the same partition (single-value summaries)
+        assert {m.manifest_path for m in opened} == {g.manifest_path for g in live
+                                                     if g.partition == f.partition}
