@@ -357,3 +357,25 @@ def test_files_written_by_icectl_are_found_through_their_partition(
         # exactly the manifests listing a file of the same partition (single-value summaries)
         assert {m.manifest_path for m in opened} == {g.manifest_path for g in live
                                                      if g.partition == f.partition}
+
+
+def test_delete_rows_of_one_partition_opens_one_manifest(tmp_path: Path, monkeypatch) -> None:
+    """Through the operation: ``delete`` of one partition's rows (whole files, no data read)
+    on a 30-manifest table commits after opening one manifest."""
+    from icectl.ops.delete_rows import delete_rows
+
+    t = _build(tmp_path, VALUES)
+    opened: list[int] = []
+    real = RowDeltaProducer.commit
+
+    def counting(self):
+        out = real(self)
+        opened.append(self.manifests_opened)
+        return out
+
+    monkeypatch.setattr(RowDeltaProducer, "commit", counting)
+    r = delete_rows(t, "p = 17.0", mode="merge-on-read")
+    assert r.committed and len(r.removed_data_files) == 3
+    assert opened == [1]
+    live = _live(Table.load(t.location))
+    assert len(live) == 87 and not any("/m17-" in path for path in live)
