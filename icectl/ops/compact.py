@@ -44,7 +44,7 @@ from icectl.ops.rewrite_task import (
     task_input,
 )
 from icectl.scan.tasks import pack
-from icectl.spec.manifests import POSITION_DELETES
+from icectl.spec.manifests import DATA, POSITION_DELETES, DataFile
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
@@ -396,7 +396,10 @@ def _run_and_commit(table: Any, engine: Any, groups: Sequence[GroupPlan], start:
     try:
         results = results_or_raise(table.io, engine.map(run_rewrite_task_guarded, tasks))
         added = [fp for r in results for fp in r.files]
-        removed = [f.path for t in tasks for f in t.inputs]
+        # as DataFiles: their spec and partition let the commit open only the manifests
+        # that can list them (table/manifest_filter.py)
+        removed = [DataFile(DATA, f.path, f.file_format, f.partition, f.record_count,
+                            f.file_size_in_bytes, spec_id=f.spec_id) for t in tasks for f in t.inputs]
         producer = RewriteFilesProducer(table, starting_snapshot_id=start, removed=removed,
                                         added=added, branch=branch)
         produced = producer.commit()

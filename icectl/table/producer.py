@@ -20,6 +20,10 @@ an interrupted command removes them too, and the files a landed commit adds are 
 The row delta (data and delete files added and removed, re-validated on a lost race) is
 :class:`icectl.table.row_delta.RowDeltaProducer`, built on this template.
 
+Parent manifests are read through :meth:`SnapshotProducer.manifest_entries` (counted in
+``manifests_opened``, read once per commit); manifests an attempt writes from unchanged inputs
+are reused by the next attempt through :meth:`SnapshotProducer.reuse_or_write` (merged bins too).
+
 Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.manifest-merge.enabled``,
 ``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``).
 """
@@ -194,6 +198,9 @@ class SnapshotProducer:
         self.attempts = 0
         self.new_manifest_paths: list[str] = []
         self._added_files: dict[str, None] = {}  # data and delete files the snapshot adds
+        self.manifests_opened = 0  # parent manifests read (each at most once: they never change)
+        self._entries: dict[str, list[ManifestEntry]] = {}
+        self._reusable: dict[tuple, list[ManifestFile]] = {}  # manifests an attempt wrote
 
     # -- hooks ------------------------------------------------------------------------------
 
@@ -231,6 +238,46 @@ class SnapshotProducer:
         raise ValidationError(
             f"snapshot {parent.snapshot_id} lists manifests inline (very old v1 writer); "
             "icectl cannot append on top of it")
+
+    def manifest_entries(self, m: ManifestFile, keep: bool = True) -> list[ManifestEntry]:
+        """The entries of a parent manifest, read once per commit when ``keep`` (a retry
+        reuses them; the manifests a change touches, not those a merge reads)."""
+        got = self._entries.get(m.manifest_path)
+        if got is None:
+            self.manifests_opened += 1
+            got = avro.load_manifest(self.io, m)
+            if keep:
+                self._entries[m.manifest_path] = got
+        return got
+
+    def reuse_or_write(self, attempt: CommitAttempt, key: tuple,
+                       write: Callable[[], list[ManifestFile]]) -> list[ManifestFile]:
+        """The manifests ``write()`` makes, written once for ``key`` (what they are made of)
+        and this snapshot id: a later attempt with the same inputs reuses them (and keeps them:
+        it tracks them as its own)."""
+        key = (key, self.snapshot_id)
+        got = self._reusable.get(key)
+        if got is None:
+            got = self._reusable[key] = write()
+        else:
+            for m in got:
+                attempt.track(m.manifest_path)
+        return got
+
+    def carry_forward(self, manifests: Sequence[ManifestFile], touched: Mapping[str, list[ManifestEntry]],
+                      rewrite: Callable[[ManifestFile, list[ManifestEntry]], list[ManifestFile]]
+                      ) -> list[ManifestFile]:
+        """The parent's manifests in the new snapshot: those in ``touched`` (path -> entries)
+        replaced by ``rewrite(m, entries)``, the others kept, except those listing only
+        deleted entries (dropped, as the reference's merging producers drop them)."""
+        out: list[ManifestFile] = []
+        for m in manifests:
+            entries = touched.get(m.manifest_path)
+            if entries is not None:
+                out += rewrite(m, entries)
+            elif lists_live_files(m):
+                out.append(m)
+        return out
 
     def new_manifest_path(self) -> str:
         self._manifest_counter += 1
@@ -301,7 +348,9 @@ class SnapshotProducer:
                     if len(bin_) == 1 or (first in bin_ and len(bin_) < policy.min_count_to_merge):
                         out.extend(bin_)
                     else:
-                        out.extend(self._merge_bin(attempt, base, spec_id, content, bin_))
+                        out.extend(self.reuse_or_write(
+                            attempt, ("merge", spec_id, content, tuple(m.manifest_path for m in bin_)),
+                            lambda b=bin_, s=spec_id, c=content: self._merge_bin(attempt, base, s, c, b)))
         return out
 
     def _merge_bin(self, attempt: CommitAttempt, base: TableMetadata, spec_id: int, content: int,
@@ -316,7 +365,7 @@ class SnapshotProducer:
                 entries.extend(e if e.status == EXISTING else replace(e, snapshot_id=self.snapshot_id)
                                for e in raw)
                 continue
-            for e in avro.load_manifest(self.io, m):
+            for e in self.manifest_entries(m, keep=False):
                 if e.status == DELETED:
                     if e.snapshot_id == self.snapshot_id:
                         entries.append(e)

@@ -23,6 +23,13 @@ the partitions the commit touches, position deletes no remaining data file can b
 (by sequence number and ``file_path`` bounds) and equality deletes no remaining data file is
 older than (the reference's dangling-delete rules). Callers may name more delete files to remove.
 
+The replaced files are DataFiles (bare paths are accepted, then every data manifest is read):
+only the data manifests that can list them are opened (:mod:`icectl.table.manifest_filter`),
+and for dangling deletes only the delete manifests of the partitions the commit touches and of
+unpartitioned specs (global equality deletes), with the data manifests of those partitions;
+data manifests left unread count as older than an equality delete when their
+``min_sequence_number`` is. A retry reuses what it read and the manifests it rewrote.
+
 The commit machinery deletes every manifest an attempt wrote when the commit fails; the data
 files the operation wrote are the operation's to remove (it knows them).
 """
@@ -33,7 +40,6 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from icectl.errors import CommitConflict
-from icectl.io import avro
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -53,6 +59,7 @@ from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table import validation
+from icectl.table.manifest_filter import RemovalFilter
 from icectl.table.producer import SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 
@@ -72,14 +79,17 @@ class RewriteFilesProducer(SnapshotProducer):
     operation = "replace"
 
     def __init__(self, table: Table, *, starting_snapshot_id: int | None,
-                 removed: Iterable[str | DataFile], added: Iterable[tuple[DataFile, str]] = (),
+                 removed: Iterable[DataFile | str], added: Iterable[tuple[DataFile, str]] = (),
                  removed_deletes: Iterable[DataFile] = (), use_starting_sequence_number: bool = True,
                  remove_dangling_deletes: bool = True, **kwargs: Any):
         super().__init__(table, **kwargs)
         self.starting_snapshot_id = starting_snapshot_id
-        self._removed_paths = {r if isinstance(r, str) else r.file_path for r in removed}
+        # DataFiles (their manifest and partition tell where to look) or bare paths (anywhere)
+        self._removed = list(removed)
+        self._removed_paths = {f if isinstance(f, str) else f.file_path for f in self._removed}
         self._added = list(added)  # (data file with spec_id, partition path)
-        self._explicit_deletes = {delete_file_key(f) for f in removed_deletes}
+        self._explicit = list(removed_deletes)
+        self._explicit_deletes = {delete_file_key(f) for f in self._explicit}
         self._remove_dangling = remove_dangling_deletes
         start = table.metadata.snapshot_by_id(starting_snapshot_id) \
             if starting_snapshot_id is not None else None
@@ -129,12 +139,35 @@ class RewriteFilesProducer(SnapshotProducer):
         manifests = self.parent_manifests(base, parent)
         self.removed_data, self.removed_deletes = [], []
         state = _LiveState()
-        kept: list[ManifestFile] = []
         loaded: dict[str, list[ManifestEntry]] = {}
+        # only the data manifests that can list the replaced files (table/manifest_filter.py)
+        opened = [m for m in RemovalFilter(base, self._removed).candidates(manifests)
+                  if m.content == MANIFEST_DATA]
+        self._read_data(opened, state, loaded)
+        if self._removed_paths - {f.file_path for f in self.removed_data}:
+            rest = RemovalFilter.rest(manifests, opened, {MANIFEST_DATA})  # stale hint, wrong partition
+            self._read_data(rest, state, loaded)
+            opened += rest
+        missing = self._removed_paths - {f.file_path for f in self.removed_data}
+        if missing:
+            raise CommitConflict(f"data file {sorted(missing)[0]} is no longer live in branch "
+                                 f"{self.branch}; run the operation again")
+        self._check_deletes(base, parent)
+        new_seq = self.data_sequence_number
+        for f, _ in self._added:
+            state.add(f, new_seq if new_seq is not None else 1 << 62)
+        state.touched = {(f.spec_id, f.partition) for f in self.removed_data}
+        removing_deletes = self._deletes_to_remove(base, manifests, opened, state, loaded)
+        kept = self.carry_forward(manifests, loaded, lambda m, entries: self._rewrite_manifest(
+            attempt, base, m, entries, removing_deletes))
+        added = self._write_added(attempt, base)
+        return added + kept
+
+    def _read_data(self, manifests: list[ManifestFile], state: "_LiveState",
+                   loaded: dict[str, list[ManifestEntry]]) -> None:
+        """Find the replaced files in ``manifests``; the other live files go into ``state``."""
         for m in manifests:
-            if m.content != MANIFEST_DATA:
-                continue
-            entries = avro.load_manifest(self.io, m)
+            entries = self.manifest_entries(m)
             hit = False
             for e in entries:
                 if e.status == DELETED:
@@ -147,25 +180,6 @@ class RewriteFilesProducer(SnapshotProducer):
                     state.add(f, e.data_sequence_number)
             if hit:
                 loaded[m.manifest_path] = entries
-        missing = self._removed_paths - {f.file_path for f in self.removed_data}
-        if missing:
-            raise CommitConflict(f"data file {sorted(missing)[0]} is no longer live in branch "
-                                 f"{self.branch}; run the operation again")
-        self._check_deletes(base, parent)
-        new_seq = self.data_sequence_number
-        for f, _ in self._added:
-            state.add(f, new_seq if new_seq is not None else 1 << 62)
-        state.touched = {(f.spec_id, f.partition) for f in self.removed_data}
-        removing_deletes = self._deletes_to_remove(base, manifests, state, loaded)
-        for m in manifests:
-            entries = loaded.get(m.manifest_path)
-            if entries is None:
-                if lists_live_files(m):  # a manifest of only deleted entries is dropped
-                    kept.append(m)
-                continue
-            kept += self._rewrite_manifest(attempt, base, m, entries, removing_deletes)
-        added = self._write_added(attempt, base)
-        return added + kept
 
     def _write_added(self, attempt: CommitAttempt, base: TableMetadata) -> list[ManifestFile]:
         by_spec: dict[int, list[ManifestEntry]] = {}
@@ -178,15 +192,38 @@ class RewriteFilesProducer(SnapshotProducer):
         return out
 
     def _deletes_to_remove(self, base: TableMetadata, manifests: list[ManifestFile],
-                           state: "_LiveState", loaded: dict[str, list[ManifestEntry]]) -> set:
+                           opened: list[ManifestFile], state: "_LiveState",
+                           loaded: dict[str, list[ManifestEntry]]) -> set:
         """Keys of the delete files this commit removes; their manifests' entries go into
-        ``loaded`` (so they are rewritten)."""
+        ``loaded`` (so they are rewritten). Only delete manifests that can hold them are read:
+        those of the named delete files, and, for dangling deletes, those of the partitions
+        the commit touches and of unpartitioned specs (global equality deletes)."""
         unpartitioned = {s.spec_id for s in base.specs if s.is_unpartitioned()}
+        finder = RemovalFilter(base, self._explicit)
+        chosen = {m.manifest_path for m in finder.candidates(manifests)
+                  if m.content == MANIFEST_DELETES}
+        if self._remove_dangling and state.touched:
+            chosen.update(m.manifest_path for m in finder.in_partitions(
+                manifests, {(MANIFEST_DELETES, spec_id, p) for spec_id, p in state.touched}))
+            chosen.update(m.manifest_path for m in manifests if m.content == MANIFEST_DELETES
+                          and m.partition_spec_id in unpartitioned and lists_live_files(m))
+            # the live files of the touched partitions, all of them, for the dangling rules
+            done = {m.manifest_path for m in opened}
+            more = [m for m in finder.in_partitions(
+                manifests, {(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched})
+                if m.manifest_path not in done]
+            self._read_data(more, state, loaded)
+            opened = opened + more
+            seen = {m.manifest_path for m in opened}
+            # data files not read are older than a delete when their manifest says it may be
+            state.floor = min((m.min_sequence_number or 0 for m in manifests
+                               if m.content == MANIFEST_DATA and m.manifest_path not in seen
+                               and lists_live_files(m)), default=None)
         out: set = set()
         for m in manifests:
-            if m.content != MANIFEST_DELETES:
+            if m.content != MANIFEST_DELETES or m.manifest_path not in chosen:
                 continue
-            entries = avro.load_manifest(self.io, m)
+            entries = self.manifest_entries(m)
             hit = False
             for e in entries:
                 if e.status == DELETED:
@@ -215,7 +252,7 @@ class RewriteFilesProducer(SnapshotProducer):
                            for p, s in state.files(f.spec_id, f.partition))
         if f.content == EQUALITY_DELETES:
             if f.spec_id in unpartitioned:
-                if not state.touched:
+                if not state.touched or (state.floor is not None and state.floor < seq):
                     return False
                 return not any(s < seq for s in state.all_sequence_numbers())
             if (f.spec_id, f.partition) not in state.touched:
@@ -234,8 +271,11 @@ class RewriteFilesProducer(SnapshotProducer):
                     else delete_file_key(f) in removing_deletes)
             out.append(replace(e, status=DELETED if gone else EXISTING,
                                snapshot_id=self.snapshot_id if gone else e.snapshot_id))
-        return self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id), out,
-                                    m.content)
+        # the same source and the same removals: an earlier attempt's copy is still right
+        key = ("rewrite", m.manifest_path,
+               frozenset(delete_file_key(e.data_file) for e in out if e.status == DELETED))
+        return self.reuse_or_write(attempt, key, lambda: self.write_manifests(
+            attempt, base, base.spec_by_id(m.partition_spec_id), out, m.content))
 
 
 class OverwriteFilesProducer(RewriteFilesProducer):
@@ -269,6 +309,7 @@ class _LiveState:
         self._by_partition: dict[tuple, list[tuple[str, int]]] = {}
         self._paths: set[str] = set()
         self.touched: set[tuple] = set()
+        self.floor: int | None = None  # least data sequence number of the data manifests not read
 
     def add(self, f: DataFile, seq: int | None) -> None:
         self._by_partition.setdefault((f.spec_id, f.partition), []).append(

@@ -8,8 +8,14 @@ A :class:`RowDeltaProducer` carries
 * removed data files and removed delete files (a deletion vector replaced by a merged one),
   marked deleted in rewritten copies of the manifests listing them.
 
+Only the manifests that can list a removed file are opened (:mod:`icectl.table.manifest_filter`:
+the file's ``manifest_path`` hint, else partition summaries); a retry reuses the entries read
+and the rewritten manifests whose source is still in the new parent.
+
 Manifests are then merged as the reference's merging producers merge them
-(``commit.manifest-merge.enabled``, true by default for a row delta, as in the reference).
+(``commit.manifest-merge.enabled``, true by default for a row delta, as in the reference). As
+there, a merge reads every manifest of the bins it merges: with 100 or more small manifests
+(``commit.manifest.min-count-to-merge``) a one-file delete merges them all, once.
 
 The operation is derived as the reference derives it: ``append`` when data files are only
 added, ``delete`` when delete files are added (or files only removed) and no data file is added,
@@ -39,7 +45,6 @@ from dataclasses import replace
 from typing import Callable, Iterable
 
 from icectl.errors import CommitConflict, ValidationError
-from icectl.io import avro
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -55,7 +60,8 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
+from icectl.table.manifest_filter import RemovalFilter
+from icectl.table.producer import MergePolicy, SnapshotProducer
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
 from icectl.table.validation import SERIALIZABLE, filter_may_match, isolation_level
@@ -161,31 +167,33 @@ class RowDeltaProducer(SnapshotProducer):
 
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
         written = self._new_manifests(base, attempt)
-        removing = {_removal_key(f) for f, _ in self._removed + self._removed_deletes}
+        targets = [f for f, _ in self._removed + self._removed_deletes]
+        removing = {_removal_key(f) for f in targets}
+        parents = self.parent_manifests(base, parent)
+        hits: dict[str, list[ManifestEntry]] = {}  # opened manifests listing a file to remove
         found: set[tuple] = set()
-        kept: list[ManifestFile] = []
-        for m in self.parent_manifests(base, parent):
-            entries = avro.load_manifest(self.io, m) if removing else []
-            if not any(e.status != DELETED and _removal_key(e.data_file) in removing
-                       for e in entries):
-                if lists_live_files(m):  # a manifest of only deleted entries is dropped
-                    kept.append(m)
-                continue
-            rewritten: list[ManifestEntry] = []
-            for e in entries:
-                if e.status == DELETED:
-                    continue  # deletes of an older snapshot are not carried forward
-                if _removal_key(e.data_file) in removing:
-                    found.add(_removal_key(e.data_file))
-                    rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
-                else:
-                    rewritten.append(replace(e, status=EXISTING))
-            kept += self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
-                                         rewritten, m.content)
+
+        def look_in(ms: list[ManifestFile]) -> None:
+            for m in ms:
+                entries = self.manifest_entries(m)
+                keys = {_removal_key(e.data_file) for e in entries if e.status != DELETED} & removing
+                if keys:
+                    hits[m.manifest_path] = entries
+                    found.update(keys)
+
+        if removing:
+            # only the manifests that can list the removed files (table/manifest_filter.py)
+            opened = RemovalFilter(base, targets).candidates(parents)
+            look_in(opened)
+            if removing - found:  # a stale hint or a wrong partition: look everywhere else
+                look_in(RemovalFilter.rest(parents, opened, {MANIFEST_DATA, MANIFEST_DELETES}))
         missing = {k[1] for k in removing - found}
         if missing:
             raise CommitConflict(f"cannot remove {sorted(missing)[0]}: it is no longer live in "
                                  f"branch {self.branch}; nothing was committed")
+        kept = self.carry_forward(parents, hits, lambda m, entries: self.reuse_or_write(
+            attempt, ("remove", m.manifest_path),
+            lambda: self._rewrite(attempt, base, m, entries, removing)))
         new_data = [m for (c, _), ms in written.items() if c == MANIFEST_DATA for m in ms]
         new_deletes = [m for (c, _), ms in written.items() if c == MANIFEST_DELETES for m in ms]
         manifests = (new_data + [m for m in kept if m.content == MANIFEST_DATA]
@@ -193,6 +201,20 @@ class RowDeltaProducer(SnapshotProducer):
         # the reference's row delta merges manifests unless the table turns it off
         return self.merge_manifests(attempt, base, manifests,
                                     MergePolicy.from_metadata(base, enabled_default=True))
+
+    def _rewrite(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
+                 entries: list[ManifestEntry], removing: set[tuple]) -> list[ManifestFile]:
+        """A copy of ``m`` with the removed files marked deleted (older deletes dropped)."""
+        rewritten: list[ManifestEntry] = []
+        for e in entries:
+            if e.status == DELETED:
+                continue  # deletes of an older snapshot are not carried forward
+            if _removal_key(e.data_file) in removing:
+                rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
+            else:
+                rewritten.append(replace(e, status=EXISTING))
+        return self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
+                                    rewritten, m.content)
 
 
 def _removal_key(f: DataFile) -> tuple:
