@@ -62,12 +62,14 @@ def _same_values(file_type: IcebergType | None, table_type: IcebergType | None) 
 
 
 def row_group_metrics(footer: Any, index: int, types: dict[int, IcebergType],
-                      mapping: NameMapping | None = None) -> FileMetrics:
+                      mapping: NameMapping | None = None,
+                      file_types: dict[int, IcebergType | None] | None = None) -> FileMetrics:
     """Row group ``index``'s metrics, for the columns ``types`` names (field id -> the table's
-    type), in the form a manifest records for a data file."""
+    type), in the form a manifest records for a data file. ``file_types``: the file's column
+    types by field id, when the caller has them."""
     rg = footer.row_group(index)
-    file_types = {c.field.field_id: c.field.iceberg_type
-                  for c in parquet_columns(footer, mapping) if c.field.field_id in types}
+    if file_types is None:
+        file_types = _file_types(footer, mapping, types)
     values: dict[int, int] = {}
     nulls: dict[int, int] = {}
     lower: dict[int, bytes] = {}
@@ -110,5 +112,12 @@ def row_groups_to_read(footer: Any, residual: Expression, schema: Schema,
         if f is not None:
             types[fid] = f.type
     evaluator = MetricsEvaluator(residual, schema)
+    file_types = _file_types(footer, mapping, types)
     return [i for i in every
-            if evaluator.eval(row_group_metrics(footer, i, types, mapping))[0]]
+            if evaluator.eval(row_group_metrics(footer, i, types, mapping, file_types))[0]]
+
+
+def _file_types(footer: Any, mapping: NameMapping | None,
+                types: dict[int, IcebergType]) -> dict[int, IcebergType | None]:
+    return {c.field.field_id: c.field.iceberg_type
+            for c in parquet_columns(footer, mapping) if c.field.field_id in types}

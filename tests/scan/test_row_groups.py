@@ -300,3 +300,22 @@ def _rows(s):
             row = {k: v[i] for k, v in cols.items()}
             out.append((row["_pos"], json.dumps(row, default=repr, sort_keys=True)))
     return out
+
+
+def test_a_struct_field_filter_skips_by_the_leaf_statistics(tmp_path):
+    t = make_table(tmp_path, "id long, info struct<a: long, b: string>", 2)
+    info = pa.struct([field("a", pa.int64(), 3), field("b", pa.string(), 4)])
+    rows_ = [None if i % 7 == 0 else {"a": i, "b": f"b{i:02}"} for i in range(30)]
+    p = write_parquet(tmp_path / "t/data/a.parquet",
+                      {"id": pa.array(range(30), pa.int64()), "info": pa.array(rows_, info)},
+                      [field("id", pa.int64(), 1), field("info", info, 2)], row_group_size=5)
+    commit(t, [data_file(p, 30)])
+    footer = pq.ParquetFile(p).metadata
+    for text, groups in [("info.a >= 11 and info.a <= 12", [2]), ("info.b = 'b27'", [5]),
+                         ("info.a is null", [0, 1, 2, 4, 5])]:
+        clear_cache()
+        s = open_scan(Table.load(t.location), text, with_metadata=True)
+        assert row_groups_to_read(footer, s.files[0].residual, s.schema) == groups, text
+        on = [(r["id"], r["_pos"]) for b in s.batches() for r in b.to_pylist()]
+        s.skip_row_groups = False
+        assert on == [(r["id"], r["_pos"]) for b in s.batches() for r in b.to_pylist()], text
