@@ -30,8 +30,10 @@ Skipping a row group changes nothing about positions: the reader keeps each row 
 row position (the sum of the earlier groups' row counts), so ``_pos``, row lineage and position
 deletes still address rows of the whole file.
 
-Page indexes are not used: pyarrow (up to 26) can write a page index but has no API to read one
-or to read a range of rows inside a row group, so pages cannot be skipped from Python.
+Page indexes are not used: pyarrow (26) writes them and says whether a column chunk has one
+(``has_column_index``), but neither reads a column or offset index nor reads a range of rows
+inside a row group, so skipping pages would mean parsing the Thrift index and decoding pages
+ourselves: not simple, and not done.
 """
 
 from __future__ import annotations
