@@ -479,11 +479,14 @@ def _internal(t: IcebergType, v: Any) -> Any:
 
 
 def column_stats(footer: Any, name_mapping: NameMapping | None = None,
-                 field_ids: Collection[int] | None = None) -> dict[int, ColumnStats]:
+                 field_ids: Collection[int] | None = None,
+                 row_group: int | None = None) -> dict[int, ColumnStats]:
     """Untruncated statistics, by field id, of the file's columns outside lists and maps (only
-    ``field_ids`` when given), from the same reading of the footer as :func:`footer_metrics`.
+    ``field_ids`` when given), from the same reading of the footer as :func:`footer_metrics`;
+    of one row group when ``row_group`` is given, else of the whole file.
     Columns without usable statistics in some row group are left out."""
-    groups = [footer.row_group(i) for i in range(footer.num_row_groups)]
+    groups = ([footer.row_group(i) for i in range(footer.num_row_groups)] if row_group is None
+              else [footer.row_group(row_group)])
     out: dict[int, ColumnStats] = {}
     for c in parquet_columns(footer, name_mapping):
         fid, t = c.field.field_id, c.field.iceberg_type

@@ -12,7 +12,9 @@
 3. rows deleted by position delete files, deletion vectors and equality deletes are dropped (the
    planner has already attached to each file the deletes whose sequence numbers apply);
 4. the residual filter is evaluated on whole columns (:mod:`icectl.scan.arrow_filter`, the
-   expression module's row evaluator vectorized).
+   expression module's row evaluator vectorized); row groups whose statistics prove that no row
+   matches it are not read at all (:mod:`icectl.scan.row_groups`), and the row groups read keep
+   their positions in the file.
 
 Memory stays bounded by a batch (and a row group inside pyarrow), plus the delete sets.
 """
@@ -50,6 +52,7 @@ from icectl.scan.arrow_values import (
     struct_field_column,
     to_internal,
 )
+from icectl.scan.row_groups import row_group_starts, row_groups_to_read
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.schema import Schema, select_fields
@@ -97,6 +100,7 @@ class Scan:
     with_metadata: bool = False
     batch_rows: int = DEFAULT_BATCH_ROWS
     partition_type: StructType = field(default_factory=StructType)
+    skip_row_groups: bool = True  # by the residual and each row group's statistics
     _pos_cache: dict = field(default_factory=dict, repr=False)
     _eq_cache: dict = field(default_factory=dict, repr=False)
 
@@ -382,26 +386,45 @@ class _FileReader:
         names = [file_ids[i] for i in sorted(wanted) if i in file_ids]
         # the file's fields (ids from the file or the name mapping, nested ones too), by name
         arrow_fields = {x.name: x for x in fields if x.name in names}
-        offset = 0
-        if names:
-            source = pf.iter_batches(batch_size=self.scan.batch_rows, columns=names,
-                                     use_threads=False)
-        else:
-            source = _empty_batches(pf, self.scan.batch_rows)
-        try:
-            for raw in source:
-                n = raw.num_rows
-                cols = {fid: raw.column(file_ids[fid]) for fid in wanted if fid in file_ids}
-                keep = self._keep_mask(offset, n, cols, arrow_fields, file_ids)
-                out = self._output(offset, n, cols, arrow_fields, file_ids)
-                offset += n
-                if keep is not None:
-                    out = out.filter(keep)
-                yield out
-        finally:
-            close = getattr(source, "close", None)
-            if close is not None:
-                close()
+        for offset, groups in self._row_group_runs(pf.metadata):
+            if names:
+                source = pf.iter_batches(batch_size=self.scan.batch_rows, row_groups=groups,
+                                         columns=names, use_threads=False)
+            else:
+                source = _empty_batches(pf, groups)
+            try:
+                for raw in source:
+                    n = raw.num_rows
+                    cols = {fid: raw.column(file_ids[fid]) for fid in wanted if fid in file_ids}
+                    keep = self._keep_mask(offset, n, cols, arrow_fields, file_ids)
+                    out = self._output(offset, n, cols, arrow_fields, file_ids)
+                    offset += n
+                    if keep is not None:
+                        out = out.filter(keep)
+                    yield out
+            finally:
+                close = getattr(source, "close", None)
+                if close is not None:
+                    close()
+
+    def _row_group_runs(self, footer: Any) -> list[tuple[int, list[int]]]:
+        """The row groups to read as runs of adjacent ones, each with the file position of its
+        first row (skipped groups keep positions right for ``_pos`` and position deletes)."""
+        every = list(range(footer.num_row_groups))
+        chosen = (row_groups_to_read(footer, self.residual, self.scan.schema, self.mapping)
+                  if self.scan.skip_row_groups else every)
+        if not chosen:
+            return []
+        if len(chosen) == len(every):
+            return [(0, every)]
+        starts = row_group_starts(footer)
+        runs: list[tuple[int, list[int]]] = []
+        for i in chosen:
+            if runs and runs[-1][1][-1] == i - 1:
+                runs[-1][1].append(i)
+            else:
+                runs.append((starts[i], [i]))
+        return runs
 
     def _column(self, fid: int, f: NestedField, n: int, cols: dict, arrow_fields: dict,
                 file_ids: dict) -> Any:
@@ -549,9 +572,9 @@ def _default(f: NestedField) -> Any:
     return from_json_value(f.type, f.initial_default)
 
 
-def _empty_batches(pf: Any, batch_rows: int) -> Iterator[pa.RecordBatch]:
+def _empty_batches(pf: Any, groups: Sequence[int]) -> Iterator[pa.RecordBatch]:
     """Batches without columns, one per row group (a count needs only the row counts)."""
-    for i in range(pf.metadata.num_row_groups):
+    for i in groups:
         n = pf.metadata.row_group(i).num_rows
         yield pa.RecordBatch.from_arrays([pa.nulls(n)], names=["_"]).select([])
 

@@ -16,8 +16,9 @@ With ``d`` the data file's data sequence number and ``D`` the delete file's:
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
@@ -98,26 +99,61 @@ class DataStats:
     value_counts: dict[int, int | None]
 
 
+class _BySequence:
+    """Delete files of one group (a partition, a data file path, the global ones), sorted by
+    data sequence number once, so the ones at or after a sequence number are found by
+    bisection; they come back in the order they were added."""
+
+    __slots__ = ("_entries", "_seqs", "_sorted")
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[int, int, DeleteRef]] = []  # (sequence number, order, ref)
+        self._seqs: list[int] = []
+        self._sorted = True
+
+    def add(self, order: int, d: DeleteRef) -> None:
+        self._entries.append((d.data_sequence_number, order, d))
+        self._sorted = False
+
+    def __iter__(self) -> Iterator[DeleteRef]:
+        return (d for _, _, d in sorted(self._entries, key=lambda e: e[1]))
+
+    def from_sequence(self, seq: int, after: bool) -> list[DeleteRef]:
+        """Those with a data sequence number ``> seq`` (``after``) or ``>= seq``."""
+        if not self._sorted:
+            self._entries.sort(key=lambda e: (e[0], e[1]))
+            self._seqs = [e[0] for e in self._entries]
+            self._sorted = True
+        start = (bisect_right if after else bisect_left)(self._seqs, seq)
+        hits = self._entries[start:]
+        if len(hits) > 1:
+            hits = sorted(hits, key=lambda e: e[1])
+        return [d for _, _, d in hits]
+
+
 class DeleteIndex:
-    """Delete files of a snapshot, indexed for matching with data files."""
+    """Delete files of a snapshot, indexed as the reference's ``DeleteFileIndex``: global
+    equality deletes apart, the others by (spec, partition); position deletes naming their data
+    file by its path, deletion vectors by their data file; each group sorted by data sequence
+    number, so a data file's deletes are a lookup and a bisection, not a scan."""
 
     def __init__(self, deletes: Iterable[DeleteRef], unpartitioned_specs: set[int],
                  field_type: Callable[[int], IcebergType | None]):
         self.field_type = field_type
-        self.global_eq: list[DeleteRef] = []
-        self.eq_by_partition: dict[tuple, list[DeleteRef]] = {}
-        self.pos_by_partition: dict[tuple, list[DeleteRef]] = {}
-        self.pos_by_path: dict[str, list[DeleteRef]] = {}
+        self.global_eq = _BySequence()
+        self.eq_by_partition: dict[tuple, _BySequence] = {}
+        self.pos_by_partition: dict[tuple, _BySequence] = {}
+        self.pos_by_path: dict[str, _BySequence] = {}
         self.dv_by_path: dict[str, DeleteRef] = {}
         self.all: list[DeleteRef] = []
-        for d in deletes:
+        for order, d in enumerate(deletes):
             self.all.append(d)
             key = (d.spec_id, d.partition)
             if d.content == EQUALITY_DELETES:
                 if d.spec_id in unpartitioned_specs:
-                    self.global_eq.append(d)
+                    self.global_eq.add(order, d)
                 else:
-                    self.eq_by_partition.setdefault(key, []).append(d)
+                    self.eq_by_partition.setdefault(key, _BySequence()).add(order, d)
             elif d.is_dv:
                 target = d.referenced_data_file or ""
                 old = self.dv_by_path.get(target)
@@ -126,9 +162,9 @@ class DeleteIndex:
             elif d.content == POSITION_DELETES:
                 target = d.referenced_data_file
                 if target is not None:
-                    self.pos_by_path.setdefault(target, []).append(d)
+                    self.pos_by_path.setdefault(target, _BySequence()).add(order, d)
                 else:
-                    self.pos_by_partition.setdefault(key, []).append(d)
+                    self.pos_by_partition.setdefault(key, _BySequence()).add(order, d)
 
     def __len__(self) -> int:
         return len(self.all)
@@ -147,24 +183,21 @@ class DeleteIndex:
 
     def for_data_file(self, path: str, spec_id: int, partition: tuple, seq: int,
                       stats: DataStats | None = None) -> tuple[DeleteRef, ...]:
-        out: list[DeleteRef] = []
+        """The delete files that apply to a data file (equality deletes first, global then
+        partition; then its deletion vector, or its position deletes)."""
         key = (spec_id, partition)
-        for d in self.global_eq:
-            if d.data_sequence_number > seq and self._eq_may_apply(d, stats):
-                out.append(d)
-        for d in self.eq_by_partition.get(key, ()):
-            if d.data_sequence_number > seq and self._eq_may_apply(d, stats):
-                out.append(d)
+        out = [d for d in self.global_eq.from_sequence(seq, after=True)
+               if self._eq_may_apply(d, stats)]
+        group = self.eq_by_partition.get(key)
+        if group is not None:
+            out += [d for d in group.from_sequence(seq, after=True) if self._eq_may_apply(d, stats)]
         dv = self.dv_by_path.get(path)
         if dv is not None and dv.data_sequence_number >= seq:
             out.append(dv)
             return tuple(out)
-        for d in self.pos_by_partition.get(key, ()):
-            if d.data_sequence_number >= seq:
-                out.append(d)
-        for d in self.pos_by_path.get(path, ()):
-            if d.data_sequence_number >= seq:
-                out.append(d)
+        for groups in (self.pos_by_partition.get(key), self.pos_by_path.get(path)):
+            if groups is not None:
+                out += groups.from_sequence(seq, after=False)
         return tuple(out)
 
     def _eq_may_apply(self, d: DeleteRef, data: DataStats | None) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from icectl.table.delete_index import DataStats, DeleteIndex, DeleteRef, targeted_path
 from icectl.scan.tasks import pack, split_offsets_valid, split_ranges
@@ -124,3 +126,62 @@ def test_equality_deletes_pruned_by_statistics() -> None:
     assert not applies(eq(None, None, nulls=0, values=3), data(None, None, nulls=10, values=10))
     # only nulls in the deletes, no nulls in the data file
     assert not applies(eq(None, None, nulls=3, values=3), data(0, 5, nulls=0))
+
+
+# -- the index against the plain scan of lists it replaced (a reference kept here only) -------
+
+
+def _reference_for_data_file(deletes, unpartitioned, path, spec_id, partition, seq, may_apply):
+    """Delete matching by scanning lists in the order the files were listed (the index before
+    it sorted by sequence number)."""
+    eq_global = [d for d in deletes if d.content == EQUALITY_DELETES and d.spec_id in unpartitioned]
+    eq_part = [d for d in deletes if d.content == EQUALITY_DELETES and d.spec_id not in unpartitioned
+               and (d.spec_id, d.partition) == (spec_id, partition)]
+    out = [d for d in eq_global + eq_part if d.data_sequence_number > seq and may_apply(d)]
+    dv = None
+    for d in deletes:
+        if d.is_dv and (d.referenced_data_file or "") == path:
+            if dv is None or dv.data_sequence_number < d.data_sequence_number:
+                dv = d
+    if dv is not None and dv.data_sequence_number >= seq:
+        return tuple(out + [dv])
+    pos = [d for d in deletes if d.content == POSITION_DELETES and not d.is_dv]
+    out += [d for d in pos if d.referenced_data_file is None
+            and (d.spec_id, d.partition) == (spec_id, partition) and d.data_sequence_number >= seq]
+    out += [d for d in pos if d.referenced_data_file == path and d.data_sequence_number >= seq]
+    return tuple(out)
+
+
+_delete_refs = st.builds(
+    lambda i, kind, seq, spec, part, ref: _d(
+        f"d{i}", EQUALITY_DELETES if kind == "eq" else POSITION_DELETES, seq=seq,
+        spec=spec, part=(part,) if spec != 9 else (), fmt="PUFFIN" if kind == "dv" else "PARQUET",
+        ref=ref if kind != "eq" else None, eq=(1,) if kind == "eq" else None,
+        lower_bounds={1: to_bytes(LONG, seq)}, upper_bounds={1: to_bytes(LONG, seq + 2)},
+        null_counts={1: 0}, value_counts={1: 5}),
+    st.integers(0, 10**6), st.sampled_from(["eq", "pos", "pos", "dv"]), st.integers(0, 6),
+    st.sampled_from([0, 1, 9]), st.sampled_from(["a", "b", None]),
+    st.sampled_from([None, None, "f1", "f2"]))
+
+
+def _eq_applies_alone(d, stats) -> bool:
+    """The statistics rule alone: an index of just ``d``, asked for a data file older than it
+    in its own partition."""
+    return bool(_index([d]).for_data_file("x", d.spec_id, d.partition, -1, stats))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_delete_refs, max_size=30),
+       st.lists(st.tuples(st.sampled_from(["f1", "f2", "f3"]), st.sampled_from([0, 1, 9]),
+                          st.sampled_from(["a", "b", None]), st.integers(0, 7),
+                          st.booleans()), min_size=1, max_size=10))
+def test_index_agrees_with_scanning_the_lists(deletes, data_files) -> None:
+    idx = _index(deletes)
+    for path, spec, part, seq, with_stats in data_files:
+        partition = (part,) if spec != 9 else ()
+        stats = (DataStats(lower={1: to_bytes(LONG, 3)}, upper={1: to_bytes(LONG, 4)},
+                           null_counts={1: 0}, value_counts={1: 5}) if with_stats else None)
+        got = idx.for_data_file(path, spec, partition, seq, stats)
+        want = _reference_for_data_file(deletes, {9}, path, spec, partition, seq,
+                                        lambda d: _eq_applies_alone(d, stats))
+        assert [d.path for d in got] == [d.path for d in want]
