@@ -27,6 +27,20 @@ class PlanReport:
     with_explain: bool = False
     _partitions: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
+    @property
+    def files(self) -> list[Any]:
+        """The planned data files (``PlannedFile``: path, partition, record count, residual,
+        delete files), built on first use."""
+        return self.result.files
+
+    @property
+    def file_count(self) -> int:
+        return self.result.file_count
+
+    @property
+    def record_count(self) -> int:
+        return self.result.total_records
+
     def to_json(self) -> dict[str, Any]:
         r = self.result
         view = _header(r)
