@@ -37,6 +37,7 @@ from icectl.expr.evaluators import (
     ManifestEvaluator,
     MetricsEvaluator,
     ResidualEvaluator,
+    manifests_might_match,
     metrics_might_match,
     partition_key,
     partition_matches,
@@ -347,14 +348,33 @@ def _live_count(m: ManifestFile) -> int | None:
 def _select_manifests(scan: _Scan, manifests: list[ManifestFile],
                       ) -> Iterator[tuple[ManifestFile, bool, str]]:
     """Step 2: each manifest with whether it may hold matching live files, and why."""
+    verdicts = None if scan.explain else _verdicts(scan, manifests)
     for m in manifests:
         if m.content == MANIFEST_DELETES:
             scan.specs[m.partition_spec_id]  # an unknown spec is an error even when empty
         if not (m.has_added_files() or m.has_existing_files()):
             yield m, False, "no added or existing files"
             continue
-        ok, why = scan.specs[m.partition_spec_id].manifest_eval.eval(m)
-        yield m, ok, why
+        if verdicts is None:
+            ok, why = scan.specs[m.partition_spec_id].manifest_eval.eval(m)
+            yield m, ok, why
+        else:  # reasons are shown only by explain
+            ok = verdicts[id(m)]
+            yield m, ok, "partition summaries may match" if ok else "partition summaries cannot match"
+
+
+def _verdicts(scan: _Scan, manifests: list[ManifestFile]) -> dict[int, bool]:
+    """Whether each manifest with live files may match, decided columnar per partition spec
+    (one walk of the filter per spec, not one per manifest); by ``id`` of the manifest."""
+    by_spec: dict[int, list[ManifestFile]] = {}
+    for m in manifests:
+        if m.has_added_files() or m.has_existing_files():
+            by_spec.setdefault(m.partition_spec_id, []).append(m)
+    out: dict[int, bool] = {}
+    for spec_id, group in by_spec.items():
+        si = scan.specs[spec_id]
+        out.update(zip(map(id, group), manifests_might_match(si.part_expr, group, si.partition_type)))
+    return out
 
 
 def _decision(m: ManifestFile, kept: bool, why: str, files: int | None = None,
@@ -471,6 +491,14 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
     mpath = m.manifest_path
     if not idx or (index.is_empty and si.residuals is None and not scan.explain):
         return FileRun(mc, idx, spec_id, si.full_expr, mpath)
+    if index.is_empty and not scan.explain and len(mc.partitions) == 1:
+        # one partition value in the whole run (a manifest per day, say): one residual for all
+        col = mc.partitions[0]
+        values = set(col) if len(idx) == mc.count else {col[i] for i in idx}
+        if len(values) == 1:
+            (value,) = values
+            if not isinstance(value, float):  # (-0.0 and 0.0, NaN: residuals per file below)
+                return FileRun(mc, idx, spec_id, si.residual((value,)), mpath)
     paths = mc.file_path
     seqs = mc.data_sequence_number
     parts = mc.partitions
