@@ -10,7 +10,7 @@ The Python API is this package's face (README.md, "Python API")::
     t.scan("id > 5", columns=["id"]).to_arrow()                # a pyarrow.Table
     t.delete("id in (3, 7)"); t.upsert(rows, on=["id"]); t.compact(engine="spark"); t.expire("7d")
 
-``load_table``, ``Table``, ``ScanResult`` (:mod:`icectl.api`) and the error kinds of
+``load_table``, ``Table`` (:mod:`icectl.api`), ``ScanResult`` and the error kinds of
 :mod:`icectl.errors` are attributes of the package, loaded on first use (a module
 ``__getattr__``): ``import icectl`` itself imports nothing else, so the command line's fast
 ``plan`` path, which imports the package, stays cheap. The API is a thin layer over the
@@ -60,6 +60,10 @@ __all__ = [*_API, *_ERRORS, "__version__"]
 
 
 def __getattr__(name: str):  # the public API, imported on first use
+    if name == "ScanResult":
+        from icectl.ops.arrow_rows import ScanResult
+
+        return ScanResult
     if name in _API:
         from icectl import api
 

@@ -30,7 +30,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from icectl import command_files
 from icectl.errors import InvalidInput
 
-__all__ = ["load_table", "Table", "ScanResult"]
+__all__ = ["load_table", "Table"]
 
 
 def load_table(location_or_identifier: str, warehouse: str | None = None,
@@ -191,9 +191,11 @@ class Table:
              ref: str | None = None, branch: str | None = None, as_of: Any = None,
              from_snapshot: int | None = None, to_snapshot: int | None = None,
              case_sensitive: bool = False, with_metadata: bool = False,
-             batch_rows: int | None = None) -> "ScanResult":
+             batch_rows: int | None = None) -> Any:
         """Read rows as ``icectl scan`` does (deletes applied, columns found by field id); the
-        scan is planned now and read when the result is consumed (:class:`ScanResult`)."""
+        scan is planned now and read when the result is consumed (a
+        :class:`icectl.ops.arrow_rows.ScanResult`: ``to_arrow()``, ``to_batches()``, ``count()``)."""
+        from icectl.ops.arrow_rows import ScanResult
         from icectl.scan.reader import DEFAULT_BATCH_ROWS, open_scan
 
         incremental: dict[str, Any] = {}
@@ -218,13 +220,14 @@ class Table:
               rounding: str | None = None) -> Any:
         """Append rows (an Arrow table, or a Parquet, CSV or JSON-lines file) as one snapshot,
         as ``icectl write``; returns its :class:`icectl.ops.write.WriteResult`."""
+        from icectl.ops.arrow_rows import as_rows
         from icectl.ops.compute.fit import check_rounding
         from icectl.ops.write import write_rows
 
         _check_summary(summary)
         check_rounding(rounding)
         with _operation():
-            return write_rows(self._table, _rows(data), file_format=file_format,
+            return write_rows(self._table, as_rows(data), file_format=file_format,
                               summary_properties=dict(summary or {}), branch=branch,
                               ignore_extra_columns=ignore_extra_columns, rounding=rounding)
 
@@ -261,13 +264,14 @@ class Table:
         """Replace the rows whose key columns ``on`` equal a row of ``data`` (an Arrow table or a
         file) and add the others, as ``icectl upsert --key``; returns its
         :class:`icectl.ops.upsert.UpsertResult`."""
+        from icectl.ops.arrow_rows import as_rows
         from icectl.ops.upsert import upsert_rows
 
         keys = [on] if isinstance(on, str) else list(on)
         if not keys:
             raise InvalidInput("give the key columns to match rows on", argument="on")
         with _operation():
-            return upsert_rows(self._table, _rows(data), keys, file_format=file_format,
+            return upsert_rows(self._table, as_rows(data), keys, file_format=file_format,
                                branch=branch, dry_run=dry_run, rounding=rounding)
 
     def compact(self, filter: str | None = None, *, engine: Any = "local", spark: Any = None,
@@ -331,61 +335,3 @@ class Table:
 def _check_summary(summary: Mapping[str, str] | None) -> None:
     if summary and "operation" in summary:
         raise InvalidInput("a summary entry cannot set 'operation'", argument="summary")
-
-
-def _rows(data: Any) -> Any:
-    """Rows to write: an Arrow table as it is (a record batch, a reader or a pandas frame turned
-    into one), a path or URL as the command line reads its DATA argument."""
-    import pyarrow as pa
-
-    if isinstance(data, (str, pa.Table)):
-        return data
-    if isinstance(data, pa.RecordBatch):
-        return pa.Table.from_batches([data])
-    if isinstance(data, pa.RecordBatchReader):
-        return data.read_all()
-    if hasattr(data, "__fspath__"):
-        import os
-
-        return os.fspath(data)
-    if type(data).__module__.startswith("pandas"):
-        return pa.Table.from_pandas(data, preserve_index=False)
-    raise InvalidInput(f"rows must be an Arrow table or a file path (got {type(data).__name__})",
-                       argument="data")
-
-
-class ScanResult:
-    """A planned scan (``icectl scan``), read as Arrow when consumed."""
-
-    def __init__(self, scan: Any) -> None:
-        self._scan = scan
-
-    @property
-    def schema(self) -> Any:
-        """The ``pyarrow.Schema`` of the rows (metadata columns included when asked for)."""
-        return self._scan.arrow_schema()
-
-    @property
-    def snapshot_id(self) -> int | None:
-        return self._scan.snapshot_id
-
-    @property
-    def files(self) -> list[Any]:
-        """The planned data files the scan reads (:class:`icectl.scan.reader.ScanFile`)."""
-        return list(self._scan.files)
-
-    def to_batches(self, limit: int | None = None) -> Any:
-        """A ``pyarrow.RecordBatchReader`` streaming the rows (at most ``limit``)."""
-        import pyarrow as pa
-
-        if limit is not None and limit < 0:
-            raise InvalidInput("the limit must not be negative", argument="limit")
-        return pa.RecordBatchReader.from_batches(self.schema, self._scan.batches(limit=limit))
-
-    def to_arrow(self, limit: int | None = None) -> Any:
-        """The rows as one ``pyarrow.Table``."""
-        return self.to_batches(limit).read_all()
-
-    def count(self) -> int:
-        """The number of rows (from the manifests when no delete or residual needs reading)."""
-        return self._scan.count()

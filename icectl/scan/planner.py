@@ -364,8 +364,7 @@ def _select_manifests(scan: _Scan, manifests: list[ManifestFile],
 
 
 def _verdicts(scan: _Scan, manifests: list[ManifestFile]) -> dict[int, bool]:
-    """Whether each manifest with live files may match, decided columnar per partition spec
-    (one walk of the filter per spec, not one per manifest); by ``id`` of the manifest."""
+    """By ``id``: whether each manifest with live files may match (one walk a spec)."""
     by_spec: dict[int, list[ManifestFile]] = {}
     for m in manifests:
         if m.has_added_files() or m.has_existing_files():
@@ -491,14 +490,10 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
     mpath = m.manifest_path
     if not idx or (index.is_empty and si.residuals is None and not scan.explain):
         return FileRun(mc, idx, spec_id, si.full_expr, mpath)
-    if index.is_empty and not scan.explain and len(mc.partitions) == 1:
-        # one partition value in the whole run (a manifest per day, say): one residual for all
-        col = mc.partitions[0]
-        values = set(col) if len(idx) == mc.count else {col[i] for i in idx}
-        if len(values) == 1:
-            (value,) = values
-            if not isinstance(value, float):  # (-0.0 and 0.0, NaN: residuals per file below)
-                return FileRun(mc, idx, spec_id, si.residual((value,)), mpath)
+    if index.is_empty and not scan.explain and len(mc.partitions) == 1:  # one value: one residual
+        values = {mc.partitions[0][i] for i in idx}  # (floats: -0.0, 0.0 and NaN differ below)
+        if len(values) == 1 and not isinstance(value := next(iter(values)), float):
+            return FileRun(mc, idx, spec_id, si.residual((value,)), mpath)
     paths = mc.file_path
     seqs = mc.data_sequence_number
     parts = mc.partitions

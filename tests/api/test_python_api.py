@@ -137,6 +137,40 @@ def test_plan_json_is_the_clis(table: icectl.Table, flt: str | None) -> None:
     args = ["plan", table.location] + (["--filter", flt] if flt else [])
     assert table.plan(flt).to_json() == cli(*args)
     assert table.plan(flt, explain=True, tasks=True).to_json() == cli(*args, "--explain", "--tasks")
+    # explaining takes the per-manifest, per-file path; the plain plan the columnar one
+    plain, explained = table.plan(flt).to_json(), table.plan(flt, explain=True).to_json()
+    assert plain["files"] == explained["files"] and plain["summary"] == explained["summary"]
+
+
+def test_one_residual_per_partition_value_and_spec(tmp_path: Path) -> None:
+    """Files of one manifest sharing a partition value share a residual; the float partition
+    values -0.0 and 0.0 (and NaN) keep their own."""
+    create(tmp_path / "f", "id long, x double", "x")
+    t = icectl.load_table(str(tmp_path / "f"))
+    t.write(pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
+                      "x": pa.array([-0.0, 0.0, float("nan"), 1.0], pa.float64())}))
+    t.write(pa.table({"id": pa.array([5, 6], pa.int64()), "x": [1.0, 1.0]}))
+    for flt in ("x >= 0 and id > 1", "x > -1 or id = 5", "id > 1"):
+        plain, explained = t.plan(flt).to_json(), t.plan(flt, explain=True).to_json()
+        assert plain["files"] == explained["files"], flt
+        assert plain == cli("plan", t.location, "--filter", flt)
+    # a manifest of two files of one day (appended together): one residual for the run
+    import pyarrow.parquet as pq
+
+    create(tmp_path / "d", "id long, day date", "day")
+    d = icectl.load_table(str(tmp_path / "d"))
+    paths = []
+    for i in range(2):
+        paths.append(str(tmp_path / "d" / "data" / f"f{i}.parquet"))
+        (tmp_path / "d" / "data").mkdir(exist_ok=True)
+        pq.write_table(pa.table({"id": pa.array([i, i + 10], pa.int64()),
+                                 "day": pa.array([dt.date(1969, 12, 31)] * 2)}), paths[-1])
+    d.append(paths, partition={"day": "1969-12-31"})
+    for flt in ("id > 5", "day = '1969-12-31' and id < 11", "day < '1970-01-01' or id = 3"):
+        plain = d.plan(flt)
+        assert any(r.uniform for r in plain.result.file_runs), flt  # (the path under test)
+        assert plain.to_json()["files"] == d.plan(flt, explain=True).to_json()["files"], flt
+        assert {f.path for f in plain.files} == set(paths)
 
 
 def test_plan_gives_real_files_and_counts(table: icectl.Table) -> None:
