@@ -286,14 +286,13 @@ class Table:
         from icectl.engines import open_engine
 
         if deletes:
-            given = [n for n, v in (("filter", filter), ("sort_order", sort_order),
-                                    ("delete_file_threshold", delete_file_threshold),
-                                    ("partial_progress", partial_progress)) if v is not None]
-            if strategy.strip().lower() != "binpack":
-                given.append("strategy")
+            from icectl.ops.compact_deletes import options_not_for_deletes
+
+            given = options_not_for_deletes(filter, sort_order, delete_file_threshold,
+                                            partial_progress, strategy)
             if given:
-                raise InvalidInput(f"{given[0]} does not apply to compacting delete files",
-                                   argument=given[0])
+                name = "filter" if given[0] == "filter_text" else given[0]
+                raise InvalidInput(f"{name} does not apply to compacting delete files", argument=name)
         with _operation(), open_engine(engine, workers=workers, session=spark) as eng:
             if deletes:
                 from icectl.ops.compact_deletes import compact_deletes
