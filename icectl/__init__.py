@@ -14,14 +14,15 @@ The Python API is this package's face (README.md, "Python API")::
 :mod:`icectl.errors` are attributes of the package, loaded on first use (a module
 ``__getattr__``): ``import icectl`` itself imports nothing else, so the command line's fast
 ``plan`` path, which imports the package, stays cheap. The API is a thin layer over the
-operations, as the command line is: both resolve tables, filters and engines through the same
-functions and return the same result objects (``to_json()`` is the command's ``--json``).
+operations, as the command line is: both resolve tables, times and engines through the same
+functions, parse filters with the one parser and return the same result objects
+(``to_json()`` is the command's ``--json``).
 
 Architecture (README.md, "Architecture", says the same at more length). Layers, imports
 pointing down only (tests/test_layering.py checks it)::
 
-    cli  ->  ops (ops/compute)  ->  scan  ->  table  ->  io  ->  expr, spec
-              \\-> engines (plain task functions; the only place pyspark may be imported, lazily)
+    cli, api  ->  ops (ops/compute)  ->  scan  ->  table  ->  io  ->  expr, spec
+                   \\-> engines (plain task functions; the only place pyspark may be imported, lazily)
 
 * ``api`` (the module ``icectl/api.py``, beside ``cli``) takes Python values, parses a filter
   once and calls the same operations; the CLI and the API share table, engine and time
