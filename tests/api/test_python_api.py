@@ -375,3 +375,23 @@ def test_time_arguments() -> None:
     with pytest.raises(InvalidInput):
         time_ms(1.5, "t")
     assert not math.isnan(time_ms(dt.timedelta(hours=1), "t"))
+
+
+def test_one_engine_resolution_for_the_cli_and_the_api() -> None:
+    from icectl.cli.common import make_engine
+    from icectl.engines import LocalEngine, open_engine
+
+    with open_engine(" LOCAL ", workers=3) as eng:
+        assert isinstance(eng, LocalEngine) and eng.workers == 3
+    with make_engine("local", 2, None) as eng:
+        assert isinstance(eng, LocalEngine) and eng.workers == 2
+    mine = InProcessEngine()
+    mine.stop = lambda: (_ for _ in ()).throw(AssertionError("the caller's engine was stopped"))
+    with open_engine(mine) as eng:
+        assert eng.map(lambda t: t * 2, [1, 2]) == [2, 4] and mine.tasks == 2
+    for bad, kw in (("nope", {}), ("local", {"master": "local[2]"}), (42, {})):
+        with pytest.raises(InvalidInput) as e:
+            open_engine(bad, **kw)
+        assert "--" not in str(e.value)
+    with pytest.raises(InvalidInput, match="--spark-master needs --engine spark"):
+        make_engine("local", None, "local[2]")
