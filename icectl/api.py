@@ -121,6 +121,15 @@ def _columns(columns: Any) -> list[str] | None:
     return [str(c) for c in columns]
 
 
+def _incremental(from_snapshot: int | None, to_snapshot: int | None) -> bool:
+    """Whether a plan or scan is incremental; one needs the snapshot it starts after, as on the
+    command line."""
+    if to_snapshot is not None and from_snapshot is None:
+        raise InvalidInput("an incremental read needs the snapshot to start after",
+                           argument="from_snapshot")
+    return from_snapshot is not None
+
+
 def _ref(ref: str | None, branch: str | None) -> str | None:
     if ref is not None and branch is not None and ref != branch:
         raise InvalidInput("give a ref or a branch, not both", argument="branch")
@@ -180,6 +189,7 @@ class Table:
         answer from the decoded columns."""
         from icectl.ops.plan import plan_table
 
+        _incremental(from_snapshot, to_snapshot)
         return plan_table(
             self._table, None, filter_expr=_parse_filter(filter), tasks=tasks, explain=explain,
             as_of_ms=time_ms(as_of, "as_of"), columns=_columns(columns), snapshot_id=snapshot_id,
@@ -199,10 +209,7 @@ class Table:
         from icectl.scan.reader import DEFAULT_BATCH_ROWS, open_scan
 
         incremental: dict[str, Any] = {}
-        if from_snapshot is not None or to_snapshot is not None:
-            if from_snapshot is None:
-                raise InvalidInput("an incremental scan needs the snapshot to start after",
-                                   argument="from_snapshot")
+        if _incremental(from_snapshot, to_snapshot):
             from icectl.ops.changes import check_append_range
 
             check_append_range(self._table, from_snapshot, to_snapshot)

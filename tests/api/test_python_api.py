@@ -274,6 +274,11 @@ def test_scan_with_metadata_and_incremental(table: icectl.Table) -> None:
     assert table.scan(from_snapshot=first).to_arrow().column("id").to_pylist() == [1, 2]
     with pytest.raises(InvalidInput):
         table.scan(to_snapshot=first)
+    with pytest.raises(InvalidInput):
+        table.plan(to_snapshot=first)
+    assert table.plan(from_snapshot=first).file_count == 1
+    with pytest.raises(InvalidInput):  # incremental and time travel do not mix
+        table.plan(from_snapshot=first, snapshot_id=first)
 
 
 # -- changes ---------------------------------------------------------------------------------------
