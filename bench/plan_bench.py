@@ -426,6 +426,21 @@ def whole_process(location: str, metadata_location: str, texts: dict[str, str | 
     return _summarise(samples, counts, loads, workers, jp, texts, pyiceberg)
 
 
+def _java_start(results: dict[str, Any], jp: "JavaPlanner | None") -> None:
+    if jp is not None:
+        results["java_session_start_s"] = jp.start_seconds
+        results["java_warmup_s"] = jp.warmup_seconds
+
+
+def _case_medians(s: dict[str, list[float]], files: dict[str, int]
+                  ) -> tuple[dict[str, Any], Callable[[str, str], float]]:
+    """A case's medians, and ``ratio(a, b)``: the median of the ratios of each repetition's
+    samples (taken under the same load)."""
+    case: dict[str, Any] = {k: statistics.median(v) for k, v in s.items()}
+    case["files"] = files
+    return case, lambda a, b: statistics.median(x / y for x, y in zip(s[a], s[b]))
+
+
 def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dict[str, int]],
                loads: list[float], workers: int | None, jp: "JavaPlanner | None",
                texts: dict[str, str | None], pyiceberg: bool) -> dict[str, Any]:
@@ -433,15 +448,10 @@ def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dic
     fastavro_s = statistics.median(samples.pop("_fastavro")["s"])
     results: dict[str, Any] = {"fastavro_decode_all_s": fastavro_s, "load_average": loads,
                                "workers": workers, "cases": {}}
-    if jp is not None:
-        results["java_session_start_s"] = jp.start_seconds
-        results["java_warmup_s"] = jp.warmup_seconds
+    _java_start(results, jp)
     for name in texts:
         s = samples[name]
-        case: dict[str, Any] = {k: statistics.median(v) for k, v in s.items()}
-        case["files"] = counts[name]
-        # ratios of each repetition (same load), then their median
-        ratio = lambda a, b: statistics.median(x / y for x, y in zip(s[a], s[b]))  # noqa: E731
+        case, ratio = _case_medians(s, counts[name])
         if pyiceberg:
             case["x_pyiceberg_warm"] = ratio("pyiceberg_s", "icectl_warm_s")
             case["x_pyiceberg_cold"] = ratio("pyiceberg_s", "icectl_cold_s")
@@ -502,17 +512,12 @@ def api_warm(location: str, texts: dict[str, str | None], manifests: int, files:
             jp.close()
         shutil.rmtree(work, ignore_errors=True)
     out: dict[str, Any] = {"load_average": loads, "api_warmup_s": warmup, "cases": {}}
-    if jp is not None:
-        out["java_session_start_s"] = jp.start_seconds
-        out["java_warmup_s"] = jp.warmup_seconds
+    _java_start(out, jp)
     for name in texts:
-        s = samples[name]
-        case: dict[str, Any] = {k: statistics.median(v) for k, v in s.items()}
-        case["files"] = counts[name]
-        if jp is not None:  # per repetition (same load), then the median
-            case["x_java"] = statistics.median(j / a for j, a in zip(s["java_s"], s["api_s"]))
-            case["x_java_objects"] = statistics.median(
-                j / a for j, a in zip(s["java_s"], s["api_objects_s"]))
+        case, ratio = _case_medians(samples[name], counts[name])
+        if jp is not None:
+            case["x_java"] = ratio("java_s", "api_s")
+            case["x_java_objects"] = ratio("java_s", "api_objects_s")
         out["cases"][name] = case
         print(f"{name:10s} API warm {case['api_s']:.4f} s (files as objects {case['api_objects_s']:.4f} s)"
               + (f"; java warm {case['java_s']:.4f} s (x{case['x_java']:.2f}, "
