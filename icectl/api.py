@@ -227,11 +227,12 @@ class Table:
               rounding: str | None = None) -> Any:
         """Append rows (an Arrow table, or a Parquet, CSV or JSON-lines file) as one snapshot,
         as ``icectl write``; returns its :class:`icectl.ops.write.WriteResult`."""
+        from icectl.ops.append import check_summary_properties
         from icectl.ops.arrow_rows import as_rows
         from icectl.ops.compute.fit import check_rounding
         from icectl.ops.write import write_rows
 
-        _check_summary(summary)
+        check_summary_properties(summary)
         check_rounding(rounding)
         with _operation():
             return write_rows(self._table, as_rows(data), file_format=file_format,
@@ -244,10 +245,10 @@ class Table:
                idempotency_key: str | None = None) -> Any:
         """Register existing data files (paths) as one append snapshot, as ``icectl append``;
         returns its :class:`icectl.ops.append.AppendResult`."""
-        from icectl.ops.append import append_files
+        from icectl.ops.append import append_files, check_summary_properties
 
         paths = [files] if isinstance(files, str) else [str(p) for p in files]
-        _check_summary(summary)
+        check_summary_properties(summary)
         with _operation():
             return append_files(self._table, paths, partition_values=partition,
                                 file_format=file_format, summary_properties=dict(summary or {}),
@@ -336,8 +337,3 @@ class Table:
                 retain_last=retain_last, snapshot_ids=tuple(snapshot_ids),
                 clean_expired_metadata=clean_expired_metadata, dry_run=dry_run,
                 delete_outside_location=delete_outside_location, max_workers=workers)
-
-
-def _check_summary(summary: Mapping[str, str] | None) -> None:
-    if summary and "operation" in summary:
-        raise InvalidInput("a summary entry cannot set 'operation'", argument="summary")

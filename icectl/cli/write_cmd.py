@@ -78,9 +78,10 @@ def write(
     from icectl.ops.compute.fit import check_rounding
     from icectl.ops.write import write_files
 
+    from icectl.ops.append import check_summary_properties
+
     extras = parse_key_values(summary, "--summary")
-    if "operation" in extras:
-        raise InvalidInput("--summary cannot set 'operation'")
+    check_summary_properties(extras)
     check_rounding(rounding)  # before any work starts
     tbl = load_table(table, warehouse)
     if idempotency_key is not None:
