@@ -10,7 +10,6 @@ import typer
 from icectl.cli.common import (values, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
                                emit_snapshot_result, handle_errors, load_table, make_engine, parse_key_values)
 from icectl.cli.output import emit_json, err
-from icectl.errors import InvalidInput
 
 WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed as one new snapshot.
 
