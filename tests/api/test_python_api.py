@@ -400,3 +400,20 @@ def test_one_engine_resolution_for_the_cli_and_the_api() -> None:
         assert "--" not in str(e.value)
     with pytest.raises(InvalidInput, match="--spark-master needs --engine spark"):
         make_engine("local", None, "local[2]")
+
+
+def test_upsert_and_expire_json_are_the_clis(table: icectl.Table, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    rows = pa.table({"id": pa.array([2, 100], pa.int64()), "x": [9.0, 1.0], "cat": ["z", "z"],
+                     "day": pa.array([dt.date(2024, 1, 1)] * 2)})
+    path = tmp_path / "rows.parquet"
+    pq.write_table(rows, path)
+    got = table.upsert(str(path), on=["id"], dry_run=True).to_json()
+    assert got == cli("upsert", table.location, path, "--key", "id", "--dry-run")
+    table.write(ROWS.slice(0, 1))
+    cutoff = "2999-01-01T00:00:00Z"
+    got = table.expire(cutoff, retain_last=1, dry_run=True).to_json()
+    assert got == cli("expire", table.location, "--older-than", cutoff, "--retain-last", "1",
+                      "--dry-run")
+    assert len(got["expired-snapshot-ids"]) == 1
