@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
@@ -91,18 +92,20 @@ def load_manifest_list(file_io: Any, path: str, format_version: int | None = Non
 # the entry while it is unchanged.
 _recent: dict[bytes, tuple[tuple[int, int, int], list[ManifestFile]]] = {}
 _RECENT_LISTS = 16
+_recent_lock = threading.Lock()
 
 
 def _remember(key: bytes, manifests: list[ManifestFile]) -> None:
     from icectl.io import manifest_cache
 
     stamp = manifest_cache.entry_stamp(key)
-    _recent.pop(key, None)
-    if stamp is None:
-        return
-    while len(_recent) >= _RECENT_LISTS:
-        del _recent[next(iter(_recent))]
-    _recent[key] = (stamp, list(manifests))
+    with _recent_lock:  # (planning threads of one process)
+        _recent.pop(key, None)
+        if stamp is None:
+            return
+        while len(_recent) >= _RECENT_LISTS:
+            del _recent[next(iter(_recent))]
+        _recent[key] = (stamp, list(manifests))
 
 
 
