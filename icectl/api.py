@@ -33,7 +33,7 @@ from icectl.errors import InvalidInput
 __all__ = ["load_table", "Table"]
 
 
-def load_table(location_or_identifier: str, warehouse: str | None = None,
+def load_table(location_or_identifier: Any, warehouse: Any = None,
                storage_options: Mapping[str, Any] | None = None) -> "Table":
     """The table at a location (directory path or URL), a metadata file named directly (read
     only), or ``namespace.table`` under ``warehouse`` (Spark's Hadoop catalog layout), resolved
@@ -42,11 +42,15 @@ def load_table(location_or_identifier: str, warehouse: str | None = None,
     from icectl.io.files import FileIO
     from icectl.table.table import Table as _Table
 
-    if not isinstance(location_or_identifier, str) or not location_or_identifier.strip():
+    import os
+
+    ident = os.fspath(location_or_identifier) if hasattr(location_or_identifier, "__fspath__") \
+        else location_or_identifier
+    if not isinstance(ident, str) or not ident.strip():
         raise InvalidInput("give a table location, metadata file or namespace.table identifier",
                            argument="location_or_identifier")
     io = FileIO(dict(storage_options or {}))
-    return Table(_Table.load(location_or_identifier, warehouse, io=io))
+    return Table(_Table.load(ident, None if warehouse is None else os.fspath(warehouse), io=io))
 
 
 def _parse_filter(text: Any, what: str = "filter") -> Any:

@@ -101,6 +101,8 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
 
 def test_load_by_location_identifier_and_metadata_file(table: icectl.Table, wh: Path) -> None:
     by_location = icectl.load_table(str(wh / "db" / "t"))
+    assert icectl.load_table(wh / "db" / "t").location == by_location.location  # a Path too
+    assert icectl.load_table("db.t", warehouse=wh).location == by_location.location
     assert by_location.location == table.location
     assert by_location.current_snapshot_id == table.current_snapshot_id
     current = icectl.load_table(table.metadata_location)  # the current version: the table
