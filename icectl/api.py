@@ -189,8 +189,8 @@ class Table:
         """Plan a scan: the data files a filter reads, with their residuals and delete files, as
         ``icectl plan`` does. Returns an :class:`icectl.ops.plan.PlanReport`: ``to_json()`` is
         ``icectl plan --json`` (``tasks``/``explain`` as its options), ``files`` the planned
-        files (built on first use), ``file_count``, ``record_count`` and ``summary_json()``
-        answer from the decoded columns."""
+        files (built on first use); ``file_count``, ``record_count``, ``summary_json()`` and
+        ``to_arrow()`` (a row per file) answer from the decoded columns."""
         from icectl.ops.plan import plan_table
 
         _incremental(from_snapshot, to_snapshot)

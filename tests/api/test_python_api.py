@@ -419,3 +419,18 @@ def test_upsert_and_expire_json_are_the_clis(table: icectl.Table, tmp_path: Path
     assert got == cli("expire", table.location, "--older-than", cutoff, "--retain-last", "1",
                       "--dry-run")
     assert len(got["expired-snapshot-ids"]) == 1
+
+
+@pytest.mark.parametrize("flt", [None, "day >= '2024-01-01' and id > 1", "cat = 'b'"])
+def test_plan_to_arrow_lists_the_planned_files(table: icectl.Table, flt: str | None) -> None:
+    table.delete("id = 8")  # a position delete file: files with deletes take the per-file path
+    table.write(ROWS.slice(0, 2))
+    plan = table.plan(flt)
+    got = plan.to_arrow()
+    want = plan.to_json()["files"]
+    assert got.num_rows == plan.file_count == len(want)
+    assert got.to_pylist() == [{
+        "path": f["path"], "file-format": f["file-format"], "spec-id": f["spec-id"],
+        "partition-path": f["partition-path"], "record-count": f["record-count"],
+        "file-size-in-bytes": f["file-size-in-bytes"], "residual": f["residual"],
+        "delete-files": len(f["delete-files"])} for f in want]
