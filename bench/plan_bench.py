@@ -23,6 +23,7 @@ The cache lives in a temporary directory of the run.
     python bench/plan_bench.py --quick    # 20 x 500 files, 3 repetitions
     python bench/plan_bench.py --dir /tmp/planbench --keep   # reuse a built table
     python bench/plan_bench.py --process --no-inprocess      # whole-process figures only
+    python bench/plan_bench.py --api --java --no-inprocess   # the Python API warm vs Java warm
 """
 
 from __future__ import annotations
@@ -212,10 +213,24 @@ def expr(name):
     return E.alwaysTrue()
 
 print(json.dumps({"ready": True, "start-seconds": time.perf_counter() - t0}), flush=True)
+loaded = None  # "loaded:<case>" requests plan on one table object, loaded once (as the API run)
 for line in sys.stdin:
     name = line.strip()
     if not name:
         break
+    if name.startswith("loaded:"):  # loaded:<case>:<times>: the median of <times> plans
+        _, name, times = name.split(":")
+        if loaded is None:
+            loaded = tables.load(location)
+        took = []
+        for _ in range(int(times)):
+            t0 = time.perf_counter()
+            tasks = loaded.newScan().filter(expr(name)).planFiles()
+            n = Iterables.size(tasks)
+            tasks.close()
+            took.append(time.perf_counter() - t0)
+        print(json.dumps({"seconds": sorted(took)[len(took) // 2], "files": n}), flush=True)
+        continue
     t0 = time.perf_counter()
     table = tables.load(location)
     tasks = table.newScan().filter(expr(name)).planFiles()
@@ -411,6 +426,21 @@ def whole_process(location: str, metadata_location: str, texts: dict[str, str | 
     return _summarise(samples, counts, loads, workers, jp, texts, pyiceberg)
 
 
+def _java_start(results: dict[str, Any], jp: "JavaPlanner | None") -> None:
+    if jp is not None:
+        results["java_session_start_s"] = jp.start_seconds
+        results["java_warmup_s"] = jp.warmup_seconds
+
+
+def _case_medians(s: dict[str, list[float]], files: dict[str, int]
+                  ) -> tuple[dict[str, Any], Callable[[str, str], float]]:
+    """A case's medians, and ``ratio(a, b)``: the median of the ratios of each repetition's
+    samples (taken under the same load)."""
+    case: dict[str, Any] = {k: statistics.median(v) for k, v in s.items()}
+    case["files"] = files
+    return case, lambda a, b: statistics.median(x / y for x, y in zip(s[a], s[b]))
+
+
 def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dict[str, int]],
                loads: list[float], workers: int | None, jp: "JavaPlanner | None",
                texts: dict[str, str | None], pyiceberg: bool) -> dict[str, Any]:
@@ -418,15 +448,10 @@ def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dic
     fastavro_s = statistics.median(samples.pop("_fastavro")["s"])
     results: dict[str, Any] = {"fastavro_decode_all_s": fastavro_s, "load_average": loads,
                                "workers": workers, "cases": {}}
-    if jp is not None:
-        results["java_session_start_s"] = jp.start_seconds
-        results["java_warmup_s"] = jp.warmup_seconds
+    _java_start(results, jp)
     for name in texts:
         s = samples[name]
-        case: dict[str, Any] = {k: statistics.median(v) for k, v in s.items()}
-        case["files"] = counts[name]
-        # ratios of each repetition (same load), then their median
-        ratio = lambda a, b: statistics.median(x / y for x, y in zip(s[a], s[b]))  # noqa: E731
+        case, ratio = _case_medians(s, counts[name])
         if pyiceberg:
             case["x_pyiceberg_warm"] = ratio("pyiceberg_s", "icectl_warm_s")
             case["x_pyiceberg_cold"] = ratio("pyiceberg_s", "icectl_cold_s")
@@ -442,6 +467,63 @@ def _summarise(samples: dict[str, dict[str, list[float]]], counts: dict[str, dic
                  if jp is not None else "")
               + f"; files {counts[name]}", file=sys.stderr)
     return results
+
+
+def api_warm(location: str, texts: dict[str, str | None], manifests: int, files: int,
+             reps: int, java: bool, inner: int = 9) -> dict[str, Any]:
+    """In process and warm, as a long-lived PySpark driver or notebook plans: icectl's planning
+    through the Python API (``icectl.load_table`` once, then ``table.plan(F)``; decoded manifests
+    stay cached in the process) against Iceberg Java's warm in-JVM planner on a table object
+    loaded once (``newScan().filter(F).planFiles()``, tasks counted in the JVM). One warm-up plan
+    per case on each side first; then, repetition by repetition, each case on both sides (the
+    one-day case, a few milliseconds, as the median of ``inner`` plans on each side). icectl
+    is timed twice: the plan with its counts (what Java's figure gives: a number of tasks), and
+    the plan with every planned file built as a Python object (``plan.files``)."""
+    import icectl
+
+    table = icectl.load_table(location)
+    work = tempfile.mkdtemp(prefix="plan-bench-api-")
+    jp = JavaPlanner(location, manifests, files, os.path.join(work, "spark")) if java else None
+    samples: dict[str, dict[str, list[float]]] = {n: {} for n in texts}
+    counts: dict[str, dict[str, int]] = {n: {} for n in texts}
+    loads: list[float] = []
+
+    def api_plan(text: str | None, objects: bool) -> int:
+        plan = table.plan(text)
+        return len(plan.files) if objects else plan.file_count
+
+    try:
+        warmup = {name: timed(lambda: api_plan(text, True), 1)[0] for name, text in texts.items()}
+        for rep in range(reps):
+            loads.append(_loadavg())
+            for name, text in texts.items():
+                s = samples[name]
+                times = inner if name == "one-day" else 1  # a few ms: the median of several
+                sec, counts[name]["icectl"] = timed(lambda: api_plan(text, False), times)
+                s.setdefault("api_s", []).append(sec)
+                sec, _ = timed(lambda: api_plan(text, True), times)
+                s.setdefault("api_objects_s", []).append(sec)
+                if jp is not None:
+                    sec, counts[name]["java"] = jp.plan(f"loaded:{name}:{times}")
+                    s.setdefault("java_s", []).append(sec)
+            print(f"repetition {rep + 1}/{reps} done (load average {loads[-1]:.1f})", file=sys.stderr)
+    finally:
+        if jp is not None:
+            jp.close()
+        shutil.rmtree(work, ignore_errors=True)
+    out: dict[str, Any] = {"load_average": loads, "api_warmup_s": warmup, "cases": {}}
+    _java_start(out, jp)
+    for name in texts:
+        case, ratio = _case_medians(samples[name], counts[name])
+        if jp is not None:
+            case["x_java"] = ratio("java_s", "api_s")
+            case["x_java_objects"] = ratio("java_s", "api_objects_s")
+        out["cases"][name] = case
+        print(f"{name:10s} API warm {case['api_s']:.4f} s (files as objects {case['api_objects_s']:.4f} s)"
+              + (f"; java warm {case['java_s']:.4f} s (x{case['x_java']:.2f}, "
+                 f"x{case['x_java_objects']:.2f} with objects)" if jp is not None else "")
+              + f"; files {counts[name]}", file=sys.stderr)
+    return out
 
 
 def timed(fn: Callable[[], int], reps: int) -> tuple[float, int]:
@@ -514,6 +596,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-inprocess", action="store_true", help="skip the in-process timings")
     p.add_argument("--java", action="store_true",
                    help="with --process: also Iceberg Java's warm in-JVM planner (local Spark stack)")
+    p.add_argument("--api", action="store_true",
+                   help="in process and warm: the Python API's plan (table loaded once) against "
+                        "Iceberg Java's warm in-JVM planner (with --java) on a table loaded once")
     p.add_argument("--workers", type=int, default=None,
                    help="icectl plan --workers N in the whole-process runs (default: its own)")
     p.add_argument("--dev-python", action="store_true",
@@ -570,6 +655,9 @@ def main(argv: list[str] | None = None) -> int:
                      f"speed-up cold {case['speedup_cold']:.1f}x, warm {case['speedup_warm']:.0f}x"
                      if not args.no_pyiceberg else "")
                   + f"; cold / fastavro {case['cold_vs_fastavro']:.2f}", file=sys.stderr)
+        if args.api:
+            manifest_cache.set_enabled(True)  # as a user's process has it
+            results["api_warm"] = api_warm(location, texts, manifests, files, reps, args.java)
         if args.process:
             results["whole_process"] = whole_process(
                 location, metadata_location, texts, manifests, files, reps,
@@ -625,6 +713,22 @@ def format_table(r: dict[str, Any]) -> str:
                 f"{num('x_java_warm', '%6.2fx'):>7s} {c['cold_vs_fastavro']:7.2f} "
                 f"{c['icectl_warm_rss'] / 2**20:7.0f}M {c['icectl_cold_rss'] / 2**20:7.0f}M "
                 f"{c['files']}")
+    api = r.get("api_warm")
+    if api:
+        loads = api["load_average"]
+        lines.append(f"in process, warm: Python API (table loaded once) vs Iceberg Java on a table "
+                     f"loaded once; load average {min(loads):.1f}-{max(loads):.1f}")
+        if "java_session_start_s" in api:
+            lines.append(f"Iceberg Java: session start {api['java_session_start_s']:.1f} s, warm-up "
+                         + ", ".join(f"{k.split(':')[1]} {v:.2f} s"
+                                     for k, v in api["java_warmup_s"].items()))
+        lines.append(f"{'case':10s} {'api':>9s} {'api+objs':>9s} {'java':>9s} {'x java':>7s} "
+                     f"{'x java objs':>11s} files")
+        for name, c in api["cases"].items():
+            num = lambda k, f: (f % c[k]) if k in c else "-"  # noqa: E731
+            lines.append(f"{name:10s} {c['api_s']:8.4f}s {c['api_objects_s']:8.4f}s "
+                         f"{num('java_s', '%8.4fs'):>9s} {num('x_java', '%6.2fx'):>7s} "
+                         f"{num('x_java_objects', '%10.2fx'):>11s} {c['files']}")
     mem = r.get("memory_no_filter")
     if mem:
         lines.append(f"no-filter plan: tracemalloc peak {mem['tracemalloc_peak_bytes'] / 2**20:.0f} MiB, "

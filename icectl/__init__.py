@@ -1,11 +1,32 @@
-"""icectl: a command-line tool and metadata engine for Apache Iceberg tables on a filesystem.
+"""icectl: a command-line tool, a Python API and a metadata engine for Apache Iceberg tables on
+a filesystem or object store.
+
+The Python API is this package's face (README.md, "Python API")::
+
+    import icectl
+
+    t = icectl.load_table("db.events", warehouse="/data/wh")   # location, metadata file or id
+    t.plan("day = '2024-01-02'").to_json()                     # == icectl plan ... --json
+    t.scan("id > 5", columns=["id"]).to_arrow()                # a pyarrow.Table
+    t.delete("id in (3, 7)"); t.upsert(rows, on=["id"]); t.compact(engine="spark"); t.expire("7d")
+
+``load_table``, ``Table`` (:mod:`icectl.api`), ``ScanResult`` and the error kinds of
+:mod:`icectl.errors` are attributes of the package, loaded on first use (a module
+``__getattr__``): ``import icectl`` itself imports nothing else, so the command line's fast
+``plan`` path, which imports the package, stays cheap. The API is a thin layer over the
+operations, as the command line is: both resolve tables, times and engines through the same
+functions, parse filters with the one parser and return the same result objects
+(``to_json()`` is the command's ``--json``).
 
 Architecture (README.md, "Architecture", says the same at more length). Layers, imports
 pointing down only (tests/test_layering.py checks it)::
 
-    cli  ->  ops (ops/compute)  ->  scan  ->  table  ->  io  ->  expr, spec
-              \\-> engines (plain task functions; the only place pyspark may be imported, lazily)
+    cli, api  ->  ops (ops/compute)  ->  scan  ->  table  ->  io  ->  expr, spec
+                   \\-> engines (plain task functions; the only place pyspark may be imported, lazily)
 
+* ``api`` (the module ``icectl/api.py``, beside ``cli``) takes Python values, parses a filter
+  once and calls the same operations; the CLI and the API share table, engine and time
+  resolution below them.
 * ``cli`` parses options, calls one operation and renders its result; it alone prints and knows
   exit codes. ``cli/app.py`` keeps the table of commands (name, module, one-line help) and
   imports a command's module only when the command is used; ``cli/common.py`` has the shared
@@ -31,3 +52,29 @@ a job rather than writing a second one.
 """
 
 __version__ = "0.1.0"
+
+_API = ("load_table", "Table", "ScanResult")
+_ERRORS = ("IcectlError", "InvalidInput", "NotFound", "AlreadyExists", "ValidationError",
+           "CommitConflict", "StorageError", "CorruptMetadata", "UnsupportedFeature",
+           "UnsafeStorage", "CommitStateUnknown", "WorkerLost", "Interrupted")
+__all__ = [*_API, *_ERRORS, "__version__"]
+
+
+def __getattr__(name: str):  # the public API, imported on first use
+    if name == "ScanResult":
+        from icectl.ops.arrow_rows import ScanResult
+
+        return ScanResult
+    if name in _API:
+        from icectl import api
+
+        return getattr(api, name)
+    if name in _ERRORS:
+        from icectl import errors
+
+        return getattr(errors, name)
+    raise AttributeError(f"module 'icectl' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -130,12 +130,10 @@ def append(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.append import append_files
+    from icectl.ops.append import append_files, check_summary_properties
 
     paths = _given_paths(files, from_list, allow_empty)
-    reserved = [k for k in parse_key_values(summary, "--summary") if k == "operation"]
-    if reserved:
-        raise InvalidInput("--summary cannot set 'operation'")
+    check_summary_properties(parse_key_values(summary, "--summary"))
     if copy and move:
         raise InvalidInput("--copy and --move exclude each other")
     tbl = load_table(table, warehouse)

@@ -345,30 +345,15 @@ def _size(n: int) -> str:
 
 def make_engine(engine: str, workers: Optional[int], spark_master: Optional[str],
                 progress: Optional[Callable[[Any], None]] = None) -> Any:
-    """The engine the options name (``--engine``, ``--workers``, ``--spark-master``).
-    Use it as a context manager: a Spark session the engine started is stopped at the end."""
-    from icectl.engines import get_engine
+    """The engine the options name (``--engine``, ``--workers``, ``--spark-master``), through
+    the one resolution the Python API shares (:func:`icectl.engines.open_engine`). Use it as a
+    context manager: a Spark session the engine started is stopped at the end."""
+    from icectl.engines import open_engine
 
     name = (engine or "local").strip().lower()
     if name not in ("local", "spark"):
         raise InvalidInput(f"--engine must be local or spark, got {engine!r}")
-    if name == "local":
-        if spark_master and os.environ.get(SPARK_MASTER_ENV) != spark_master:
-            raise InvalidInput("--spark-master needs --engine spark")
-        return _Closing(get_engine("local", workers=workers, progress=progress))
-    return _Closing(get_engine("spark", master=spark_master or None, workers=workers, progress=progress))
-
-
-class _Closing:
-    """An engine as a context manager (``stop()`` on exit when the engine has one)."""
-
-    def __init__(self, engine: Any) -> None:
-        self.engine = engine
-
-    def __enter__(self) -> Any:
-        return self.engine
-
-    def __exit__(self, *exc: Any) -> None:
-        stop = getattr(self.engine, "stop", None)
-        if stop is not None:
-            stop()
+    if name == "local" and spark_master and os.environ.get(SPARK_MASTER_ENV) != spark_master:
+        raise InvalidInput("--spark-master needs --engine spark")
+    return open_engine(name, workers=workers, master=spark_master if name == "spark" else None,
+                       progress=progress)

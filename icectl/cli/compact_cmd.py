@@ -71,13 +71,13 @@ def compact(
     from icectl.ops.compact import DELETE_FILE_THRESHOLD_DEFAULT, CompactOptions, compact_table
 
     if deletes:
-        given = [n for n, v in (("--filter", filter_text), ("--sort-order", sort_order),
-                                ("--delete-file-threshold", delete_file_threshold),
-                                ("--partial-progress", partial_progress)) if v is not None]
-        if strategy.strip().lower() != "binpack":
-            given.append("--strategy")
+        from icectl.ops.compact_deletes import options_not_for_deletes
+
+        given = options_not_for_deletes(filter_text, sort_order, delete_file_threshold,
+                                        partial_progress, strategy)
         if given:
-            raise InvalidInput(f"{given[0]} does not apply to --deletes")
+            raise InvalidInput(f"--{given[0].removesuffix('_text').replace('_', '-')} does not "
+                               "apply to --deletes")
         return _compact_deletes(table, warehouse, target_file_size, min_input_files, branch, engine,
                                 workers, spark_master, dry_run, json_out)
     opts = CompactOptions(

@@ -10,7 +10,6 @@ import typer
 from icectl.cli.common import (values, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
                                emit_snapshot_result, handle_errors, load_table, make_engine, parse_key_values)
 from icectl.cli.output import emit_json, err
-from icectl.errors import InvalidInput
 
 WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed as one new snapshot.
 
@@ -78,9 +77,10 @@ def write(
     from icectl.ops.compute.fit import check_rounding
     from icectl.ops.write import write_files
 
+    from icectl.ops.append import check_summary_properties
+
     extras = parse_key_values(summary, "--summary")
-    if "operation" in extras:
-        raise InvalidInput("--summary cannot set 'operation'")
+    check_summary_properties(extras)
     check_rounding(rounding)  # before any work starts
     tbl = load_table(table, warehouse)
     if idempotency_key is not None:

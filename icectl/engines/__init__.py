@@ -45,8 +45,8 @@ from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence, TypeVa
 from icectl.errors import Interrupted, InvalidInput, WorkerLost
 from icectl import command_files
 
-__all__ = ["Engine", "LocalEngine", "TaskProgress", "ProgressCallback", "get_engine", "ENGINES",
-           "task_sizes"]
+__all__ = ["Engine", "LocalEngine", "TaskProgress", "ProgressCallback", "get_engine", "open_engine",
+           "ENGINES", "task_sizes"]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -220,3 +220,60 @@ def get_engine(name: str = "local", **options: Any) -> Engine:
     except KeyError:
         raise InvalidInput(f"unknown engine {name!r} (known: {', '.join(sorted(ENGINES))})") from None
     return factory(**options)
+
+
+class _Opened:
+    """An engine as a context manager: ``stop()`` on exit (a Spark session the engine itself
+    started is stopped; one it was given or found running is left alone)."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine = engine
+
+    def __enter__(self) -> Any:
+        return self.engine
+
+    def __exit__(self, *exc: Any) -> None:
+        stop = getattr(self.engine, "stop", None)
+        if stop is not None:
+            stop()
+
+
+def open_engine(engine: Any = "local", *, workers: int | None = None, master: str | None = None,
+                session: Any = None, progress: ProgressCallback | None = None) -> _Opened:
+    """The engine ``engine`` names (``local`` or ``spark``, any case), or ``engine`` itself when
+    it is an engine object, as a context manager; the one place the command line's engine
+    options and the Python API's ``engine=`` argument become an engine. ``session``: a
+    SparkSession for the ``spark`` engine (default: the active one, else one started with
+    ``master``)."""
+    if not isinstance(engine, str) and engine is not None:
+        if not callable(getattr(engine, "map", None)):
+            raise InvalidInput(f"an engine is 'local', 'spark' or an engine object (got "
+                               f"{type(engine).__name__})", argument="engine")
+        return _Opened(_Borrowed(engine))
+    name = (engine or "local").strip().lower()
+    if name not in ENGINES:
+        raise InvalidInput(f"the engine must be {' or '.join(sorted(ENGINES))}, got {engine!r}",
+                           argument="engine")
+    if name == "local":
+        if session is not None or master:
+            raise InvalidInput("a Spark master or session needs the spark engine", argument="engine")
+        return _Opened(get_engine("local", workers=workers, progress=progress))
+    return _Opened(get_engine("spark", master=master or None, session=session, workers=workers,
+                              progress=progress))
+
+
+class _Borrowed:
+    """An engine object the caller made: used, never stopped."""
+
+    def __init__(self, engine: Any) -> None:
+        self._engine = engine
+        self.name = getattr(engine, "name", "custom")
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "stop":
+            raise AttributeError(name)
+        return getattr(self._engine, name)
+
+    def map(self, fn: Callable[[T], R], tasks: Iterable[T], *,
+            sizes: Sequence[int] | None = None) -> list[R]:
+        return self._engine.map(fn, tasks, sizes=sizes)

@@ -81,7 +81,8 @@ class SparkEngine:
 
     ``master``: a Spark master URL (``local[4]``, ``spark://host:7077``, ``yarn``); default
     ``ICECTL_SPARK_MASTER``, else ``local[N]`` with N = ``workers`` or the machine's cores.
-    ``session``: an existing SparkSession (its context is used; ``master`` must then be unset).
+    ``session``: an existing SparkSession (its context is used; ``master`` must then be unset);
+    without either, the active session of the process (a PySpark job's) when there is one.
     ``ship_package``: add the driver's icectl package to the executors' Python path.
     """
 
@@ -96,6 +97,7 @@ class SparkEngine:
             raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
         if session is not None and master:
             raise InvalidInput("give either a Spark master URL or an existing Spark session, not both")
+        self.master_given = bool(master)
         self.master = master or os.environ.get(MASTER_ENV) or f"local[{workers or os.cpu_count() or 1}]"
         self.session = session
         self.progress = progress
@@ -108,6 +110,11 @@ class SparkEngine:
 
     def spark_context(self) -> Any:
         """The SparkContext tasks run on (starting a session when none was given)."""
+        if self.session is None and not self.master_given:
+            require_pyspark()
+            from pyspark.sql import SparkSession
+
+            self.session = SparkSession.getActiveSession()  # a job's own session: used, not stopped
         if self.session is None:
             require_pyspark()
             from pyspark.sql import SparkSession

@@ -40,8 +40,14 @@ def _all_null(s: Any, t: Any) -> bool:
     return True
 
 
-def _rule(p: BoundPredicate, s: Any) -> str | None:
-    """None when partitions summarised by ``s`` may satisfy ``p``, else why not."""
+def _quiet(t: Any, v: Any) -> str:
+    """A value left out of a reason nobody reads (planning without explanations)."""
+    return ""
+
+
+def _rule(p: BoundPredicate, s: Any, show: Any = show) -> str | None:
+    """None when partitions summarised by ``s`` may satisfy ``p``, else why not (values in the
+    reason rendered by ``show``: :func:`_quiet` when only the verdict is wanted)."""
     t, op, name = p.type, p.op, f"partition {p.name}"
     if op == Op.IS_NULL:
         return None if s.contains_null else f"{name}: no null values"
@@ -79,9 +85,9 @@ def _rule(p: BoundPredicate, s: Any) -> str | None:
             return None
         vals = [v for v in p.literals if compare(v, lower) >= 0]
         if not vals:
-            return f"{name}: lower bound {show(t, lower)} > all of {show_literals(p)}"
+            return f"{name}: lower bound {show(t, lower)} > all of {_literals(p, show)}"
         if upper is not None and not [v for v in vals if compare(v, upper) <= 0]:
-            return (f"{name}: no value of {show_literals(p)} within bounds "
+            return (f"{name}: no value of {_literals(p, show)} within bounds "
                     f"[{show(t, lower)}, {show(t, upper)}]")
         return None
     if op == Op.STARTS_WITH:
@@ -92,10 +98,15 @@ def _rule(p: BoundPredicate, s: Any) -> str | None:
             return f"{name}: upper bound {show(t, upper)} < prefix {show(t, prefix)}"
         return None
     return range_rule(op, t, lower, upper, p.literal,
-                      lambda which, v: f"{name}: {which} bound {v}")
+                      lambda which, v: f"{name}: {which} bound {v}", show)
 
 
-def range_rule(op: Operation, t: Any, lower: Any, upper: Any, lit: Any, label: Any) -> str | None:
+def _literals(p: BoundPredicate, show: Any) -> str:
+    return show_literals(p) if show is not _quiet else ""
+
+
+def range_rule(op: Operation, t: Any, lower: Any, upper: Any, lit: Any, label: Any,
+               show: Any = show) -> str | None:
     """lt/lt_eq/gt/gt_eq/eq against bounds (None = unknown): None or the reason;
     ``label(which, value)`` names a bound in the reason."""
     if op in (Op.LT, Op.LT_EQ, Op.EQ) and lower is not None:
@@ -151,7 +162,7 @@ def manifests_might_match(partition_expr: Expression, manifests: Sequence[Any],
         out = []
         for m, skip in zip(manifests, unknown):
             s = None if skip else _summary(m.partitions, positions, p)
-            out.append(s is None or _rule(p, s) is None)
+            out.append(s is None or _rule(p, s, _quiet) is None)
         return out
 
     got = evaluate_columns(expr, len(manifests), on_pred)

@@ -182,6 +182,18 @@ def get(key: bytes) -> Any:
     return value
 
 
+def entry_stamp(key: bytes) -> tuple[int, int, int] | None:
+    """Identity of the entry stored under ``key`` now (inode, size, modification time), or None:
+    a copy of an entry kept in memory is valid while its stamp is unchanged."""
+    if not enabled():
+        return None
+    try:
+        st = os.stat(_entry_path(cache_dir(), key))
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
 def put(key: bytes, value: Any) -> bool:
     """Store ``value`` under ``key``; False when the cache is off or cannot be written."""
     if not enabled():

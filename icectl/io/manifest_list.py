@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
@@ -72,14 +73,39 @@ def load_manifest_list(file_io: Any, path: str, format_version: int | None = Non
 
         if manifest_cache.enabled():
             key = manifest_cache.file_key(file_io, path, ("manifest-list", format_version))
+            kept = _recent.get(key) if key is not None else None
+            if kept is not None and kept[0] == manifest_cache.entry_stamp(key):
+                return list(kept[1])  # the cache entry this process read or wrote, unchanged
             got = manifest_cache.get(key) if key is not None else None
             if (type(got) is tuple and len(got) == 2 and got[0] == path and type(got[1]) is list
                     and all(type(m) is ManifestFile for m in got[1])):
+                _remember(key, got[1])
                 return got[1]
     out = read_manifest_list(file_io.read(path), format_version)
-    if key is not None:
-        manifest_cache.put(key, (path, out))
+    if key is not None and manifest_cache.put(key, (path, out)):
+        _remember(key, out)
     return out
+
+
+# The manifest lists of the cache entries this process read or wrote last, with the entry's
+# stamp: a process that plans the same table again (the Python API) neither reads nor unpickles
+# the entry while it is unchanged.
+_recent: dict[bytes, tuple[tuple[int, int, int], list[ManifestFile]]] = {}
+_RECENT_LISTS = 16
+_recent_lock = threading.Lock()
+
+
+def _remember(key: bytes, manifests: list[ManifestFile]) -> None:
+    from icectl.io import manifest_cache
+
+    stamp = manifest_cache.entry_stamp(key)
+    with _recent_lock:  # (planning threads of one process)
+        _recent.pop(key, None)
+        if stamp is None:
+            return
+        while len(_recent) >= _RECENT_LISTS:
+            del _recent[next(iter(_recent))]
+        _recent[key] = (stamp, list(manifests))
 
 
 

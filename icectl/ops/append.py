@@ -438,6 +438,14 @@ def _check_declared(declared: Mapping[str, str], spec: PartitionSpec) -> None:
                        f"(partition fields: {names})", argument="partition_values")
 
 
+def check_summary_properties(properties: Mapping[str, str] | None) -> None:
+    """Extra snapshot summary entries a caller gives: any key but ``operation``, which the
+    operation itself sets (checked before any work starts, by every edge)."""
+    if properties and "operation" in properties:
+        raise InvalidInput("a snapshot summary entry cannot set 'operation'",
+                           argument="summary_properties")
+
+
 def key_committed_by(md: TableMetadata, branch: str, key: str) -> int | None:
     """The snapshot on ``branch`` (head or retained ancestor) that committed idempotency ``key``."""
     done = snapshot_with_key(md, _branch_head(md, branch), key)

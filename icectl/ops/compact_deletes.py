@@ -397,3 +397,15 @@ def _tasks(table: Any, md: Any, head: _Head, groups: list[_Group], target: int) 
             input_bytes=sum(f.file_size_in_bytes for f, _ in g.files),
             storage_options=dict(getattr(table.io, "_options", None) or {}) or None))
     return out
+
+
+def options_not_for_deletes(filter_text: str | None = None, sort_order: str | None = None,
+                            delete_file_threshold: int | None = None,
+                            partial_progress: int | None = None, strategy: str = "binpack") -> list[str]:
+    """The data-compaction options given (not None, or a strategy other than binpack) that
+    compacting delete files does not take, by parameter name, in this order: each edge (the
+    command line, the Python API) refuses the first in its own words."""
+    given = [n for n, v in (("filter_text", filter_text), ("sort_order", sort_order),
+                            ("delete_file_threshold", delete_file_threshold),
+                            ("partial_progress", partial_progress)) if v is not None]
+    return given + (["strategy"] if strategy.strip().lower() != "binpack" else [])

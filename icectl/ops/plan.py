@@ -27,6 +27,50 @@ class PlanReport:
     with_explain: bool = False
     _partitions: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
+    @property
+    def files(self) -> list[Any]:
+        """The planned data files (``PlannedFile``: path, partition, record count, residual,
+        delete files), built on first use."""
+        return self.result.files
+
+    @property
+    def file_count(self) -> int:
+        return self.result.file_count
+
+    @property
+    def record_count(self) -> int:
+        return self.result.total_records
+
+    def to_arrow(self) -> Any:
+        """The planned files as a ``pyarrow.Table`` (path, file-format, spec-id,
+        partition-path, record-count, file-size-in-bytes, residual, delete-files: their
+        number), read from the decoded columns: no per-file object is built for files that
+        share a residual and have no delete files."""
+        import pyarrow as pa
+
+        cols: dict[str, list] = {k: [] for k in (
+            "path", "file-format", "spec-id", "partition-path", "record-count",
+            "file-size-in-bytes", "residual", "delete-files")}
+        for r in self.result.file_runs:
+            c, n = r.cols, len(r)
+            pick = (lambda col: list(col)) if r.whole else (lambda col: [col[i] for i in r.idx])
+            cols["path"] += pick(c.file_path)
+            cols["file-format"] += pick(c.file_format)
+            cols["spec-id"] += [r.spec_id] * n
+            paths = self._partition_paths(r.spec_id, [pick(p) for p in c.partitions], n)
+            cols["partition-path"] += list(paths)
+            cols["record-count"] += pick(c.record_count)
+            cols["file-size-in-bytes"] += pick(c.file_size_in_bytes)
+            if r.uniform:
+                cols["residual"] += [str(r.residual)] * n
+                cols["delete-files"] += [0] * n
+            else:
+                cols["residual"] += [str(f.residual) for f in r.files]
+                cols["delete-files"] += [len(f.deletes) for f in r.files]
+        types = {"spec-id": pa.int32(), "record-count": pa.int64(),
+                 "file-size-in-bytes": pa.int64(), "delete-files": pa.int32()}
+        return pa.table({k: pa.array(v, types.get(k, pa.string())) for k, v in cols.items()})
+
     def to_json(self) -> dict[str, Any]:
         r = self.result
         view = _header(r)

@@ -37,6 +37,7 @@ from icectl.expr.evaluators import (
     ManifestEvaluator,
     MetricsEvaluator,
     ResidualEvaluator,
+    manifests_might_match,
     metrics_might_match,
     partition_key,
     partition_matches,
@@ -351,14 +352,32 @@ def _live_count(m: ManifestFile) -> int | None:
 def _select_manifests(scan: _Scan, manifests: list[ManifestFile],
                       ) -> Iterator[tuple[ManifestFile, bool, str]]:
     """Step 2: each manifest with whether it may hold matching live files, and why."""
+    verdicts = None if scan.explain else _verdicts(scan, manifests)
     for m in manifests:
         if m.content == MANIFEST_DELETES:
             scan.specs[m.partition_spec_id]  # an unknown spec is an error even when empty
         if not (m.has_added_files() or m.has_existing_files()):
             yield m, False, "no added or existing files"
             continue
-        ok, why = scan.specs[m.partition_spec_id].manifest_eval.eval(m)
-        yield m, ok, why
+        if verdicts is None:
+            ok, why = scan.specs[m.partition_spec_id].manifest_eval.eval(m)
+            yield m, ok, why
+        else:  # reasons are shown only by explain
+            ok = verdicts[id(m)]
+            yield m, ok, "partition summaries may match" if ok else "partition summaries cannot match"
+
+
+def _verdicts(scan: _Scan, manifests: list[ManifestFile]) -> dict[int, bool]:
+    """By ``id``: whether each manifest with live files may match (one walk a spec)."""
+    by_spec: dict[int, list[ManifestFile]] = {}
+    for m in manifests:
+        if m.has_added_files() or m.has_existing_files():
+            by_spec.setdefault(m.partition_spec_id, []).append(m)
+    out: dict[int, bool] = {}
+    for spec_id, group in by_spec.items():
+        si = scan.specs[spec_id]
+        out.update(zip(map(id, group), manifests_might_match(si.part_expr, group, si.partition_type)))
+    return out
 
 
 def _decision(m: ManifestFile, kept: bool, why: str, files: int | None = None,
@@ -482,6 +501,10 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
     mpath = m.manifest_path
     if not idx or (index.is_empty and si.residuals is None and not scan.explain):
         return FileRun(mc, idx, spec_id, si.full_expr, mpath)
+    if index.is_empty and not scan.explain and len(mc.partitions) == 1:  # one value: one residual
+        values = {mc.partitions[0][i] for i in idx}  # (floats: -0.0, 0.0 and NaN differ below)
+        if len(values) == 1 and not isinstance(value := next(iter(values)), float):
+            return FileRun(mc, idx, spec_id, si.residual((value,)), mpath)
     paths = mc.file_path
     seqs = mc.data_sequence_number
     parts = mc.partitions
