@@ -39,15 +39,13 @@ from icectl.io import avro
 from icectl.io.files import join
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
 from icectl.spec.partition_path import partition_path
-from icectl.spec.properties import property_int
+from icectl.spec.properties import DELETE_TARGET_FILE_SIZE, DELETE_TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.rewrite import RewriteFilesProducer, delete_file_key
 
 __all__ = ["CompactDeletesResult", "DeleteRewriteTask", "compact_deletes", "run_delete_rewrite_task",
            "DELETE_TARGET_FILE_SIZE", "DELETE_TARGET_FILE_SIZE_DEFAULT"]
 
-DELETE_TARGET_FILE_SIZE = "write.delete.target-file-size-bytes"
-DELETE_TARGET_FILE_SIZE_DEFAULT = 64 * 1024 * 1024
 MIN_INPUT_FILES_DEFAULT = 5
 _FILE_PATH_ID = 2147483546
 

@@ -39,12 +39,11 @@ from icectl.ops.rewrite_task import (
     task_input,
 )
 from icectl.ops.write import data_location
-from icectl.spec.properties import property_int
+from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 
 __all__ = ["CopyOnWriteResult", "delete_copy_on_write"]
 
-ISOLATION_LEVEL = "write.delete.isolation-level"
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ def _tasks(table: Any, md: Any, candidates: list, filter_text: str, case_sensiti
     rewrites those holding matching rows into files of the current spec)."""
     order = md.sort_order
     operation_id = str(uuid.uuid4())
-    target = property_int(md.properties, "write.target-file-size-bytes", 512 * 1024 * 1024)
+    target = property_int(md.properties, TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT)
     by_part: dict[tuple, list] = {}
     for p in candidates:
         by_part.setdefault((p.spec_id, tuple(p.partition)), []).append(p)
@@ -162,9 +161,10 @@ def _commit(table: Any, md: Any, plan: Any, removed: list[str], added: list, fil
     from icectl.expr.evaluators import MetricsEvaluator
     from icectl.scan.plan_setup import bind_filter
     from icectl.table.rewrite import OverwriteFilesProducer
+    from icectl.table.validation import SERIALIZABLE, isolation_level
 
     conflict = None
-    if md.properties.get(ISOLATION_LEVEL, "serializable").strip().lower() != "snapshot":
+    if isolation_level(md) == SERIALIZABLE:
         evaluator = MetricsEvaluator(bind_filter(filter_text, None, md.schema, case_sensitive))
 
         def conflict(f: Any) -> bool:

@@ -57,15 +57,13 @@ from icectl.io.puffin import (
 from icectl.spec.manifests import DELETED, POSITION_DELETES, DataFile
 from icectl.spec.metrics import FULL, MetricsConfig
 from icectl.spec.partition_path import partition_path
+from icectl.spec.properties import COPY_ON_WRITE, DELETE_MODE, DELETE_MODE_DEFAULT, MERGE_ON_READ
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.types import LONG, STRING, NestedField
 
 __all__ = ["DeleteResult", "delete_rows", "MERGE_ON_READ", "COPY_ON_WRITE", "DELETE_MODE"]
 
-MERGE_ON_READ = "merge-on-read"
-COPY_ON_WRITE = "copy-on-write"
-DELETE_MODE = "write.delete.mode"
 POS_DELETE_SCHEMA = Schema((NestedField(2147483546, "file_path", STRING, True),
                             NestedField(2147483545, "pos", LONG, True)))
 
@@ -112,7 +110,7 @@ def _resolve_mode(md: Any, mode: str | None) -> str:
     copy-on-write)."""
     if mode is not None and mode not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"{mode!r} is not merge-on-read or copy-on-write", argument="mode")
-    chosen = mode or md.properties.get(DELETE_MODE, COPY_ON_WRITE)
+    chosen = mode or md.properties.get(DELETE_MODE, DELETE_MODE_DEFAULT)
     if chosen not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"{DELETE_MODE}={chosen!r} is not merge-on-read or copy-on-write")
     return chosen

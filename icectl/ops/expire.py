@@ -66,6 +66,14 @@ from icectl.ops.expire_records import pending_records as _pending_records, write
 from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.metadata import TableMetadata, remove_ref, remove_snapshots
+from icectl.spec.properties import (
+    MAX_REF_AGE_MS,
+    MAX_REF_AGE_MS_DEFAULT,
+    MAX_SNAPSHOT_AGE_MS,
+    MAX_SNAPSHOT_AGE_MS_DEFAULT,
+    MIN_SNAPSHOTS_TO_KEEP,
+    MIN_SNAPSHOTS_TO_KEEP_DEFAULT,
+)
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRef, ancestors_of
 from icectl.table.store import metadata_dir
 from icectl.table.table import Table
@@ -76,12 +84,6 @@ __all__ = [
     "PENDING_PREFIX", "default_workers",
 ]
 
-MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
-MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 3600 * 1000
-MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
-MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
-MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
-MAX_REF_AGE_MS_DEFAULT = 2**63 - 1
 
 # kinds of deleted files, keyed as the reference's Spark procedure reports them
 KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_files",

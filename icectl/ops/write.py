@@ -55,6 +55,7 @@ from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partition_path import partition_path
+from icectl.spec.properties import WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.types import (
@@ -74,8 +75,6 @@ from icectl.spec.types import (
 __all__ = ["WriteResult", "write_rows", "write_data_files", "read_rows", "data_location", "FORMATS"]
 
 FORMATS = ("parquet", "csv", "json")
-WRITE_DATA_PATH = "write.data.path"
-_LEGACY_DATA_PATH = "write.folder-storage.path"
 _EXTENSIONS = {
     ".parquet": "parquet", ".parq": "parquet", ".pq": "parquet",
     ".csv": "csv", ".tsv": "csv", ".txt": "csv",
@@ -277,7 +276,7 @@ def input_label(source: Any) -> str:
 def data_location(table_location: str, properties: Mapping[str, str]) -> str:
     """Where new data files go: ``write.data.path``, else the legacy folder-storage path, else
     ``<table location>/data``."""
-    for key in (WRITE_DATA_PATH, _LEGACY_DATA_PATH):
+    for key in (WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH):
         v = properties.get(key)
         if v:
             return v.rstrip("/")

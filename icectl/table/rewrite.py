@@ -49,7 +49,6 @@ from icectl.spec.manifests import (
 )
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partition_path import partition_path
-from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table import validation
@@ -118,8 +117,7 @@ class RewriteFilesProducer(SnapshotProducer):
     # -- the snapshot ---------------------------------------------------------------------
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
-        limit = property_int(base.properties, "write.summary.partition-limit", 0)
-        b = SummaryBuilder(limit).added_files(self._added)
+        b = SummaryBuilder.for_table(base.properties).added_files(self._added)
         for f in self.removed_data + self.removed_deletes:
             b.removed_file(f, _ppath(base, f))
         return b

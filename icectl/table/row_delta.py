@@ -53,7 +53,6 @@ from icectl.spec.manifests import (
     ManifestFile,
 )
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
@@ -137,8 +136,7 @@ class RowDeltaProducer(SnapshotProducer):
     # -- the snapshot -----------------------------------------------------------------------
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
-        limit = property_int(base.properties, "write.summary.partition-limit", 0)
-        b = SummaryBuilder(limit).added_files(self._added_data + self._added)
+        b = SummaryBuilder.for_table(base.properties).added_files(self._added_data + self._added)
         for f, path in self._removed + self._removed_deletes:
             b.removed_file(f, path)
         return b

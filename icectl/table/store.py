@@ -40,6 +40,9 @@ from icectl.errors import (CommitConflict, CommitStateUnknown, CorruptMetadata, 
 from icectl.io.files import DestinationExists, FileIO, join
 from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
 from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
+from icectl.spec.properties import METADATA_COMPRESSION
+from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT as DELETE_AFTER_COMMIT
+from icectl.spec.properties import WRITE_METADATA_PATH as WRITE_METADATA_LOCATION
 
 __all__ = [
     "VersionConflict", "CommittedVersion", "metadata_dir", "version_hint_path", "metadata_file_path",
@@ -50,9 +53,6 @@ __all__ = [
 ]
 
 VERSION_HINT = "version-hint.text"
-METADATA_COMPRESSION = "write.metadata.compression-codec"
-DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
-WRITE_METADATA_LOCATION = "write.metadata.path"
 
 _VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.metadata\.json\.gz)$")
 
