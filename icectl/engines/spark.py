@@ -31,6 +31,7 @@ import zipfile
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from icectl.engines import ProgressCallback, _Tracker, task_sizes
+from icectl.command_files import usable_cores
 from icectl.errors import UnsupportedFeature
 
 __all__ = ["SparkEngine", "MASTER_ENV", "require_pyspark", "executor_probe"]
@@ -96,7 +97,7 @@ class SparkEngine:
             raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
         if session is not None and master:
             raise InvalidInput("give either a Spark master URL or an existing Spark session, not both")
-        self.master = master or os.environ.get(MASTER_ENV) or f"local[{workers or os.cpu_count() or 1}]"
+        self.master = master or os.environ.get(MASTER_ENV) or f"local[{workers or usable_cores()}]"
         self.session = session
         self.progress = progress
         self.ship_package = ship_package

@@ -49,11 +49,11 @@ record's name starts with ``.``, which Spark's and icectl's orphan cleanup both 
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
+from icectl.command_files import io_threads
 from icectl.errors import NotFound, ValidationError
 from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
@@ -95,7 +95,7 @@ _INCOMPLETE = "nothing is expired or deleted while the table's metadata is incom
 
 
 def default_workers() -> int:
-    return min(32, 4 * (os.cpu_count() or 1))
+    return io_threads()
 
 
 # ------------------------------------------------------------------------------------------------
