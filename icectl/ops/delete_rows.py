@@ -58,14 +58,13 @@ from icectl.spec.manifests import DELETED, POSITION_DELETES, DataFile
 from icectl.spec.metrics import FULL, MetricsConfig
 from icectl.spec.partition_path import partition_path
 from icectl.spec.properties import COPY_ON_WRITE, DELETE_MODE, DELETE_MODE_DEFAULT, MERGE_ON_READ
+from icectl.spec.reserved import POSITION_DELETE_SCHEMA
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
-from icectl.spec.types import LONG, STRING, NestedField
 
 __all__ = ["DeleteResult", "delete_rows", "MERGE_ON_READ", "COPY_ON_WRITE", "DELETE_MODE"]
 
-POS_DELETE_SCHEMA = Schema((NestedField(2147483546, "file_path", STRING, True),
-                            NestedField(2147483545, "pos", LONG, True)))
+POS_DELETE_SCHEMA = POSITION_DELETE_SCHEMA
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import TYPE_CHECKING, Any, Iterable
 
+from icectl.spec.manifests import DATA, EQUALITY_DELETES, MANIFEST_DELETES, POSITION_DELETES
 from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema, walk_fields
@@ -20,7 +21,7 @@ from icectl.spec.values import from_bytes, to_human, to_json_value
 if TYPE_CHECKING:  # manifests are read only by the views that need them (start-up time)
     from icectl.spec.manifests import ManifestEntry, ManifestFile
 
-FILE_CONTENT_NAMES = {0: "data", 1: "position-deletes", 2: "equality-deletes"}
+FILE_CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position-deletes", EQUALITY_DELETES: "equality-deletes"}
 
 TOTAL_KEYS = (
     "total-records",
@@ -261,7 +262,7 @@ def manifest_row(md: TableMetadata, m: ManifestFile) -> dict[str, Any]:
     row: dict[str, Any] = {
         "path": m.manifest_path,
         "length": m.manifest_length,
-        "content": "deletes" if m.content == 1 else "data",
+        "content": "deletes" if m.content == MANIFEST_DELETES else "data",
         "partition-spec-id": m.partition_spec_id,
         "sequence-number": m.sequence_number,
         "min-sequence-number": m.min_sequence_number,
@@ -390,7 +391,7 @@ def files_view(io: Any, md: TableMetadata, snapshot: Snapshot | None, content: s
     for m, e in live_entries(io, md, snapshot):
         f = e.data_file
         kind = FILE_CONTENT_NAMES.get(f.content, str(f.content))
-        if content is not None and content != ("data" if f.content == 0 else "deletes") and content != kind:
+        if content is not None and content != ("data" if f.content == DATA else "deletes") and content != kind:
             continue
         pjson, ppath = partition_json(md, f.spec_id, f.partition)
         row: dict[str, Any] = {
@@ -408,14 +409,14 @@ def files_view(io: Any, md: TableMetadata, snapshot: Snapshot | None, content: s
             "file-sequence-number": e.file_sequence_number,
             "manifest": m.manifest_path,
         }
-        if f.content == 2:
+        if f.content == EQUALITY_DELETES:
             row["equality-ids"] = list(f.equality_ids or ())
         if f.referenced_data_file is not None:
             row["referenced-data-file"] = f.referenced_data_file
         if f.content_offset is not None:
             row["content-offset"] = f.content_offset
             row["content-size-in-bytes"] = f.content_size_in_bytes
-        if md.format_version >= 3 and f.content == 0:
+        if md.format_version >= 3 and f.content == DATA:
             row["first-row-id"] = f.first_row_id
         rows.append(row)
     return rows

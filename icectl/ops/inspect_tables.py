@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from icectl.ops.inspect import iso_ms, json_value_or_text, read_manifests, snapshot_entries
+from icectl.spec.manifests import DATA, POSITION_DELETES
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.snapshots import Snapshot
@@ -60,12 +61,12 @@ def partitions_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> l
             g["last-updated-at-ms"] = added.timestamp_ms
             g["last-updated-at"] = iso_ms(added.timestamp_ms)
             g["last-updated-snapshot-id"] = added.snapshot_id
-        if f.content == 0:
+        if f.content == DATA:
             g["record-count"] += f.record_count
             g["file-count"] += 1
             g["spec-id"] = f.spec_id
             g["total-data-file-size-in-bytes"] += f.file_size_in_bytes
-        elif f.content == 1:
+        elif f.content == POSITION_DELETES:
             g["position-delete-record-count"] += f.record_count
             g["position-delete-file-count"] += 1
         else:
@@ -157,7 +158,7 @@ def position_deletes_table(io: Any, md: TableMetadata, snapshot: Snapshot | None
     rows = []
     for _, e in snapshot_entries(io, md, snapshot):
         f = e.data_file
-        if not e.is_live or f.content != 1:
+        if not e.is_live or f.content != POSITION_DELETES:
             continue
         pjson = _unified_partition(md, unified, f.spec_id, f.partition)
         if f.content_offset is not None or str(f.file_format).upper() == "PUFFIN":

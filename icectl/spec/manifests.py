@@ -49,7 +49,7 @@ __all__ = [
     # helpers
     "inherit_sequence_numbers", "inherit_columns", "InheritedColumns",
     "assign_manifest_first_row_ids", "summarize_entries",
-    "partition_summaries", "content_name", "content_from_name",
+    "partition_summaries", "content_name", "content_from_name", "entry_key",
 ]
 
 # -- enumerations (plain ints: cheap to build 200k times) ------------------------------------
@@ -431,3 +431,9 @@ def summarize_entries(
         partitions=summaries,
         key_metadata=key_metadata,
     )
+
+
+def entry_key(f: DataFile) -> tuple:
+    """What identifies a live file entry (to remove it): its content kind and path, and the
+    offset of its blob, as deletion vectors share a Puffin file."""
+    return (f.content, f.file_path, f.content_offset)

@@ -43,7 +43,6 @@ from icectl.expr.expressions import Expression
 from icectl.io import avro
 from icectl.spec.manifests import (
     ADDED,
-    DATA,
     DELETED,
     EXISTING,
     MANIFEST_DATA,
@@ -51,6 +50,7 @@ from icectl.spec.manifests import (
     DataFile,
     ManifestEntry,
     ManifestFile,
+    entry_key,
 )
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot
@@ -160,12 +160,12 @@ class RowDeltaProducer(SnapshotProducer):
 
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
         written = self._new_manifests(base, attempt)
-        removing = {_removal_key(f) for f, _ in self._removed + self._removed_deletes}
+        removing = {entry_key(f) for f, _ in self._removed + self._removed_deletes}
         found: set[tuple] = set()
         kept: list[ManifestFile] = []
         for m in self.parent_manifests(base, parent):
             entries = avro.load_manifest(self.io, m) if removing else []
-            if not any(e.status != DELETED and _removal_key(e.data_file) in removing
+            if not any(e.status != DELETED and entry_key(e.data_file) in removing
                        for e in entries):
                 if lists_live_files(m):  # a manifest of only deleted entries is dropped
                     kept.append(m)
@@ -174,8 +174,8 @@ class RowDeltaProducer(SnapshotProducer):
             for e in entries:
                 if e.status == DELETED:
                     continue  # deletes of an older snapshot are not carried forward
-                if _removal_key(e.data_file) in removing:
-                    found.add(_removal_key(e.data_file))
+                if entry_key(e.data_file) in removing:
+                    found.add(entry_key(e.data_file))
                     rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
                 else:
                     rewritten.append(replace(e, status=EXISTING))
@@ -192,11 +192,6 @@ class RowDeltaProducer(SnapshotProducer):
         # the reference's row delta merges manifests unless the table turns it off
         return self.merge_manifests(attempt, base, manifests,
                                     MergePolicy.from_metadata(base, enabled_default=True))
-
-
-def _removal_key(f: DataFile) -> tuple:
-    """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
-    return (f.content if f.content != DATA else DATA, f.file_path, f.content_offset)
 
 
 def filter_may_match(md: TableMetadata, expr: Expression, case_sensitive: bool = False
