@@ -88,7 +88,7 @@ def task_sizes(tasks: Sequence[Any], sizes: Sequence[int] | None) -> list[int]:
     return out
 
 
-class _Tracker:
+class Tracker:
     """Counts finished tasks and reports them to a progress callback."""
 
     def __init__(self, sizes: list[int], callback: ProgressCallback | None) -> None:
@@ -133,7 +133,7 @@ class LocalEngine:
         progress is reported as any task finishes. Closing the iterator early cancels the
         tasks not yet started."""
         items = list(tasks)
-        tracker = _Tracker(task_sizes(items, sizes), self.progress)
+        tracker = Tracker(task_sizes(items, sizes), self.progress)
         if not items:
             return
         tracker.start()
@@ -198,7 +198,7 @@ def _worker_lost(pool: ProcessPoolExecutor) -> BaseException:
                       "for the command are removed and nothing is committed")
 
 
-def _done(tracker: _Tracker, fut: Any, index: int) -> None:
+def _done(tracker: Tracker, fut: Any, index: int) -> None:
     if not fut.cancelled() and fut.exception() is None:
         tracker.finished(index)
 

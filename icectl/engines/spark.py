@@ -30,7 +30,7 @@ import uuid
 import zipfile
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-from icectl.engines import ProgressCallback, _Tracker, task_sizes
+from icectl.engines import ProgressCallback, Tracker, task_sizes
 from icectl.command_files import usable_cores
 from icectl.errors import UnsupportedFeature
 
@@ -149,7 +149,7 @@ class SparkEngine:
         items = list(tasks)
         if not items:
             return []
-        tracker = _Tracker(task_sizes(items, sizes), self.progress)
+        tracker = Tracker(task_sizes(items, sizes), self.progress)
         sc = self.spark_context()
         if self.ship_package:
             ship_icectl(sc)
@@ -226,7 +226,7 @@ def _thread(target: Callable[[], None]) -> threading.Thread:
         return threading.Thread(target=target, daemon=True)
 
 
-def _poll(sc: Any, group: str, tracker: _Tracker) -> None:
+def _poll(sc: Any, group: str, tracker: Tracker) -> None:
     """Tasks finished so far, from Spark's status tracker (bytes pro rata of the tasks done)."""
     try:
         st = sc.statusTracker()

@@ -386,5 +386,5 @@ def _tasks(table: Any, md: Any, head: _Head, groups: list[_Group], target: int) 
             output_dir=data_location(table.location, md.properties), operation_id=operation_id,
             task_index=i, properties=dict(md.properties), target_file_size=target,
             input_bytes=sum(f.file_size_in_bytes for f, _ in g.files),
-            storage_options=dict(getattr(table.io, "_options", None) or {}) or None))
+            storage_options=table.io.storage_options or None))
     return out

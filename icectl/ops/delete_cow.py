@@ -136,7 +136,7 @@ def _tasks(table: Any, md: Any, candidates: list, filter_text: str, case_sensiti
                         target_file_size=target, table_location=table.location,
                         operation_id=operation_id, task_index=i, drop_filter=filter_text,
                         case_sensitive=case_sensitive,
-                        storage_options=dict(getattr(table.io, "_options", None) or {}))
+                        storage_options=table.io.storage_options)
             for i, files in enumerate(by_part.values())]
 
 

@@ -284,12 +284,12 @@ class ExpireResult:
 def _eligible_metadata_files(io: FileIO, location: str, current: str, md: TableMetadata) -> tuple[str, ...]:
     """metadata.json files that are neither current nor in the metadata log (what
     ``write.metadata.delete-after-commit.enabled`` would have removed)."""
-    from icectl.table.store import _VERSION_NAME  # the one definition of version file names
+    from icectl.table.store import VERSION_NAME  # the one definition of version file names
 
     keep = {_norm(current)} | {_norm(e.metadata_file) for e in md.metadata_log}
     out = []
     for info in metadata_entries(io, location, "v"):
-        if not info.is_dir and _VERSION_NAME.match(info.name) and _norm(info.path) not in keep:
+        if not info.is_dir and VERSION_NAME.match(info.name) and _norm(info.path) not in keep:
             out.append(info.path)
     return tuple(out)
 

@@ -472,7 +472,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         sort_order=md.sort_order.to_json() if md.sort_order is not None else None,
         properties=dict(md.properties), table_location=table.location, operation_id=operation_id, task_index=i,
         ignore_extra_columns=ignore_extra_columns, input_bytes=_size_or_zero(table.io, s),
-        storage_options=dict(getattr(table.io, "_options", None) or {}) or None, rounding=rounding)
+        storage_options=table.io.storage_options or None, rounding=rounding)
         for i, s in enumerate(sources)]
     command_files.register_operation(table.io, base_dir, operation_id)
     try:

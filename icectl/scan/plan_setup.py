@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.expr.binding import bind
 from icectl.expr.expressions import (
     TRUE,
     AlwaysFalse,
     AlwaysTrue,
     Expression,
-    bind,
     referenced_field_ids,
     rewrite_not,
 )

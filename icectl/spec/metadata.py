@@ -54,7 +54,7 @@ INITIAL_SEQUENCE_NUMBER = 0
 # Defaults the reference persists into a new table's properties when the caller sets none.
 _PERSISTED_DEFAULTS = {PARQUET_COMPRESSION: PARQUET_COMPRESSION_NEW_TABLE}
 
-_KNOWN_KEYS = (
+KNOWN_KEYS = (
     "format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms",
     "last-column-id", "schema", "current-schema-id", "schemas", "partition-spec",
     "default-spec-id", "partition-specs", "last-partition-id", "default-sort-order-id",

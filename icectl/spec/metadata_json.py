@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from icectl.errors import CorruptMetadata, IcectlError, UnsupportedFeature
 from icectl.spec.metadata import (
-    _KNOWN_KEYS,
+    KNOWN_KEYS,
     INITIAL_SEQUENCE_NUMBER,
     SUPPORTED_FORMAT_VERSIONS,
     TableMetadata,
@@ -147,7 +147,7 @@ def _parse(r: _Reader, obj: dict[str, Any], version: int) -> TableMetadata:
         encryption_keys=tuple(_objects(r, keys, "encryption-keys")),
         statistics=tuple(_object_list(r, "statistics")),
         partition_statistics=tuple(_object_list(r, "partition-statistics")),
-        extra={k: v for k, v in obj.items() if k not in _KNOWN_KEYS},
+        extra={k: v for k, v in obj.items() if k not in KNOWN_KEYS},
     )
 
 

@@ -54,7 +54,7 @@ __all__ = [
 
 VERSION_HINT = "version-hint.text"
 
-_VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.metadata\.json\.gz)$")
+VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.metadata\.json\.gz)$")
 
 
 class VersionConflict(CommitConflict):
@@ -118,7 +118,7 @@ def _read_hint(io: FileIO, location: str) -> int | None:
 def _list_versions(io: FileIO, location: str) -> list[int]:
     versions = []
     for name in io.list_names(metadata_dir(location), prefix="v"):
-        m = _VERSION_NAME.match(name)
+        m = VERSION_NAME.match(name)
         if m:
             versions.append(int(m.group(1)))
     return versions
@@ -171,7 +171,7 @@ def _find_current_on_object_store(io: FileIO, location: str, hinted: int | None)
     version after the newest is probed in case the store's listing lags."""
     names: dict[int, str] = {}
     for name in io.list_names(metadata_dir(location), prefix="v"):
-        m = _VERSION_NAME.match(name)
+        m = VERSION_NAME.match(name)
         if m:
             v = int(m.group(1))
             if v not in names or name == f"v{v}.metadata.json":
@@ -568,7 +568,7 @@ def _create_version(io: FileIO, location: str, base: CommittedVersion | None, ne
     name = final.rsplit("/", 1)[-1]
     if name != f"v{next_version}.metadata.json":
         rivals = [n for n in io.list_names(metadata_dir(location), prefix=f"v{next_version}.")
-                  if n != name and _VERSION_NAME.match(n)]
+                  if n != name and VERSION_NAME.match(n)]
         if f"v{next_version}.metadata.json" in rivals:
             _undo_rename(io, final, data)
             raise VersionConflict(next_version, join(metadata_dir(location), f"v{next_version}.metadata.json"))
