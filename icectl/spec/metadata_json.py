@@ -27,7 +27,6 @@ from icectl.spec.sorting import UNSORTED_ORDER, SortOrder
 
 __all__ = [
     "metadata_from_json", "metadata_from_bytes", "metadata_to_bytes", "metadata_to_json_text",
-    "is_gzip_metadata_name",
 ]
 
 
@@ -237,11 +236,6 @@ def _objects(r: _Reader, items: list[Any], key: str) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------------
 # Bytes: compact JSON text (as the reference writes files) and gzip
-
-
-def is_gzip_metadata_name(name: str) -> bool:
-    """``*.gz.metadata.json`` and the legacy ``*.metadata.json.gz`` are gzip-compressed."""
-    return name.endswith(".metadata.json.gz") or name.endswith(".gz.metadata.json")
 
 
 def metadata_to_json_text(md: TableMetadata, indent: int | None = None) -> str:

@@ -426,7 +426,7 @@ def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, ve
                                   conflict=True)
     raise CommitStateUnknown(
         f"cannot tell whether {final} is part of {location}: newer versions were written and "
-        f"removed before they could be read; every file of the commit is kept")
+        f"removed before they could be read: every file of the commit is kept; check the table before retrying")
 
 
 _CHECK_ROUNDS = 5
@@ -532,8 +532,8 @@ def commit(
     except CommitStateUnknown:
         raise
     except BaseException as e:
-        raise CommitStateUnknown(f"interrupted while checking {final}; it may be part of {location}: "
-                                 f"every file of the commit is kept") from e
+        raise CommitStateUnknown(f"cannot tell whether {final} is part of {location} (interrupted while "
+                                 f"checking): every file of the commit is kept; check the table before retrying") from e
 
     try:
         write_version_hint(io, location, next_version)
@@ -545,8 +545,8 @@ def commit(
     except BaseException as e:
         # the commit is in the table; only its tidying was cut short. Reported as unknown so
         # the caller keeps (and does not retry) what the commit wrote.
-        raise CommitStateUnknown(f"{final} was committed to {location}, but the commit was "
-                                 f"interrupted before it finished; every file of it is kept") from e
+        raise CommitStateUnknown(f"{final} was committed to {location}, but the commit was interrupted "
+                                 f"before it finished: every file of the commit is kept; check the table before retrying") from e
     return CommittedVersion(next_version, final, new)
 
 
