@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
@@ -12,6 +12,9 @@ from icectl.cli.output import emit_text
 from icectl.cli.rows_out import CountOpt, FormatOpt, LimitOpt, OutputOpt, check_output_options, emit_rows
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 SCAN_HELP = """Read the rows of TABLE: the planned data files with their position deletes,
 deletion vectors (v3) and equality deletes applied, then the rows filtered by --filter.
@@ -90,7 +93,7 @@ def scan(
         batches.close()
 
 
-def _incremental(t: Any, from_snapshot: int | None, to_snapshot: int | None) -> dict[str, Any]:
+def _incremental(t: Table, from_snapshot: int | None, to_snapshot: int | None) -> dict[str, Any]:
     if from_snapshot is None:
         return {}
     from icectl.ops.changes import check_append_range

@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -71,6 +71,10 @@ from icectl.spec.types import (
     NestedField,
     StructType,
 )
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
+    from icectl.table.table import Table
 
 __all__ = ["WriteResult", "write_rows", "write_data_files", "read_rows", "data_location", "FORMATS"]
 
@@ -287,7 +291,7 @@ def data_location(table_location: str, properties: Mapping[str, str]) -> str:
 
 
 def write_rows(
-    table: Any,
+    table: Table,
     source: str | pa.Table,
     *,
     file_format: str | None = None,
@@ -325,7 +329,7 @@ def write_rows(
     return WriteResult(result, data.num_rows, fmt)
 
 
-def write_data_files(table: Any, data: pa.Table, written_paths: list[str], *,
+def write_data_files(table: Table, data: pa.Table, written_paths: list[str], *,
                      operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
     """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
     spec, split by partition and sorted by the sort order; returns each file with its partition
@@ -436,7 +440,7 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
     return files, data.num_rows, fmt
 
 
-def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
+def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
                 summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
                 ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
                 rounding: str | None = None) -> WriteResult:
@@ -495,7 +499,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
 class _TaskTable:
     """What :func:`write_data_files` needs of a table, rebuilt from a task's plain data."""
 
-    def __init__(self, io: Any, location: str, schema: Schema, spec: Any, order: Any,
+    def __init__(self, io: FileIO, location: str, schema: Schema, spec: Any, order: Any,
                  properties: Mapping[str, str]) -> None:
         from types import SimpleNamespace
 
@@ -505,14 +509,14 @@ class _TaskTable:
                                         properties=dict(properties))
 
 
-def _size_or_zero(io: Any, path: str) -> int:
+def _size_or_zero(io: FileIO, path: str) -> int:
     try:
         return int(io.info(path).size)
     except Exception:  # noqa: BLE001 - only for progress
         return 0
 
 
-def remove_operation_files(io: Any, base_dir: str, operation_id: str) -> None:
+def remove_operation_files(io: FileIO, base_dir: str, operation_id: str) -> None:
     """Delete every file under ``base_dir`` of one operation (its tasks name their files with the
     operation's id), also those of tasks whose results never came back; none when a commit's
     outcome is unknown, and none a commit took (see :mod:`icectl.command_files`)."""

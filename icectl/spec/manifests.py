@@ -54,19 +54,21 @@ __all__ = [
 
 # -- enumerations (plain ints: cheap to build 200k times) ------------------------------------
 
-DATA = 0
-POSITION_DELETES = 1
-EQUALITY_DELETES = 2
+from icectl.spec.reserved import (  # noqa: E402 - the codes' one home, re-exported here
+    ADDED,
+    DATA,
+    DELETED,
+    EQUALITY_DELETES,
+    EXISTING,
+    MANIFEST_DATA,
+    MANIFEST_DELETES,
+    POSITION_DELETES,
+)
+
 _FILE_CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position_deletes",
                        EQUALITY_DELETES: "equality_deletes"}
 
-EXISTING = 0
-ADDED = 1
-DELETED = 2
 _STATUS_NAMES = {EXISTING: "existing", ADDED: "added", DELETED: "deleted"}
-
-MANIFEST_DATA = 0
-MANIFEST_DELETES = 1
 
 # The block size v1 writers must still put in the (required, deprecated) field 105; the
 # reference writes 64 MiB.
