@@ -54,16 +54,9 @@ __all__ = [
 
 # -- enumerations (plain ints: cheap to build 200k times) ------------------------------------
 
-from icectl.spec.reserved import (  # noqa: E402 - the codes' one home, re-exported here
-    ADDED,
-    DATA,
-    DELETED,
-    EQUALITY_DELETES,
-    EXISTING,
-    MANIFEST_DATA,
-    MANIFEST_DELETES,
-    POSITION_DELETES,
-)
+# the codes' one home is spec/reserved.py; re-exported here
+from icectl.spec.reserved import ADDED, DATA, DELETED, EXISTING  # noqa: E402
+from icectl.spec.reserved import EQUALITY_DELETES, MANIFEST_DATA, MANIFEST_DELETES, POSITION_DELETES  # noqa: E402
 
 _FILE_CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position_deletes",
                        EQUALITY_DELETES: "equality_deletes"}
