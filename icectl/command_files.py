@@ -40,11 +40,24 @@ from typing import Any, Iterable, Iterator
 
 __all__ = ["register", "register_operation", "settle", "discard", "discard_operation", "critical",
            "checkpoint", "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
-           "received_signal", "start_helpers", "SIGNALS"]
+           "received_signal", "start_helpers", "SIGNALS", "usable_cores", "io_threads"]
 
 SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 _PR_SET_PDEATHSIG = 1
 EXIT_DRIVER_GONE = 13  # a worker that finds its driver gone stops at once (no one reads its code)
+
+
+def usable_cores() -> int:
+    """The cores this process may run on: the one default for worker processes and planning."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def io_threads() -> int:
+    """Threads for work that mostly waits on storage (footers, deletes): 4 a core, 32 at most."""
+    return min(32, 4 * usable_cores())
 
 
 class _Registry:

@@ -126,3 +126,209 @@ def test_the_rules_catch_what_they_forbid() -> None:
         except AssertionError:
             reported = True
         assert reported == bad, (layer, src)
+
+
+# -- private names stay in their module ---------------------------------------------------------
+
+# (module, private name) reached from outside the name's module, each with its reason
+PRIVATE_ALLOWED = {
+    ("*", "_exit"): "os._exit: the standard library's way to end a process at once (no clean-up)",
+    ("io/files.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
+    ("io/objectstore.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
+    ("engines/__init__.py", "_processes"): "ProcessPoolExecutor has no public way to kill its workers "
+                                           "when a map stops early",
+    ("engines/spark.py", "_jsc"): "PySpark reaches the JVM's SparkContext only through _jsc",
+    # typer internals: pinned to one typer minor in pyproject.toml and checked by
+    # tests/cli/test_app.py::test_the_typer_internals_the_cli_relies_on_are_pinned
+    ("cli/app.py", "_runtime_param"): "defers typer's pydantic coercion (start-up time); pinned typer",
+    ("cli/app.py", "_usage_display_name"): "shows an argument by its name in --help; pinned typer",
+    ("cli/app.py", "_rich_display_name"): "shows an argument by its name in --help; pinned typer",
+    # the model helper's (r5-model) work: these imports go with delete_rows' reshaping
+    ("ops/keyed_deletes.py", "_data_files"): "being removed in r5-model",
+    ("ops/keyed_deletes.py", "_delete_entries"): "being removed in r5-model",
+    ("ops/keyed_deletes.py", "_ppath"): "being removed in r5-model",
+    ("ops/keyed_deletes.py", "_previous_dvs"): "being removed in r5-model",
+    ("ops/keyed_deletes.py", "_write_deletion_vectors"): "being removed in r5-model",
+    ("ops/keyed_deletes.py", "_write_position_deletes"): "being removed in r5-model",
+    ("ops/delete_cow.py", "_matching_positions"): "being removed in r5-model",
+    ("ops/upsert.py", "_check_version"): "being removed in r5-model",
+}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def defined_names(tree: ast.AST) -> set[str]:
+    """Names a module defines itself: functions, classes, assigned names (module or class level,
+    dataclass fields) and attributes it sets on self/cls."""
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store) and \
+                isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            out.add(node.attr)
+    return out
+
+
+def private_reaches(rel: str, tree: ast.AST) -> list[str]:
+    """Private names this module takes from others: ``from m import _x`` (another module),
+    ``obj._x`` / ``getattr(obj, "_x")`` where obj is not self, cls or super() and the module does
+    not define ``_x`` itself."""
+    own = defined_names(tree)
+    problems = []
+
+    def allowed(name: str) -> bool:
+        return (rel, name) in PRIVATE_ALLOWED or ("*", name) in PRIVATE_ALLOWED
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("icectl")):
+            for a in node.names:
+                if _private(a.name) and not allowed(a.name):
+                    problems.append(f"{rel}:{node.lineno} imports {a.name} from {node.module}")
+            continue
+        target = None
+        if isinstance(node, ast.Attribute) and _private(node.attr):
+            target, name = node.value, node.attr
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+                node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and \
+                _private(node.args[1].value):
+            target, name = node.args[0], node.args[1].value
+        if target is None:
+            continue
+        if isinstance(target, ast.Name) and target.id in ("self", "cls"):
+            continue
+        if isinstance(target, ast.Call) and isinstance(target.func, ast.Name) and target.func.id == "super":
+            continue
+        if name in own or allowed(name):
+            continue
+        problems.append(f"{rel}:{node.lineno} reaches {ast.unparse(target)}.{name}")
+    return problems
+
+
+def test_no_private_reached_from_outside_its_module() -> None:
+    problems = []
+    for path, _layer, tree in modules():
+        problems += private_reaches(str(path.relative_to(PKG)), tree)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_private_check_catches_what_it_forbids() -> None:
+    cases = {
+        "from icectl.ops.delete_rows import _data_files\n": True,
+        "from icectl.ops.delete_rows import delete_rows\n": False,
+        "def f(table):\n    return table.io._options\n": True,
+        "def f(table):\n    return getattr(table.io, '_options', None)\n": True,
+        "def f(table):\n    return table.io.storage_options\n": False,
+        "class A:\n    def f(self):\n        return self._x\n": False,
+        "class A:\n    def __init__(self):\n        self._x = 1\n\ndef f(a):\n    return a._x\n": False,
+        "class B(A):\n    def f(self):\n        return super()._update()\n": False,
+        "def f(p):\n    p._usage_display_name = str\n": True,
+        "import os\nos._exit(1)\n": False,
+    }
+    for src, bad in cases.items():
+        assert bool(private_reaches("ops/x.py", ast.parse(src))) == bad, src
+
+
+# -- no import circles --------------------------------------------------------------------------
+
+# circles of module-level imports that are known and being removed, each with its reason
+CIRCLES_ALLOWED: dict[frozenset[str], str] = {
+    frozenset({"icectl.ops.delete_cow", "icectl.ops.delete_rows"}): "being removed in r5-model",
+}
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.parts[-1] == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def module_imports(tree: ast.AST, known: set[str]) -> set[str]:
+    """The icectl modules imported at module level (not in functions, not under TYPE_CHECKING);
+    ``from pkg import mod`` counts as importing ``pkg.mod``."""
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                continue
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue
+            if isinstance(child, ast.Import):
+                out.update(a.name for a in child.names if a.name in known)
+            elif isinstance(child, ast.ImportFrom) and child.level == 0 and child.module in known:
+                for a in child.names:
+                    sub = f"{child.module}.{a.name}"
+                    out.add(sub if sub in known else child.module)
+            else:
+                visit(child)
+    visit(tree)
+    return out
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+    counter = 0
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(graph.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                group = set()
+                while True:
+                    x = stack.pop()
+                    on_stack.discard(x)
+                    group.add(x)
+                    if x == v:
+                        break
+                if len(group) > 1:
+                    circles.append(frozenset(group))
+    return circles
+
+
+def test_no_import_circles() -> None:
+    trees = {module_name(path): tree for path, _layer, tree in modules()}
+    known = set(trees)
+    graph = {name: module_imports(tree, known) - {name} for name, tree in trees.items()}
+    found = [sorted(c) for c in import_circles(graph) if c not in CIRCLES_ALLOWED]
+    assert not found, f"modules importing each other at module level: {found}"
+
+
+def test_the_circle_check_finds_circles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}, "f": set()}
+    assert import_circles(graph) == [frozenset({"a", "b", "c"})]
+    known = {"icectl.expr", "icectl.expr.visitor", "icectl.expr.expressions"}
+    tree = ast.parse("from typing import TYPE_CHECKING\nfrom icectl.expr import visitor\n"
+                     "if TYPE_CHECKING:\n    from icectl.expr.expressions import And\n"
+                     "def f():\n    from icectl.expr.expressions import Or\n")
+    assert module_imports(tree, known) == {"icectl.expr.visitor"}

@@ -252,7 +252,7 @@ def _word_type(param: Any) -> None:
     """Show the parameter's type in --help as a word (INTEGER, TEXT, PATH), not ``<list[str]>``;
     show an argument by its name alone (TABLE, [ID], FILE...)."""
     descriptor = getattr(param, "type_descriptor", None)
-    if descriptor is None or getattr(param, "_word_type", False):
+    if descriptor is None or getattr(param, "icectl_words_shown", False):
         return
     base, _many = _base_type(descriptor.annotation)
     word = TYPE_WORDS.get(getattr(base, "__name__", ""), "VALUE")
@@ -270,7 +270,7 @@ def _word_type(param: Any) -> None:
         param._rich_display_name = lambda: name + ("..." if param.nargs != 1 and not name.endswith("...") else "")
     else:
         param.display_type = lambda ctx: word
-    param._word_type = True
+    param.icectl_words_shown = True  # (a mark of icectl's own, not typer's)
 
 
 class _LazyCommands(dict):

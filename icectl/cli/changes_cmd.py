@@ -8,6 +8,7 @@ import typer
 
 from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_text
+from icectl.cli.rows_out import CountOpt, FormatOpt, LimitOpt, OutputOpt, check_output_options, emit_rows
 from icectl.errors import InvalidInput
 
 CHANGES_HELP = """Print the rows TABLE's snapshots inserted and deleted after snapshot --from (exclusive) up to --to (default: the current one), as Spark's create_changelog_view shows them.
@@ -32,9 +33,6 @@ Examples:
   icectl changes db.users -w ./wh --from 123 --net --format csv
 """
 
-FORMATS = ("table", "csv", "jsonl", "parquet")
-
-
 def register(app: typer.Typer) -> None:
     app.command("changes", help=CHANGES_HELP, no_args_is_help=True)(changes)
 
@@ -46,13 +44,12 @@ def changes(
     to_snapshot: Annotated[Optional[int], typer.Option("--to", help="...up to this snapshot (inclusive; default: the current one).")] = None,
     net: Annotated[bool, typer.Option("--net", help="Net the changes over the whole range.")] = False,
     key: Annotated[Optional[List[str]], typer.Option("--key", "-k", help="Key columns (comma-separated; repeat to add more): pair deletes and inserts of a key as UPDATE_BEFORE/UPDATE_AFTER.")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Print at most this many rows.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv, jsonl or parquet.")] = "table",
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the rows to this file instead of stdout (required for parquet).")] = None,
-    count: Annotated[bool, typer.Option("--count", help="Print only the number of changed rows.")] = False,
+    limit: LimitOpt = None,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
+    count: CountOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.cli.scan_cmd import _emit, check_output_options
     from icectl.ops.changes import read_changes
 
     check_output_options(fmt, limit, output, count)
@@ -64,4 +61,4 @@ def changes(
         n = r.count()
         emit_text(str(n if limit is None else min(n, limit)))
         return
-    _emit(r, r.batches(limit), fmt, output)
+    emit_rows(r, r.batches(limit), fmt, output)

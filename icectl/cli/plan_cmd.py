@@ -1,4 +1,9 @@
-"""`icectl plan`: which files a filtered scan reads, and why."""
+"""`icectl plan`: which files a filtered scan reads, and why.
+
+The one declaration of plan's options (names, types, help, defaults). Two others follow it and
+are checked against it by tests/cli/test_entry.py: the body ``plan_run.run_plan`` (the same
+parameters, the same defaults) and the typer-free fast parser's table ``entry.PLAN_OPTIONS``.
+"""
 
 from __future__ import annotations
 
@@ -59,11 +64,7 @@ def plan(
     no_cache: NoCacheOpt = False,
     json_out: JsonOpt = False,
 ) -> None:
+    options = dict(locals())  # the parameters above, as run_plan takes them (tests/cli/test_entry.py)
     from icectl.cli.plan_run import run_plan
 
-    run_plan(table=table, filter_text=filter_text, snapshot=snapshot, ref=ref, as_of=as_of,
-             columns=columns, tasks=tasks, explain=explain, case_sensitive=case_sensitive,
-             from_snapshot=from_snapshot, to_snapshot=to_snapshot, split_size=split_size,
-             open_file_cost=open_file_cost, lookback=lookback, warehouse=warehouse,
-             workers=workers, out_format=out_format, summary=summary, no_cache=no_cache,
-             json_out=json_out)
+    run_plan(**options)

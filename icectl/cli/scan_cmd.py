@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import csv
-import json
-import os
-import sys
-from typing import Annotated, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
 
 from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
-from icectl.cli.common import values, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
-from icectl.cli.output import emit_table, emit_text
+from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
+from icectl.cli.output import emit_text
+from icectl.cli.rows_out import CountOpt, FormatOpt, LimitOpt, OutputOpt, check_output_options, emit_rows
 from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 SCAN_HELP = """Read the rows of TABLE: the planned data files with their position deletes,
 deletion vectors (v3) and equality deletes applied, then the rows filtered by --filter.
@@ -46,9 +46,6 @@ Examples:
 \b
 """ + FILTER_HELP
 
-FORMATS = ("table", "csv", "jsonl", "parquet")
-
-
 def register(app: typer.Typer) -> None:
     app.command("scan", help=SCAN_HELP, no_args_is_help=True)(scan)
 
@@ -63,12 +60,11 @@ def scan(
     as_of: Annotated[Optional[str], typer.Option("--as-of", help="Read the snapshot current at this time: an ISO timestamp (UTC unless it has a zone), epoch milliseconds or a duration ago (36h).")] = None,
     from_snapshot: Annotated[Optional[int], typer.Option("--from-snapshot", help="Incremental: read only the rows appended after this snapshot (exclusive)...")] = None,
     to_snapshot: Annotated[Optional[int], typer.Option("--to-snapshot", help="...up to this snapshot (inclusive; default: the current one).")] = None,
-    limit: Annotated[Optional[int], typer.Option("--limit", help="Stop after this many rows.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="Output format: table, csv, jsonl or parquet.",
-                                           autocompletion=values("table", "csv", "jsonl", "parquet"))] = "table",
-    output: Annotated[Optional[str], typer.Option("--output", "-o", help="Write the rows to this file instead of stdout (required for parquet).")] = None,
+    limit: LimitOpt = None,
+    fmt: FormatOpt = "table",
+    output: OutputOpt = None,
     with_metadata: Annotated[bool, typer.Option("--with-metadata", help="Add the metadata columns _file, _pos, _spec_id, _partition (and _row_id, _last_updated_sequence_number on v3).")] = False,
-    count: Annotated[bool, typer.Option("--count", help="Print only the number of rows.")] = False,
+    count: CountOpt = False,
     case_sensitive: Annotated[bool, typer.Option("--case-sensitive", help="Match column names case-sensitively (default: case-insensitive).")] = False,
     warehouse: WarehouseOpt = None,
     no_cache: NoCacheOpt = False,
@@ -92,107 +88,15 @@ def scan(
         return
     batches = s.batches(limit=limit)
     try:
-        _emit(s, batches, fmt, output)
+        emit_rows(s, batches, fmt, output)
     finally:
         batches.close()
 
 
-def _incremental(t: Any, from_snapshot: int | None, to_snapshot: int | None) -> dict[str, Any]:
+def _incremental(t: Table, from_snapshot: int | None, to_snapshot: int | None) -> dict[str, Any]:
     if from_snapshot is None:
         return {}
     from icectl.ops.changes import check_append_range
 
     check_append_range(t, from_snapshot, to_snapshot)
     return {"from_snapshot": from_snapshot, "to_snapshot": to_snapshot}
-
-
-
-def check_output_options(fmt: str, limit: int | None, output: str | None, count: bool) -> None:
-    """The row-printing options shared by scan and changes, checked before any work."""
-    if fmt not in FORMATS:
-        raise InvalidInput(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
-    if limit is not None and limit < 0:
-        raise InvalidInput("--limit must not be negative")
-    if fmt == "parquet" and output is None and not count:
-        raise InvalidInput("--format parquet needs --output FILE")
-    if output is not None and os.path.isdir(output):
-        raise InvalidInput(f"--output {output} is a directory")
-
-def _emit(s: Any, batches: Iterator[Any], fmt: str, output: str | None) -> None:
-    if fmt == "parquet":
-        assert output is not None
-        _write_file(output, lambda path: s.write_parquet(path, batches))
-    elif output is not None:
-        def write_text(path: str) -> None:
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                _write_text(s, batches, fmt, fh)
-        _write_file(output, write_text)
-    elif fmt == "table":
-        names, rows = _columns(s), list(_human_rows(s, batches))
-        emit_table(names, rows)
-    else:
-        _write_text(s, batches, fmt, sys.stdout)
-        sys.stdout.flush()
-
-
-def _write_file(path: str, write: Any) -> None:
-    """Write through a temporary file renamed into place: a failed scan leaves nothing."""
-    tmp = f"{path}.{os.getpid()}.tmp"
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def _columns(s: Any) -> list[str]:
-    return list(s.arrow_schema().names)
-
-
-def _internal_rows(s: Any, batches: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
-    from icectl.scan.arrow_values import to_internal
-
-    types = s.iceberg_types()
-    for b in batches:
-        cols = [to_internal(b.column(i), t) for i, t in enumerate(types)]
-        yield from zip(*cols)
-
-
-def _json_rows(s: Any, batches: Iterator[Any]) -> Iterator[dict[str, Any]]:
-    from icectl.spec.values import to_json_value
-
-    names, types = _columns(s), s.iceberg_types()
-    for row in _internal_rows(s, batches):
-        yield {n: to_json_value(t, v, names=True) for n, t, v in zip(names, types, row)}
-
-
-def _human_rows(s: Any, batches: Iterator[Any]) -> Iterator[list[Any]]:
-    for row in _json_rows(s, batches):
-        yield [v for v in row.values()]
-
-
-def _write_text(s: Any, batches: Iterator[Any], fmt: str, fh: Any) -> None:
-    if fmt == "table":  # to a file: tab-separated, with a header
-        fh.write("\t".join(_columns(s)) + "\n")
-        for row in _json_rows(s, batches):
-            fh.write("\t".join(_csv_cell(v) for v in row.values()) + "\n")
-        return
-    if fmt == "jsonl":
-        for row in _json_rows(s, batches):
-            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
-        return
-    w = csv.writer(fh, lineterminator="\n")
-    w.writerow(_columns(s))
-    for row in _json_rows(s, batches):
-        w.writerow([_csv_cell(v) for v in row.values()])
-
-
-def _csv_cell(v: Any) -> str:
-    if v is None:
-        return ""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
-    return str(v)

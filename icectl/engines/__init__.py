@@ -23,7 +23,7 @@ print; the command line renders the callback (on a terminal only).
 
 Engines:
 
-* ``local`` (:class:`LocalEngine`): a pool of worker processes, ``os.cpu_count()`` of them unless
+* ``local`` (:class:`LocalEngine`): a pool of worker processes, one a usable core unless
   ``workers=N`` says otherwise; results stream back (:meth:`LocalEngine.imap`) in task order.
   Workers die with the driver and leave signals to it (:func:`icectl.command_files.worker_init`);
   a map that stops early kills them, and a worker that dies is :class:`~icectl.errors.WorkerLost`.
@@ -88,7 +88,7 @@ def task_sizes(tasks: Sequence[Any], sizes: Sequence[int] | None) -> list[int]:
     return out
 
 
-class _Tracker:
+class Tracker:
     """Counts finished tasks and reports them to a progress callback."""
 
     def __init__(self, sizes: list[int], callback: ProgressCallback | None) -> None:
@@ -124,7 +124,7 @@ class LocalEngine:
     def __init__(self, workers: int | None = None, progress: ProgressCallback | None = None) -> None:
         if workers is not None and workers < 1:
             raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
-        self.workers = workers or os.cpu_count() or 1
+        self.workers = workers or command_files.usable_cores()
         self.progress = progress
 
     def imap(self, fn: Callable[[T], R], tasks: Iterable[T], *,
@@ -133,7 +133,7 @@ class LocalEngine:
         progress is reported as any task finishes. Closing the iterator early cancels the
         tasks not yet started."""
         items = list(tasks)
-        tracker = _Tracker(task_sizes(items, sizes), self.progress)
+        tracker = Tracker(task_sizes(items, sizes), self.progress)
         if not items:
             return
         tracker.start()
@@ -198,7 +198,7 @@ def _worker_lost(pool: ProcessPoolExecutor) -> BaseException:
                       "for the command are removed and nothing is committed")
 
 
-def _done(tracker: _Tracker, fut: Any, index: int) -> None:
+def _done(tracker: Tracker, fut: Any, index: int) -> None:
     if not fut.cancelled() and fut.exception() is None:
         tracker.finished(index)
 

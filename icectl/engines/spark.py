@@ -30,7 +30,8 @@ import uuid
 import zipfile
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-from icectl.engines import ProgressCallback, _Tracker, task_sizes
+from icectl.engines import ProgressCallback, Tracker, task_sizes
+from icectl.command_files import usable_cores
 from icectl.errors import UnsupportedFeature
 
 __all__ = ["SparkEngine", "MASTER_ENV", "require_pyspark", "executor_probe"]
@@ -98,7 +99,7 @@ class SparkEngine:
         if session is not None and master:
             raise InvalidInput("give either a Spark master URL or an existing Spark session, not both")
         self.master_given = bool(master)
-        self.master = master or os.environ.get(MASTER_ENV) or f"local[{workers or os.cpu_count() or 1}]"
+        self.master = master or os.environ.get(MASTER_ENV) or f"local[{workers or usable_cores()}]"
         self.session = session
         self.progress = progress
         self.ship_package = ship_package
@@ -155,7 +156,7 @@ class SparkEngine:
         items = list(tasks)
         if not items:
             return []
-        tracker = _Tracker(task_sizes(items, sizes), self.progress)
+        tracker = Tracker(task_sizes(items, sizes), self.progress)
         sc = self.spark_context()
         if self.ship_package:
             ship_icectl(sc)
@@ -232,7 +233,7 @@ def _thread(target: Callable[[], None]) -> threading.Thread:
         return threading.Thread(target=target, daemon=True)
 
 
-def _poll(sc: Any, group: str, tracker: _Tracker) -> None:
+def _poll(sc: Any, group: str, tracker: Tracker) -> None:
     """Tasks finished so far, from Spark's status tracker (bytes pro rata of the tasks done)."""
     try:
         st = sc.statusTracker()

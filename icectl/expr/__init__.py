@@ -8,7 +8,8 @@ uses), ``ordering`` (the one value order and ``in`` limit) and one module per ev
 holding its scalar form (with reasons for ``plan --explain``) beside its columnar form.
 """
 
-from icectl.expr.expressions import (  # first: binding re-exports through it
+from icectl.expr.binding import bind
+from icectl.expr.expressions import (
     FALSE,
     TRUE,
     And,
@@ -20,7 +21,6 @@ from icectl.expr.expressions import (  # first: binding re-exports through it
     Or,
     Predicate,
     and_,
-    bind,
     not_,
     or_,
     referenced_field_ids,

@@ -44,7 +44,7 @@ from icectl.spec.transforms import (
     BucketTransform,
     IdentityTransform,
     TruncateTransform,
-    _TimeTransform,
+    TimeTransform,
 )
 from icectl.spec.types import IcebergType
 
@@ -65,7 +65,7 @@ def holds(projected: Expression | None, value: Any) -> bool:
 
 _MISSING = object()
 # transforms whose result is null exactly when the source value is (void is null for every row)
-_NULL_ONLY_FROM_NULL = (IdentityTransform, BucketTransform, TruncateTransform, _TimeTransform)
+_NULL_ONLY_FROM_NULL = (IdentityTransform, BucketTransform, TruncateTransform, TimeTransform)
 
 
 def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredicate) -> Expression:

@@ -89,7 +89,7 @@ def values_match(p: BoundPredicate, values: Sequence[Any], nulls_first: bool = F
     return [False if v is None else (nan if is_nan(v) else f(value_key(v), k)) for v in values]
 
 
-class _Bools(Visitor[bool]):
+class Bools(Visitor[bool]):
     def __init__(self, on_pred: Callable[[BoundPredicate], bool]):
         self.on_pred = on_pred
 
@@ -124,7 +124,7 @@ def _lookup(row: Mapping[Any, Any], p: BoundPredicate) -> Any:
 def evaluate_row(expr: Expression, row: Mapping[Any, Any]) -> bool:
     """Scalar: whether a row matches a bound expression. ``row`` maps field ids (or, failing
     that, full column names) to values in the internal representation; missing means null."""
-    return visit(rewrite_not(expr), _Bools(lambda p: value_matches(p, _lookup(row, p))))
+    return visit(rewrite_not(expr), Bools(lambda p: value_matches(p, _lookup(row, p))))
 
 
 def evaluate_rows(expr: Expression, columns: Mapping[Any, Sequence[Any]], n: int) -> list:
@@ -147,7 +147,7 @@ def partition_matches(expr: Expression, partition: Sequence[Any],
     """Scalar: the reference's ``Evaluator`` on one partition tuple. ``expr`` is bound to
     partition field ids (an inclusive projection) without NOT; ``positions`` maps partition
     field id -> tuple index."""
-    return visit(expr, _Bools(lambda p: value_matches(
+    return visit(expr, Bools(lambda p: value_matches(
         p, _position_value(partition, positions, p.field_id), True)))
 
 

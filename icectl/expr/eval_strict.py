@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from icectl.expr.eval_base import FLOAT_TYPES, ColumnStats, FileStats, evaluate_columns, prepare
-from icectl.expr.eval_rows import _Bools
+from icectl.expr.eval_rows import Bools
 from icectl.expr.expressions import BoundPredicate, Expression, Operation
 from icectl.expr.ordering import compare
 from icectl.expr.visitor import visit
@@ -84,7 +84,7 @@ class StrictMetricsEvaluator:
             return _rule(p, m.nulls_only(fid), m.nans_only(fid), m.nulls.get(fid),
                          m.nans.get(fid), m.bound(False, fid, t), m.bound(True, fid, t))
 
-        return visit(self.expr, _Bools(on_pred))
+        return visit(self.expr, Bools(on_pred))
 
 
 def strict_metrics_match(expr: Expression, cols: Any, idx: Sequence[int],

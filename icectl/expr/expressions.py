@@ -4,7 +4,7 @@ Two forms of the same tree:
 
 * **unbound** -- what the parser returns: :class:`Predicate` names its column by a dotted path
   (``term``) and carries :class:`Literal` values as typed (an integer, a decimal, a string ...).
-* **bound** -- what :func:`bind` returns: :class:`BoundPredicate` holds the column's field id,
+* **bound** -- what :func:`icectl.expr.binding.bind` returns: :class:`BoundPredicate` holds the column's field id,
   full name and type, and its literal values already converted to the column's internal
   representation (see :mod:`icectl.spec.values`: ints for dates/times/timestamps, ``Decimal``,
   ``str``, ``bytes``, ``uuid.UUID`` ...). Everything an evaluator needs is a plain attribute:
@@ -40,15 +40,16 @@ from icectl.expr.rendering import (
     render_value,
     timestamp_text,
 )
+from icectl.expr import visitor as _kinds
 from icectl.expr.visitor import balanced, leaves, walk
 from icectl.spec.types import IcebergType
 from icectl.spec.values import format_date, format_time
 
 __all__ = [
     "Operation", "Expression", "AlwaysTrue", "AlwaysFalse", "TRUE", "FALSE", "And", "Or", "Not",
-    "Literal", "Predicate", "BoundPredicate", "and_", "or_", "not_", "bind", "rewrite_not",
-    "referenced_field_ids", "predicates", "make_bound", "convert_literal", "render_value",
-    "render_name", "is_bound", "ABOVE_MAX", "BELOW_MIN", "KEYWORDS", "LITERAL_KINDS",
+    "Literal", "Predicate", "BoundPredicate", "and_", "or_", "not_", "rewrite_not",
+    "referenced_field_ids", "predicates", "make_bound", "render_value",
+    "render_name", "is_bound", "KEYWORDS", "LITERAL_KINDS",
     "UNARY_OPS", "LITERAL_OPS", "SET_OPS", "FLOAT_TYPES", "TIMESTAMP_TYPES", "NS_TYPES",
 ]
 
@@ -137,6 +138,8 @@ LITERAL_OPS = frozenset(set(Operation) - UNARY_OPS - SET_OPS)
 class Expression:
     """Base of every expression node. ``a & b``, ``a | b`` and ``~a`` build and/or/not."""
 
+    node_kind = _kinds.LEAF  # what the walk (visitor.py) takes it for
+
     def __and__(self, other: "Expression") -> "Expression":
         return and_(self, other)
 
@@ -152,6 +155,8 @@ class Expression:
 
 @dataclass(frozen=True)
 class AlwaysTrue(Expression):
+    node_kind = _kinds.ALWAYS_TRUE
+
     def __str__(self) -> str:
         return "true"
 
@@ -161,6 +166,8 @@ class AlwaysTrue(Expression):
 
 @dataclass(frozen=True)
 class AlwaysFalse(Expression):
+    node_kind = _kinds.ALWAYS_FALSE
+
     def __str__(self) -> str:
         return "false"
 
@@ -199,6 +206,8 @@ class _Node(Expression):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class And(_Node):
+    node_kind = _kinds.AND
+
     left: Expression
     right: Expression
 
@@ -208,6 +217,8 @@ class And(_Node):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Or(_Node):
+    node_kind = _kinds.OR
+
     left: Expression
     right: Expression
 
@@ -217,6 +228,8 @@ class Or(_Node):
 
 @dataclass(frozen=True, eq=False, repr=False)
 class Not(_Node):
+    node_kind = _kinds.NOT
+
     child: Expression
 
     def negate(self) -> Expression:
@@ -522,5 +535,3 @@ def rewrite_not(expr: Expression) -> Expression:
             results.append(node.negate() if negated else node)
     return results[0]
 
-
-from icectl.expr.binding import ABOVE_MAX, BELOW_MIN, bind, convert_literal  # noqa: E402

@@ -39,7 +39,7 @@ from icectl.spec.transforms import (
     IdentityTransform,
     Transform,
     TruncateTransform,
-    _TimeTransform,
+    TimeTransform,
     decimal_from_unscaled,
     decimal_unscaled,
 )
@@ -113,7 +113,7 @@ class _Projector:
     def inclusive(self) -> Expression | None:
         t, pred = self.t, self.pred
         if pred.op.is_unary and isinstance(t, (IdentityTransform, BucketTransform,
-                                                TruncateTransform, _TimeTransform)):
+                                                TruncateTransform, TimeTransform)):
             return self.make(pred.op)
         if isinstance(t, IdentityTransform):
             return self.make(pred.op, pred.literals)
@@ -126,7 +126,7 @@ class _Projector:
                                                       (int, Decimal)):
                 return self._truncate_array_inclusive()
             return self._truncate_number_inclusive()
-        if isinstance(t, _TimeTransform):
+        if isinstance(t, TimeTransform):
             projected = self._truncate_number_inclusive()
             if self._time_fix_applies():
                 return _fix_inclusive_time(projected)
@@ -136,7 +136,7 @@ class _Projector:
     def strict(self) -> Expression | None:
         t, pred = self.t, self.pred
         if pred.op.is_unary and isinstance(t, (IdentityTransform, BucketTransform,
-                                                TruncateTransform, _TimeTransform)):
+                                                TruncateTransform, TimeTransform)):
             return self.make(pred.op)
         if isinstance(t, IdentityTransform):
             return self.make(pred.op, pred.literals)
@@ -149,7 +149,7 @@ class _Projector:
                                                       (int, Decimal)):
                 return self._truncate_array_strict()
             return self._truncate_number_strict()
-        if isinstance(t, _TimeTransform):
+        if isinstance(t, TimeTransform):
             projected = self._truncate_number_strict()
             if self._time_fix_applies():
                 return _fix_strict_time(projected)

@@ -14,9 +14,15 @@ from __future__ import annotations
 
 from typing import Any, Generic, Iterator, TypeVar
 
-__all__ = ["Visitor", "visit", "walk", "leaves", "balanced"]
+__all__ = ["Visitor", "visit", "walk", "leaves", "balanced", "LEAF", "AND", "OR", "NOT", "ALWAYS_TRUE",
+           "ALWAYS_FALSE"]
 
 R = TypeVar("R")
+
+# What a node is, as its class says in ``node_kind`` (expressions.py sets it on each node class),
+# so the walk needs no import of the tree's classes: expressions imports this module, never the
+# other way round.
+LEAF, AND, OR, NOT, ALWAYS_TRUE, ALWAYS_FALSE = range(6)
 
 
 class Visitor(Generic[R]):
@@ -56,36 +62,34 @@ _START, _AFTER_LEFT, _AFTER_RIGHT = 0, 1, 2
 
 def visit(expr: Any, v: Visitor[R]) -> R:
     """Walk ``expr`` bottom-up with ``v`` and return the root's result."""
-    from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, And, Not, Or
-
     results: list = []
     stack: list[tuple[Any, int]] = [(expr, _START)]
     push, pop, out, rpop = stack.append, stack.pop, results.append, results.pop
     while stack:
         node, state = pop()
-        cls = type(node)
-        if cls is And or cls is Or:
+        kind = node.node_kind
+        if kind == AND or kind == OR:
             if state == _START:
                 push((node, _AFTER_LEFT))
                 push((node.left, _START))
             elif state == _AFTER_LEFT:
-                done = v.and_done(results[-1]) if cls is And else v.or_done(results[-1])
+                done = v.and_done(results[-1]) if kind == AND else v.or_done(results[-1])
                 if not done:
                     push((node, _AFTER_RIGHT))
                     push((node.right, _START))
             else:
                 right = rpop()
                 left = rpop()
-                out(v.and_(left, right) if cls is And else v.or_(left, right))
-        elif cls is Not:
+                out(v.and_(left, right) if kind == AND else v.or_(left, right))
+        elif kind == NOT:
             if state == _START:
                 push((node, _AFTER_LEFT))
                 push((node.child, _START))
             else:
                 out(v.not_(rpop()))
-        elif isinstance(node, AlwaysTrue):
+        elif kind == ALWAYS_TRUE:
             out(v.always_true())
-        elif isinstance(node, AlwaysFalse):
+        elif kind == ALWAYS_FALSE:
             out(v.always_false())
         else:
             out(v.predicate(node))
@@ -94,27 +98,26 @@ def visit(expr: Any, v: Visitor[R]) -> R:
 
 def walk(expr: Any) -> Iterator[Any]:
     """Every node of ``expr`` in pre-order (node, then left to right), without recursion."""
-    from icectl.expr.expressions import And, Not, Or
-
     stack = [expr]
     while stack:
         node = stack.pop()
         yield node
-        cls = type(node)
-        if cls is And or cls is Or:
+        kind = node.node_kind
+        if kind == AND or kind == OR:
             stack.append(node.right)
             stack.append(node.left)
-        elif cls is Not:
+        elif kind == NOT:
             stack.append(node.child)
 
 
 def leaves(expr: Any) -> Iterator[Any]:
     """The predicates and constants of ``expr``, left to right."""
-    from icectl.expr.expressions import And, Not, Or
-
     for node in walk(expr):
-        if type(node) not in (And, Or, Not):
+        if node.node_kind not in _INNER:
             yield node
+
+
+_INNER = (AND, OR, NOT)
 
 
 def balanced(items: list, make: Any) -> Any:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from icectl.errors import CorruptMetadata
 from icectl.io import manifest_cache
-from icectl.spec.manifests import inherit_columns
+from icectl.spec.manifests import DATA, inherit_columns
 
 if TYPE_CHECKING:
     from icectl.io.manifest_codegen import Decoder
@@ -281,7 +281,7 @@ def decode_manifest(
         status=status, snapshot_id=inherited.snapshot_id,
         data_sequence_number=inherited.sequence_number,
         file_sequence_number=inherited.file_sequence_number,
-        content=col("content", 0),
+        content=col("content", DATA),
         file_path=_decode_strings(col("file_path")),
         file_format=_decode_formats(col("file_format", b"")),
         record_count=record_count, file_size_in_bytes=col("file_size_in_bytes"),

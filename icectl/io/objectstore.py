@@ -319,8 +319,8 @@ def create_if_absent(put: Callable[[], None], read: Callable[[], bytes], url: st
             last = last or f"reading it back failed: {e}"
         if attempt + 1 < attempts:
             time.sleep(0.05 * 2 ** attempt)
-    raise CommitStateUnknown(f"cannot tell whether {url} was created ({last}); it was not deleted; "
-                             "look at the table again before retrying")
+    raise CommitStateUnknown(f"cannot tell whether {url} was created ({last}): it is kept; "
+                             "check the table before retrying")
 
 
 # store key -> True (honours create-if-absent) / False; positive answers are also kept in the

@@ -28,6 +28,7 @@ import pyarrow.parquet as pq
 
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature
 from icectl.io.files import FileIO
+from icectl.spec import properties as props_
 from icectl.spec.schema import Schema
 from icectl.spec.types import (
     BINARY,
@@ -61,19 +62,14 @@ __all__ = [
 
 FIELD_ID_KEY = b"PARQUET:field_id"
 
-COMPRESSION = "write.parquet.compression-codec"
-COMPRESSION_DEFAULT = "gzip"  # TableProperties.PARQUET_COMPRESSION_DEFAULT (new tables get zstd)
-COMPRESSION_LEVEL = "write.parquet.compression-level"
-ROW_GROUP_SIZE = "write.parquet.row-group-size-bytes"
-ROW_GROUP_SIZE_DEFAULT = 128 * 1024 * 1024
-PAGE_SIZE = "write.parquet.page-size-bytes"
-PAGE_SIZE_DEFAULT = 1024 * 1024
-PAGE_ROW_LIMIT = "write.parquet.page-row-limit"
-PAGE_ROW_LIMIT_DEFAULT = 20_000
-DICT_SIZE = "write.parquet.dict-size-bytes"
-DICT_SIZE_DEFAULT = 2 * 1024 * 1024
-TARGET_FILE_SIZE = "write.target-file-size-bytes"
-TARGET_FILE_SIZE_DEFAULT = 512 * 1024 * 1024
+# the properties this writer reads: keys and defaults from the catalogue (spec/properties.py)
+COMPRESSION, COMPRESSION_DEFAULT = props_.PARQUET_COMPRESSION, props_.PARQUET_COMPRESSION_DEFAULT
+COMPRESSION_LEVEL = props_.PARQUET_COMPRESSION_LEVEL
+ROW_GROUP_SIZE, ROW_GROUP_SIZE_DEFAULT = props_.PARQUET_ROW_GROUP_SIZE, props_.PARQUET_ROW_GROUP_SIZE_DEFAULT
+PAGE_SIZE, PAGE_SIZE_DEFAULT = props_.PARQUET_PAGE_SIZE, props_.PARQUET_PAGE_SIZE_DEFAULT
+PAGE_ROW_LIMIT, PAGE_ROW_LIMIT_DEFAULT = props_.PARQUET_PAGE_ROW_LIMIT, props_.PARQUET_PAGE_ROW_LIMIT_DEFAULT
+DICT_SIZE, DICT_SIZE_DEFAULT = props_.PARQUET_DICT_SIZE, props_.PARQUET_DICT_SIZE_DEFAULT
+TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT = props_.TARGET_FILE_SIZE, props_.TARGET_FILE_SIZE_DEFAULT
 
 _CODECS = {"uncompressed": "none", "none": "none", "snappy": "snappy", "gzip": "gzip",
            "brotli": "brotli", "lz4": "lz4", "zstd": "zstd"}

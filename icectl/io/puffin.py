@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from icectl.errors import CorruptMetadata, IcectlError, StorageError
+from icectl.spec.reserved import ROW_POSITION_ID as ROW_POSITION_FIELD_ID
 
 __all__ = ["DV_MAGIC", "read_deletion_vector", "parse_deletion_vector", "parse_roaring64",
            "serialize_roaring64", "deletion_vector_blob", "PuffinBlob",
@@ -46,7 +47,6 @@ _NO_OFFSET_THRESHOLD = 4
 _ARRAY_MAX = 4096
 PUFFIN_MAGIC = b"PFA1"
 DV_BLOB_TYPE = "deletion-vector-v1"
-ROW_POSITION_FIELD_ID = 2147483645
 
 
 class _Buf:

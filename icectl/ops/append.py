@@ -40,7 +40,7 @@ from icectl.ops.ingest import (
     skip_mode,
 )
 from icectl.spec.metrics import metrics_config
-from icectl.spec.name_mapping import mapping_from_schema, name_mapping_to_json, table_name_mapping
+from icectl.spec.name_mapping import NAME_MAPPING_PROPERTY, mapping_from_schema, name_mapping_to_json, table_name_mapping
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionSpec
@@ -58,7 +58,6 @@ __all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PR
            "PLACEMENTS", "SKIP_MODES", "ON_ERROR", "SpansPartitions", "content_digest", "key_committed_by",
            "CONTENT_DIGESTS"]
 
-NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
 
 # -- result -------------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import pyarrow as pa
 
@@ -41,6 +41,10 @@ from icectl.expr.ordering import value_key
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot, ancestors_of
 from icectl.spec.types import INT, LONG, STRING
+
+if TYPE_CHECKING:
+    from icectl.spec.metadata import TableMetadata
+    from icectl.table.table import Table
 
 __all__ = ["ChangeSet", "read_changes", "changelog_snapshots", "check_append_range",
            "INSERT", "DELETE", "UPDATE_BEFORE", "UPDATE_AFTER", "CHANGE_COLUMNS"]
@@ -51,7 +55,7 @@ CHANGE_COLUMNS = ("_change_type", "_change_ordinal", "_commit_snapshot_id")
 _RANK = {DELETE: 0, UPDATE_BEFORE: 1, UPDATE_AFTER: 1, INSERT: 2}
 
 
-def _range(md: Any, from_id: int | None, to_id: int | None) -> list[Snapshot]:
+def _range(md: TableMetadata, from_id: int | None, to_id: int | None) -> list[Snapshot]:
     """The ancestors of ``to_id`` after ``from_id`` (exclusive), oldest first."""
     if to_id is None:
         to_id = md.current_snapshot_id
@@ -73,12 +77,12 @@ def _range(md: Any, from_id: int | None, to_id: int | None) -> list[Snapshot]:
     return out[::-1]
 
 
-def changelog_snapshots(md: Any, from_id: int | None, to_id: int | None = None) -> list[Snapshot]:
+def changelog_snapshots(md: TableMetadata, from_id: int | None, to_id: int | None = None) -> list[Snapshot]:
     """The snapshots whose changes a change read shows (see the module docs)."""
     return [s for s in _range(md, from_id, to_id) if s.operation != "replace"]
 
 
-def check_append_range(table: Any, from_id: int, to_id: int | None = None) -> None:
+def check_append_range(table: Table, from_id: int, to_id: int | None = None) -> None:
     """Refuse an incremental read over a snapshot that is not an append (or a ``replace``,
     which changes no rows): its deleted rows would silently still be read."""
     for s in _range(table.metadata, from_id, to_id):
@@ -129,7 +133,7 @@ class ChangeSet:
 class _Reader:
     """Plans snapshots (each once) and reads files of them with the current schema."""
 
-    def __init__(self, table: Any):
+    def __init__(self, table: Table):
         self.table = table
         self.schema = table.metadata.schema
         self._plans: dict[int, tuple[Any, dict[str, Any]]] = {}
@@ -260,7 +264,7 @@ def _net_changes(rows: list[list]) -> list[list]:
     return out
 
 
-def read_changes(table: Any, from_snapshot: int | None, to_snapshot: int | None = None, *,
+def read_changes(table: Table, from_snapshot: int | None, to_snapshot: int | None = None, *,
                  net: bool = False, keys: str | Sequence[str] | None = None) -> ChangeSet:
     """The rows changed after ``from_snapshot`` up to ``to_snapshot`` (see the module docs)."""
     md = table.metadata

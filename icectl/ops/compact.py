@@ -45,7 +45,7 @@ from icectl.ops.rewrite_task import (
 )
 from icectl.scan.tasks import pack
 from icectl.spec.manifests import DATA, POSITION_DELETES, DataFile
-from icectl.spec.properties import property_int
+from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
 
@@ -54,8 +54,6 @@ __all__ = ["CompactOptions", "CompactResult", "GroupPlan", "compact_table", "pla
 
 BINPACK = "binpack"
 SORT = "sort"
-TARGET_FILE_SIZE = "write.target-file-size-bytes"
-TARGET_FILE_SIZE_DEFAULT = 512 * 1024 * 1024
 MIN_FILE_SIZE_RATIO = 0.75
 MAX_FILE_SIZE_RATIO = 1.80
 MIN_INPUT_FILES_DEFAULT = 5
@@ -275,7 +273,7 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
                   target_file_size=rules.write_max,
                   table_location=table.location,
                   operation_id=operation_id,
-                  storage_options=dict(getattr(table.io, "_options", None) or {}))
+                  storage_options=table.io.storage_options)
     groups: list[GroupPlan] = []
     counter = [0]
     for (spec_id, part), files in sorted(by_part.items(), key=lambda kv: _part_sort_key(kv[0])):

@@ -39,17 +39,16 @@ from icectl.io import avro
 from icectl.io.files import join
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
 from icectl.spec.partition_path import partition_path
-from icectl.spec.properties import property_int
+from icectl.spec.properties import DELETE_TARGET_FILE_SIZE, DELETE_TARGET_FILE_SIZE_DEFAULT, property_int
+from icectl.spec.reserved import DELETE_FILE_PATH_ID, POSITION_DELETE_SCHEMA
 from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.table.delete_index import delete_target, targeted_path
 from icectl.table.rewrite import RewriteFilesProducer, delete_file_key
 
 __all__ = ["CompactDeletesResult", "DeleteRewriteTask", "compact_deletes", "run_delete_rewrite_task",
            "DELETE_TARGET_FILE_SIZE", "DELETE_TARGET_FILE_SIZE_DEFAULT"]
 
-DELETE_TARGET_FILE_SIZE = "write.delete.target-file-size-bytes"
-DELETE_TARGET_FILE_SIZE_DEFAULT = 64 * 1024 * 1024
 MIN_INPUT_FILES_DEFAULT = 5
-_FILE_PATH_ID = 2147483546
 
 
 # -- the task -------------------------------------------------------------------------------------
@@ -94,7 +93,6 @@ def run_delete_rewrite_task(task: DeleteRewriteTask) -> DeleteRewriteResult:
     from icectl.io.parquet import footer_metrics
     from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
     from icectl.ops.compute.arrow_values import arrow_owned
-    from icectl.ops.delete_rows import POS_DELETE_SCHEMA
     from icectl.spec.metrics import FULL, MetricsConfig
 
     io = FileIO(task.storage_options or None)
@@ -127,9 +125,8 @@ def run_delete_rewrite_task(task: DeleteRewriteTask) -> DeleteRewriteResult:
 
     out: list[DataFile] = []
     try:
-        for w in write_rolling(io, rows, POS_DELETE_SCHEMA, options, next_path):
+        for w in write_rolling(io, rows, POSITION_DELETE_SCHEMA, options, next_path):
             m = footer_metrics(w.footer, MetricsConfig(default_mode=FULL), None, w.file_size_in_bytes, path=w.path)
-            lo, hi = (m.lower_bounds or {}).get(_FILE_PATH_ID), (m.upper_bounds or {}).get(_FILE_PATH_ID)
             out.append(DataFile(
                 content=POSITION_DELETES, file_path=w.path, file_format="PARQUET", partition=task.partition,
                 record_count=m.record_count, file_size_in_bytes=w.file_size_in_bytes,
@@ -137,7 +134,8 @@ def run_delete_rewrite_task(task: DeleteRewriteTask) -> DeleteRewriteResult:
                 null_value_counts=m.null_value_counts, nan_value_counts=m.nan_value_counts,
                 lower_bounds=m.lower_bounds, upper_bounds=m.upper_bounds,
                 split_offsets=m.split_offsets or None,
-                referenced_data_file=lo.decode("utf-8") if lo is not None and lo == hi else None,
+                referenced_data_file=targeted_path(None, (m.lower_bounds or {}).get(DELETE_FILE_PATH_ID),
+                                                   (m.upper_bounds or {}).get(DELETE_FILE_PATH_ID)),
                 spec_id=task.spec_id))
     except BaseException:
         for p in written:
@@ -176,16 +174,9 @@ def _load_head(table: Any, snapshot: Any) -> _Head:
     return head
 
 
-def _targeted(f: DataFile) -> str | None:
-    if f.referenced_data_file:
-        return f.referenced_data_file
-    lo, hi = (f.lower_bounds or {}).get(_FILE_PATH_ID), (f.upper_bounds or {}).get(_FILE_PATH_ID)
-    return lo.decode("utf-8", "replace") if lo is not None and lo == hi else None
-
-
 def _is_dangling(f: DataFile, seq: int, head: _Head, unpartitioned: set[int]) -> bool:
     if f.content == POSITION_DELETES:
-        target = _targeted(f)
+        target = delete_target(f)
         live = head.data.get((f.spec_id, f.partition), {})
         if target is not None:
             return not (target in live and live[target] <= seq)
@@ -395,7 +386,7 @@ def _tasks(table: Any, md: Any, head: _Head, groups: list[_Group], target: int) 
             output_dir=data_location(table.location, md.properties), operation_id=operation_id,
             task_index=i, properties=dict(md.properties), target_file_size=target,
             input_bytes=sum(f.file_size_in_bytes for f, _ in g.files),
-            storage_options=dict(getattr(table.io, "_options", None) or {}) or None))
+            storage_options=table.io.storage_options or None))
     return out
 
 

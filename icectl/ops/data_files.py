@@ -17,11 +17,11 @@ whose rows span several partitions raises :class:`SpansPartitions`.
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping, Sequence
 
+from icectl.command_files import io_threads
 from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.io.formats import avro_record_count, detect_format, orc_record_count
 from icectl.io.parquet import ColumnStats, column_stats, footer_metrics, parquet_schema_fields, read_footer
@@ -42,7 +42,7 @@ from icectl.spec.types import BINARY, STRING, IcebergType, NestedField
 
 __all__ = ["Scanned", "ScanContext", "scan_all", "describe", "SpansPartitions", "DEFAULT_WORKERS"]
 
-DEFAULT_WORKERS = min(32, 4 * (os.cpu_count() or 1))
+DEFAULT_WORKERS = io_threads()
 # Bounds of strings and binaries may have been truncated by a writer at 16 characters/bytes
 # (Iceberg's default metrics mode); such bounds are only trusted for short prefixes.
 _TRUNCATED_BOUND_LENGTH = 16

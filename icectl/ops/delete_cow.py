@@ -46,7 +46,7 @@ from icectl.ops.write import data_location
 from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.properties import property_int
+from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.table.table import Table
 
 __all__ = ["CopyOnWriteResult", "delete_copy_on_write"]
@@ -131,7 +131,7 @@ def _tasks(table: Table, md: TableMetadata, candidates: list[PlannedFile], drop:
     plan's bound filter."""
     order = md.sort_order
     operation_id = str(uuid.uuid4())
-    target = property_int(md.properties, "write.target-file-size-bytes", 512 * 1024 * 1024)
+    target = property_int(md.properties, TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT)
     by_part: dict[tuple, list[PlannedFile]] = {}
     for p in candidates:
         by_part.setdefault((p.spec_id, tuple(p.partition)), []).append(p)

@@ -23,17 +23,17 @@ import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 from urllib.parse import urlsplit
 
 from icectl.errors import IcectlError, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
+from icectl.spec.properties import GC_ENABLED, GC_ENABLED_DEFAULT
 
 __all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
            "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled",
-           "outside_location", "remove_emptied_dirs"]
+           "outside_location", "remove_emptied_dirs", "prune_empty_dirs"]
 
-GC_ENABLED = "gc.enabled"
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
 
 # progress(phase, done, total)
@@ -53,7 +53,7 @@ class NeedsOverride(ValidationError):
 def require_gc_enabled(properties: Mapping[str, str], action: str) -> None:
     """``gc.enabled=false`` says the table's files may be shared with other tables: no deleting
     command runs (as the reference's expiry and orphan cleanup refuse)."""
-    if str(properties.get(GC_ENABLED, "true")).strip().lower() != "true":
+    if str(properties.get(GC_ENABLED, str(GC_ENABLED_DEFAULT))).strip().lower() != "true":
         raise ValidationError(f"cannot {action}: GC is disabled (gc.enabled=false); deleting files "
                               "may corrupt other tables")
 
@@ -239,8 +239,15 @@ def remove_emptied_dirs(deleted: Sequence[str], root: str) -> list[str]:
         while d.startswith(top + os.sep):
             candidates.add(d)
             d = os.path.dirname(d)
+    return prune_empty_dirs(candidates)
+
+
+def prune_empty_dirs(dirs: Iterable[str]) -> list[str]:
+    """Local directories: remove those of ``dirs`` that are empty, deepest first (so a parent
+    its listed children emptied goes too); a directory that still holds anything stays. The
+    one pruning loop of expire, orphans and drop --purge."""
     removed = []
-    for d in sorted(candidates, key=lambda x: x.count(os.sep), reverse=True):
+    for d in sorted(set(dirs), key=lambda x: x.count(os.sep), reverse=True):
         try:
             os.rmdir(d)
             removed.append(d)

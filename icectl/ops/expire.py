@@ -49,11 +49,11 @@ record's name starts with ``.``, which Spark's and icectl's orphan cleanup both 
 
 from __future__ import annotations
 
-import os
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
+from icectl.command_files import io_threads
 from icectl.errors import NotFound, ValidationError
 from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
@@ -66,6 +66,14 @@ from icectl.ops.expire_records import pending_records as _pending_records, write
 from icectl.ops.reachable import ManifestReader, Reachable, read_reachable, statistics_files
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.metadata import TableMetadata, remove_ref, remove_snapshots
+from icectl.spec.properties import (
+    MAX_REF_AGE_MS,
+    MAX_REF_AGE_MS_DEFAULT,
+    MAX_SNAPSHOT_AGE_MS,
+    MAX_SNAPSHOT_AGE_MS_DEFAULT,
+    MIN_SNAPSHOTS_TO_KEEP,
+    MIN_SNAPSHOTS_TO_KEEP_DEFAULT,
+)
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRef, ancestors_of
 from icectl.table.store import metadata_dir
 from icectl.table.table import Table
@@ -76,12 +84,6 @@ __all__ = [
     "PENDING_PREFIX", "default_workers",
 ]
 
-MAX_SNAPSHOT_AGE_MS = "history.expire.max-snapshot-age-ms"
-MAX_SNAPSHOT_AGE_MS_DEFAULT = 5 * 24 * 3600 * 1000
-MIN_SNAPSHOTS_TO_KEEP = "history.expire.min-snapshots-to-keep"
-MIN_SNAPSHOTS_TO_KEEP_DEFAULT = 1
-MAX_REF_AGE_MS = "history.expire.max-ref-age-ms"
-MAX_REF_AGE_MS_DEFAULT = 2**63 - 1
 
 # kinds of deleted files, keyed as the reference's Spark procedure reports them
 KINDS = ("data_files", "position_delete_files", "equality_delete_files", "manifest_files",
@@ -93,7 +95,7 @@ _INCOMPLETE = "nothing is expired or deleted while the table's metadata is incom
 
 
 def default_workers() -> int:
-    return min(32, 4 * (os.cpu_count() or 1))
+    return io_threads()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -282,12 +284,12 @@ class ExpireResult:
 def _eligible_metadata_files(io: FileIO, location: str, current: str, md: TableMetadata) -> tuple[str, ...]:
     """metadata.json files that are neither current nor in the metadata log (what
     ``write.metadata.delete-after-commit.enabled`` would have removed)."""
-    from icectl.table.store import _VERSION_NAME  # the one definition of version file names
+    from icectl.table.store import VERSION_NAME  # the one definition of version file names
 
     keep = {_norm(current)} | {_norm(e.metadata_file) for e in md.metadata_log}
     out = []
     for info in metadata_entries(io, location, "v"):
-        if not info.is_dir and _VERSION_NAME.match(info.name) and _norm(info.path) not in keep:
+        if not info.is_dir and VERSION_NAME.match(info.name) and _norm(info.path) not in keep:
             out.append(info.path)
     return tuple(out)
 

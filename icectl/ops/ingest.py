@@ -20,7 +20,7 @@ import os
 import shutil
 import uuid
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError
 from icectl.io.files import is_local, join, local_path
@@ -28,6 +28,9 @@ from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot, ancestors_of
 from icectl.table.table import Table
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 __all__ = ["PLACEMENTS", "SKIP_MODES", "ON_ERROR", "CONTENT_DIGESTS", "Rewriter", "content_digest",
            "recorded_digests", "same_content", "place_files", "remove_sources", "rewrite_into_partitions",
@@ -54,7 +57,7 @@ def skip_mode(skip_existing: bool | str) -> str | None:
     return mode
 
 
-def remove_files(io: Any, written: Sequence[str]) -> None:
+def remove_files(io: FileIO, written: Sequence[str]) -> None:
     for p in written:
         io.delete_quietly(p)
 
@@ -64,7 +67,7 @@ def remove_files(io: Any, written: Sequence[str]) -> None:
 _CHUNK = 8 << 20
 
 
-def content_digest(io: Any, path: str) -> str:
+def content_digest(io: FileIO, path: str) -> str:
     """SHA-256 of a file's bytes (hex), read in chunks."""
     h = hashlib.sha256()
     with io.open(path, "rb") as f:
@@ -93,7 +96,7 @@ def recorded_digests(md: TableMetadata, head: Snapshot | None) -> set[str]:
     return out
 
 
-def same_content(io: Any, live: Sequence[tuple[str, int]], recorded: set[str],
+def same_content(io: FileIO, live: Sequence[tuple[str, int]], recorded: set[str],
                   paths: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """The given paths whose bytes equal a live file's, a file an earlier append recorded
     (``recorded`` digests of retained snapshots) or an earlier given file's; and the digest of
@@ -151,7 +154,7 @@ def place_files(table: Table, files: Sequence[tuple[DataFile, str]], move: bool,
     return out, placed
 
 
-def _copy(io: Any, src: str, dst: str, link: bool) -> None:
+def _copy(io: FileIO, src: str, dst: str, link: bool) -> None:
     """``dst`` gets ``src``'s bytes; never replaces an existing file. Local copies are flushed to
     disk before the commit names them."""
     if is_local(src) and is_local(dst):
@@ -182,7 +185,7 @@ def _copy(io: Any, src: str, dst: str, link: bool) -> None:
             w.write(chunk)
 
 
-def remove_sources(io: Any, placed: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+def remove_sources(io: FileIO, placed: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
     """After a move committed: delete each source; what could not be deleted is reported."""
     failed = []
     for src, _ in placed:
@@ -207,7 +210,7 @@ def rewrite_into_partitions(table: Table) -> Rewriter:
 
 
 def rewrite_all(rewrite: Rewriter | None, paths: Sequence[str], written: list[str],
-                 errors: list[tuple[str, str]] | None, io: Any) -> tuple[list[str], list[tuple[DataFile, str]]]:
+                 errors: list[tuple[str, str]] | None, io: FileIO) -> tuple[list[str], list[tuple[DataFile, str]]]:
     """Rewrite each partition-spanning file; with ``errors`` a file that fails is set aside."""
     done: list[str] = []
     files: list[tuple[DataFile, str]] = []

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.reserved import DATA, EQUALITY_DELETES, MANIFEST_DELETES, POSITION_DELETES
 from icectl.spec.schema import Schema, walk_fields
 from icectl.spec.snapshots import Snapshot, ancestor_ids
 from icectl.spec.sorting import SortOrder
@@ -18,9 +19,10 @@ from icectl.spec.types import IcebergType, ListType, MapType, NestedField, Primi
 from icectl.spec.values import from_bytes, to_human, to_json_value
 
 if TYPE_CHECKING:  # manifests are read only by the views that need them (start-up time)
+    from icectl.io.files import FileIO
     from icectl.spec.manifests import ManifestEntry, ManifestFile
 
-FILE_CONTENT_NAMES = {0: "data", 1: "position-deletes", 2: "equality-deletes"}
+FILE_CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position-deletes", EQUALITY_DELETES: "equality-deletes"}
 
 TOTAL_KEYS = (
     "total-records",
@@ -221,7 +223,7 @@ def snapshots_view(md: TableMetadata) -> list[dict[str, Any]]:
     return [snapshot_row(md, s, refs) for s in sorted(md.snapshots, key=lambda s: (s.timestamp_ms, s.sequence_number))]
 
 
-def read_manifests(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[ManifestFile]:
+def read_manifests(io: FileIO, md: TableMetadata, snapshot: Snapshot | None) -> list[ManifestFile]:
     from icectl.io.avro import load_manifest_list  # not on the path of metadata-only views
     from icectl.spec.manifests import ManifestFile
 
@@ -235,7 +237,7 @@ def read_manifests(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> lis
     return []
 
 
-def _spec_of(io: Any, path: str) -> int:
+def _spec_of(io: FileIO, path: str) -> int:
     from icectl.io.avro import read_avro_metadata
 
     return int(read_avro_metadata(io.read(path)).get("partition-spec-id", 0))
@@ -261,7 +263,7 @@ def manifest_row(md: TableMetadata, m: ManifestFile) -> dict[str, Any]:
     row: dict[str, Any] = {
         "path": m.manifest_path,
         "length": m.manifest_length,
-        "content": "deletes" if m.content == 1 else "data",
+        "content": "deletes" if m.content == MANIFEST_DELETES else "data",
         "partition-spec-id": m.partition_spec_id,
         "sequence-number": m.sequence_number,
         "min-sequence-number": m.min_sequence_number,
@@ -300,11 +302,11 @@ def _spec_or_none(md: TableMetadata, spec_id: int) -> PartitionSpec | None:
         return None
 
 
-def manifests_view(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
+def manifests_view(io: FileIO, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
     return [manifest_row(md, m) for m in read_manifests(io, md, snapshot)]
 
 
-def snapshot_view(io: Any, md: TableMetadata, snapshot: Snapshot) -> dict[str, Any]:
+def snapshot_view(io: FileIO, md: TableMetadata, snapshot: Snapshot) -> dict[str, Any]:
     row = snapshot_row(md, snapshot)
     row["manifests"] = manifests_view(io, md, snapshot)
     return row
@@ -343,7 +345,7 @@ def metadata_log_view(md: TableMetadata, metadata_location: str | None) -> list[
     return rows
 
 
-def snapshot_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None, *,
+def snapshot_entries(io: FileIO, md: TableMetadata, snapshot: Snapshot | None, *,
                      stats: bool = False) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
     """Every entry of every manifest of a snapshot, with its manifest; column metrics only
     with ``stats``."""
@@ -354,7 +356,7 @@ def snapshot_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None, *,
             yield m, e
 
 
-def live_entries(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
+def live_entries(io: FileIO, md: TableMetadata, snapshot: Snapshot | None) -> Iterable[tuple[ManifestFile, ManifestEntry]]:
     from icectl.spec.manifests import DELETED
 
     return ((m, e) for m, e in snapshot_entries(io, md, snapshot) if e.status != DELETED)
@@ -384,13 +386,13 @@ def json_value_or_text(t: IcebergType, v: Any) -> Any:
         return str(v)
 
 
-def files_view(io: Any, md: TableMetadata, snapshot: Snapshot | None, content: str | None = None) -> list[dict[str, Any]]:
+def files_view(io: FileIO, md: TableMetadata, snapshot: Snapshot | None, content: str | None = None) -> list[dict[str, Any]]:
     """Live data and delete files of a snapshot, as Spark's ``files`` metadata table lists them."""
     rows = []
     for m, e in live_entries(io, md, snapshot):
         f = e.data_file
         kind = FILE_CONTENT_NAMES.get(f.content, str(f.content))
-        if content is not None and content != ("data" if f.content == 0 else "deletes") and content != kind:
+        if content is not None and content != ("data" if f.content == DATA else "deletes") and content != kind:
             continue
         pjson, ppath = partition_json(md, f.spec_id, f.partition)
         row: dict[str, Any] = {
@@ -408,14 +410,14 @@ def files_view(io: Any, md: TableMetadata, snapshot: Snapshot | None, content: s
             "file-sequence-number": e.file_sequence_number,
             "manifest": m.manifest_path,
         }
-        if f.content == 2:
+        if f.content == EQUALITY_DELETES:
             row["equality-ids"] = list(f.equality_ids or ())
         if f.referenced_data_file is not None:
             row["referenced-data-file"] = f.referenced_data_file
         if f.content_offset is not None:
             row["content-offset"] = f.content_offset
             row["content-size-in-bytes"] = f.content_size_in_bytes
-        if md.format_version >= 3 and f.content == 0:
+        if md.format_version >= 3 and f.content == DATA:
             row["first-row-id"] = f.first_row_id
         rows.append(row)
     return rows

@@ -9,12 +9,16 @@ Every function returns JSON-ready rows with kebab-case keys; nothing here prints
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from icectl.ops.inspect import iso_ms, json_value_or_text, read_manifests, snapshot_entries
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import unified_partition_type
+from icectl.spec.reserved import DATA, POSITION_DELETES
 from icectl.spec.snapshots import Snapshot
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 
 def unified_partition_fields(md: TableMetadata) -> list[tuple[int, str, Any]]:
@@ -38,7 +42,7 @@ def _unified_partition(md: TableMetadata, unified: list[tuple[int, str, Any]], s
     return out
 
 
-def partitions_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
+def partitions_table(io: FileIO, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
     """The reference's ``partitions`` table: live files of a snapshot grouped by partition."""
     import json
 
@@ -60,12 +64,12 @@ def partitions_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> l
             g["last-updated-at-ms"] = added.timestamp_ms
             g["last-updated-at"] = iso_ms(added.timestamp_ms)
             g["last-updated-snapshot-id"] = added.snapshot_id
-        if f.content == 0:
+        if f.content == DATA:
             g["record-count"] += f.record_count
             g["file-count"] += 1
             g["spec-id"] = f.spec_id
             g["total-data-file-size-in-bytes"] += f.file_size_in_bytes
-        elif f.content == 1:
+        elif f.content == POSITION_DELETES:
             g["position-delete-record-count"] += f.record_count
             g["position-delete-file-count"] += 1
         else:
@@ -115,7 +119,7 @@ def data_file_view(md: TableMetadata, f: Any, unified: list[tuple[int, str, Any]
     }
 
 
-def entries_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
+def entries_table(io: FileIO, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
     """The reference's ``entries`` table: every entry of a snapshot's manifests (status 0
     existing, 1 added, 2 deleted) with its sequence numbers and data file."""
     unified = unified_partition_fields(md)
@@ -127,7 +131,7 @@ def entries_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list
     ]
 
 
-def all_files_table(io: Any, md: TableMetadata) -> list[dict[str, Any]]:
+def all_files_table(io: FileIO, md: TableMetadata) -> list[dict[str, Any]]:
     """The reference's ``all_files`` table: the live files of every manifest reachable from any
     snapshot, each manifest read once (a file listed by two manifests appears twice)."""
     from icectl.io.avro import load_manifest
@@ -148,7 +152,7 @@ def all_files_table(io: Any, md: TableMetadata) -> list[dict[str, Any]]:
     return rows
 
 
-def position_deletes_table(io: Any, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
+def position_deletes_table(io: FileIO, md: TableMetadata, snapshot: Snapshot | None) -> list[dict[str, Any]]:
     """The reference's ``position_deletes`` table (without its ``row`` column): one row per
     deleted position of every live position delete file and deletion vector of a snapshot."""
     from icectl.io.puffin import read_deletion_vector
@@ -157,7 +161,7 @@ def position_deletes_table(io: Any, md: TableMetadata, snapshot: Snapshot | None
     rows = []
     for _, e in snapshot_entries(io, md, snapshot):
         f = e.data_file
-        if not e.is_live or f.content != 1:
+        if not e.is_live or f.content != POSITION_DELETES:
             continue
         pjson = _unified_partition(md, unified, f.spec_id, f.partition)
         if f.content_offset is not None or str(f.file_format).upper() == "PUFFIN":
@@ -171,7 +175,7 @@ def position_deletes_table(io: Any, md: TableMetadata, snapshot: Snapshot | None
     return rows
 
 
-def _parquet_positions(io: Any, path: str) -> list[tuple[str, int]]:
+def _parquet_positions(io: FileIO, path: str) -> list[tuple[str, int]]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.spec.metadata import TableMetadata
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 __all__ = ["PlanReport", "plan_table"]
 
@@ -176,7 +179,7 @@ class PlanReport:
         return got
 
 
-def plan_table(table: Any, filter_text: str | None = None, *, tasks: bool = False,
+def plan_table(table: Table, filter_text: str | None = None, *, tasks: bool = False,
                explain: bool = False, as_of_ms: int | None = None,
                columns: Sequence[str] | None = None, **options: Any) -> PlanReport:
     """Plan a scan of ``table``; ``options`` are those of :func:`icectl.scan.plan_scan`

@@ -41,16 +41,14 @@ from icectl.spec.manifests import POSITION_DELETES, DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.metrics import FULL, MetricsConfig
 from icectl.spec.partition_path import partition_path
-from icectl.spec.schema import Schema
-from icectl.spec.types import LONG, STRING, NestedField
+from icectl.spec.reserved import POSITION_DELETE_SCHEMA
 from icectl.table.delete_index import DeleteRef
 from icectl.table.table import Table
 
 __all__ = ["POS_DELETE_SCHEMA", "FileWithPath", "matching_positions", "previous_dvs",
            "write_row_deletes", "with_partition_paths", "partition_path_of"]
 
-POS_DELETE_SCHEMA = Schema((NestedField(2147483546, "file_path", STRING, True),
-                            NestedField(2147483545, "pos", LONG, True)))
+POS_DELETE_SCHEMA = POSITION_DELETE_SCHEMA
 
 FileWithPath = tuple[DataFile, str]  # a file (spec_id set) and its partition path
 

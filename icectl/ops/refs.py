@@ -26,7 +26,7 @@ from typing import Any
 from icectl.spec.timetext import format_ms
 from icectl.errors import AlreadyExists, InvalidInput, NotFound, ValidationError
 from icectl.io import avro
-from icectl.spec.manifests import ADDED, DATA
+from icectl.spec.manifests import ADDED, DATA, MANIFEST_DATA
 from icectl.spec.metadata import TableMetadata, remove_ref, set_ref
 from icectl.spec.snapshots import BRANCH, MAIN_BRANCH, TAG, Snapshot, SnapshotRef, ancestor_ids, ancestors_of
 from icectl.table.table import Table
@@ -222,7 +222,7 @@ def cherry_pick(table: Table, snapshot_id: int) -> RefResult:
 
     added = []
     for m in read_manifests(table.io, md, picked):
-        if m.content != 0 or m.added_snapshot_id != snapshot_id:
+        if m.content != MANIFEST_DATA or m.added_snapshot_id != snapshot_id:
             continue
         for e in avro.load_manifest(table.io, m):
             if e.status == ADDED and e.snapshot_id == snapshot_id and e.data_file.content == DATA:

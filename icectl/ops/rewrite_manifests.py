@@ -7,12 +7,15 @@ See :mod:`icectl.table.manifest_rewrite` for the rules.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from icectl.errors import ValidationError
 from icectl.spec.manifests import content_name
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.manifest_rewrite import RewriteManifestsProducer, manifest_target_size
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
 
@@ -67,7 +70,7 @@ def _manifest_view(m: Any) -> dict[str, Any]:
     }
 
 
-def rewrite_manifests(table: Any, *, spec_id: int | None = None, target_size: int | None = None,
+def rewrite_manifests(table: Table, *, spec_id: int | None = None, target_size: int | None = None,
                       branch: str = MAIN_BRANCH, dry_run: bool = False,
                       summary_properties: Mapping[str, str] | None = None) -> RewriteManifestsResult:
     """Rewrite the manifests of ``branch``'s head written for ``spec_id`` (default: the table's

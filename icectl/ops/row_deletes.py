@@ -20,15 +20,13 @@ from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression
 from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.schema import Schema
+from icectl.spec.properties import COPY_ON_WRITE, DELETE_MODE, DELETE_MODE_DEFAULT, MERGE_ON_READ
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.table import Table
 
 __all__ = ["DeleteResult", "MERGE_ON_READ", "COPY_ON_WRITE", "DELETE_MODE", "resolve_mode",
            "delete_filter", "branch_ref", "plan_delete", "whole_file_matches"]
 
-MERGE_ON_READ = "merge-on-read"
-COPY_ON_WRITE = "copy-on-write"
-DELETE_MODE = "write.delete.mode"
 
 
 @dataclass(frozen=True)
@@ -73,7 +71,7 @@ def resolve_mode(md: TableMetadata, mode: str | None) -> str:
     copy-on-write)."""
     if mode is not None and mode not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"{mode!r} is not merge-on-read or copy-on-write", argument="mode")
-    chosen = mode or md.properties.get(DELETE_MODE, COPY_ON_WRITE)
+    chosen = mode or md.properties.get(DELETE_MODE, DELETE_MODE_DEFAULT)
     if chosen not in (MERGE_ON_READ, COPY_ON_WRITE):
         raise InvalidInput(f"{DELETE_MODE}={chosen!r} is not merge-on-read or copy-on-write")
     return chosen

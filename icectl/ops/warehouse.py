@@ -31,7 +31,7 @@ from typing import Any
 
 from icectl.errors import AlreadyExists, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
-from icectl.ops.deletion import TableBoundary, delete_files, require_gc_enabled, same_place
+from icectl.ops.deletion import TableBoundary, delete_files, prune_empty_dirs, require_gc_enabled, same_place
 from icectl.ops.reachable import ManifestReader, statistics_files
 from icectl.table import catalog_files, store
 from icectl.table.table import Table, resolve_table_location
@@ -216,16 +216,8 @@ def _remove_empty_tree(directory: str, keep_root: bool) -> list[str]:
     if not is_local(directory):
         return []
     top = local_path(directory)
-    removed = []
-    for d, _subdirs, _files in os.walk(top, topdown=False, followlinks=False):
-        if keep_root and d == top:
-            continue
-        try:
-            os.rmdir(d)
-            removed.append(d)
-        except OSError:
-            continue
-    return removed
+    return prune_empty_dirs(d for d, _subdirs, _files in os.walk(top, topdown=False, followlinks=False)
+                            if not (keep_root and d == top))
 
 
 # -- register -----------------------------------------------------------------------------------

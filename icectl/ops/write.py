@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,6 +55,7 @@ from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partition_path import partition_path
+from icectl.spec.properties import WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.types import (
@@ -71,11 +72,13 @@ from icectl.spec.types import (
     StructType,
 )
 
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
+    from icectl.table.table import Table
+
 __all__ = ["WriteResult", "write_rows", "write_data_files", "read_rows", "data_location", "FORMATS"]
 
 FORMATS = ("parquet", "csv", "json")
-WRITE_DATA_PATH = "write.data.path"
-_LEGACY_DATA_PATH = "write.folder-storage.path"
 _EXTENSIONS = {
     ".parquet": "parquet", ".parq": "parquet", ".pq": "parquet",
     ".csv": "csv", ".tsv": "csv", ".txt": "csv",
@@ -277,7 +280,7 @@ def input_label(source: Any) -> str:
 def data_location(table_location: str, properties: Mapping[str, str]) -> str:
     """Where new data files go: ``write.data.path``, else the legacy folder-storage path, else
     ``<table location>/data``."""
-    for key in (WRITE_DATA_PATH, _LEGACY_DATA_PATH):
+    for key in (WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH):
         v = properties.get(key)
         if v:
             return v.rstrip("/")
@@ -288,7 +291,7 @@ def data_location(table_location: str, properties: Mapping[str, str]) -> str:
 
 
 def write_rows(
-    table: Any,
+    table: Table,
     source: str | pa.Table,
     *,
     file_format: str | None = None,
@@ -326,7 +329,7 @@ def write_rows(
     return WriteResult(result, data.num_rows, fmt)
 
 
-def write_data_files(table: Any, data: pa.Table, written_paths: list[str], *,
+def write_data_files(table: Table, data: pa.Table, written_paths: list[str], *,
                      operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
     """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
     spec, split by partition and sorted by the sort order; returns each file with its partition
@@ -437,7 +440,7 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
     return files, data.num_rows, fmt
 
 
-def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
+def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
                 summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
                 ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
                 rounding: str | None = None) -> WriteResult:
@@ -473,7 +476,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
         sort_order=md.sort_order.to_json() if md.sort_order is not None else None,
         properties=dict(md.properties), table_location=table.location, operation_id=operation_id, task_index=i,
         ignore_extra_columns=ignore_extra_columns, input_bytes=_size_or_zero(table.io, s),
-        storage_options=dict(getattr(table.io, "_options", None) or {}) or None, rounding=rounding)
+        storage_options=table.io.storage_options or None, rounding=rounding)
         for i, s in enumerate(sources)]
     command_files.register_operation(table.io, base_dir, operation_id)
     try:
@@ -496,7 +499,7 @@ def write_files(table: Any, sources: Sequence[str], *, engine: Any = None, file_
 class _TaskTable:
     """What :func:`write_data_files` needs of a table, rebuilt from a task's plain data."""
 
-    def __init__(self, io: Any, location: str, schema: Schema, spec: Any, order: Any,
+    def __init__(self, io: FileIO, location: str, schema: Schema, spec: Any, order: Any,
                  properties: Mapping[str, str]) -> None:
         from types import SimpleNamespace
 
@@ -506,14 +509,14 @@ class _TaskTable:
                                         properties=dict(properties))
 
 
-def _size_or_zero(io: Any, path: str) -> int:
+def _size_or_zero(io: FileIO, path: str) -> int:
     try:
         return int(io.info(path).size)
     except Exception:  # noqa: BLE001 - only for progress
         return 0
 
 
-def remove_operation_files(io: Any, base_dir: str, operation_id: str) -> None:
+def remove_operation_files(io: FileIO, base_dir: str, operation_id: str) -> None:
     """Delete every file under ``base_dir`` of one operation (its tasks name their files with the
     operation's id), also those of tasks whose results never came back; none when a commit's
     outcome is unknown, and none a commit took (see :mod:`icectl.command_files`)."""

@@ -27,6 +27,7 @@ from typing import Any, Iterator, Sequence
 
 from icectl.errors import InvalidInput
 from icectl import command_files
+from icectl.command_files import usable_cores
 from icectl.io.files import FileIO, is_local
 from icectl.io.manifest_columns import (
     ManifestColumns,
@@ -44,10 +45,7 @@ PARALLEL_MIN_MISSES = 4  # fewer cache misses than this are decoded in the plann
 
 def default_workers() -> int:
     """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return usable_cores()
 
 
 def check_workers(workers: int | None) -> int:

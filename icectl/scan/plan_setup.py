@@ -7,12 +7,12 @@ from __future__ import annotations
 from typing import Sequence
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.expr.binding import bind
 from icectl.expr.expressions import (
     TRUE,
     AlwaysFalse,
     AlwaysTrue,
     Expression,
-    bind,
     referenced_field_ids,
     rewrite_not,
 )
@@ -23,12 +23,12 @@ from icectl.scan.tasks import DEFAULT_LOOKBACK, DEFAULT_OPEN_FILE_COST, DEFAULT_
 from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.schema import Schema
+from icectl.spec.properties import SPLIT_LOOKBACK as LOOKBACK
+from icectl.spec.properties import SPLIT_OPEN_FILE_COST as OPEN_FILE_COST
+from icectl.spec.properties import SPLIT_SIZE
 from icectl.spec.snapshots import Snapshot, ancestors_of
 from icectl.spec.timetext import parse_time_ms
 
-SPLIT_SIZE = "read.split.target-size"
-OPEN_FILE_COST = "read.split.open-file-cost"
-LOOKBACK = "read.split.planning-lookback"
 
 
 

@@ -53,8 +53,13 @@ from icectl.scan.arrow_values import (
     to_internal,
 )
 from icectl.scan.row_groups import row_group_starts, row_groups_to_read
+from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partitioning import unified_partition_type
+from icectl.spec.reserved import DELETE_FILE_PATH_ID as POS_DELETE_PATH_ID
+from icectl.spec.reserved import DELETE_FILE_POS_ID as POS_DELETE_POS_ID
+from icectl.spec.reserved import LAST_UPDATED_SEQUENCE_NUMBER_ID as LAST_UPDATED_SEQ_FIELD_ID
+from icectl.spec.reserved import ROW_ID_ID as ROW_ID_FIELD_ID
 from icectl.spec.schema import Schema, select_fields
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, StructType
 
@@ -64,10 +69,6 @@ if TYPE_CHECKING:
 __all__ = ["open_scan", "scan_of_plan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
            "LAST_UPDATED_SEQ_FIELD_ID"]
 
-ROW_ID_FIELD_ID = 2147483540
-LAST_UPDATED_SEQ_FIELD_ID = 2147483539
-POS_DELETE_PATH_ID = 2147483546
-POS_DELETE_POS_ID = 2147483545
 METADATA_COLUMNS = ("_file", "_pos", "_spec_id", "_partition", "_row_id",
                     "_last_updated_sequence_number")
 DEFAULT_BATCH_ROWS = 65_536
@@ -259,7 +260,7 @@ class _FileReader:
         self.residual_ids = (set() if isinstance(f.residual, AlwaysTrue)
                              else referenced_field_ids(f.residual))
         self.deleted = self._deleted_positions()
-        self.eq_deletes = [d for d in f.deletes if d.content == 2]
+        self.eq_deletes = [d for d in f.deletes if d.content == EQUALITY_DELETES]
         self.lineage = scan.with_metadata and scan.format_version >= 3 and not count_only
         self._types: dict[tuple, dict[int, Any]] = {}
 
@@ -268,7 +269,7 @@ class _FileReader:
     def _deleted_positions(self) -> list[int]:
         sources = []
         for d in self.f.deletes:
-            if d.content != 1:
+            if d.content != POSITION_DELETES:
                 continue
             if d.is_dv:
                 sources.append(read_deletion_vector(self.io, d.path, d.content_offset,

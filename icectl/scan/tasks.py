@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from operator import lt, sub
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
+from icectl.spec.properties import SPLIT_LOOKBACK_DEFAULT, SPLIT_OPEN_FILE_COST_DEFAULT, SPLIT_SIZE_DEFAULT
+
 __all__ = ["Split", "split_offsets_valid", "split_ranges", "pack", "DEFAULT_SPLIT_SIZE",
            "DEFAULT_OPEN_FILE_COST", "DEFAULT_LOOKBACK", "SPLITTABLE_FORMATS"]
 
-DEFAULT_SPLIT_SIZE = 134_217_728
-DEFAULT_OPEN_FILE_COST = 4_194_304
-DEFAULT_LOOKBACK = 10
+DEFAULT_SPLIT_SIZE = SPLIT_SIZE_DEFAULT
+DEFAULT_OPEN_FILE_COST = SPLIT_OPEN_FILE_COST_DEFAULT
+DEFAULT_LOOKBACK = SPLIT_LOOKBACK_DEFAULT
 SPLITTABLE_FORMATS = frozenset({"PARQUET", "AVRO", "ORC"})
 
 T = TypeVar("T")

@@ -49,24 +49,19 @@ __all__ = [
     # helpers
     "inherit_sequence_numbers", "inherit_columns", "InheritedColumns",
     "assign_manifest_first_row_ids", "summarize_entries",
-    "partition_summaries", "content_name", "content_from_name",
+    "partition_summaries", "content_name", "content_from_name", "entry_key",
 ]
 
 # -- enumerations (plain ints: cheap to build 200k times) ------------------------------------
 
-DATA = 0
-POSITION_DELETES = 1
-EQUALITY_DELETES = 2
+# the codes' one home is spec/reserved.py; re-exported here
+from icectl.spec.reserved import ADDED, DATA, DELETED, EXISTING  # noqa: E402
+from icectl.spec.reserved import EQUALITY_DELETES, MANIFEST_DATA, MANIFEST_DELETES, POSITION_DELETES  # noqa: E402
+
 _FILE_CONTENT_NAMES = {DATA: "data", POSITION_DELETES: "position_deletes",
                        EQUALITY_DELETES: "equality_deletes"}
 
-EXISTING = 0
-ADDED = 1
-DELETED = 2
 _STATUS_NAMES = {EXISTING: "existing", ADDED: "added", DELETED: "deleted"}
-
-MANIFEST_DATA = 0
-MANIFEST_DELETES = 1
 
 # The block size v1 writers must still put in the (required, deprecated) field 105; the
 # reference writes 64 MiB.
@@ -432,3 +427,9 @@ def summarize_entries(
         partitions=summaries,
         key_metadata=key_metadata,
     )
+
+
+def entry_key(f: DataFile) -> tuple:
+    """What identifies a live file entry (to remove it): its content kind and path, and the
+    offset of its blob, as deletion vectors share a Puffin file."""
+    return (f.content, f.file_path, f.content_offset)

@@ -17,7 +17,15 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, ValidationError
-from icectl.spec.properties import RESERVED_PROPERTIES, property_int, validate_properties
+from icectl.spec.properties import METADATA_PREVIOUS_VERSIONS_MAX as PREVIOUS_VERSIONS_MAX
+from icectl.spec.properties import METADATA_PREVIOUS_VERSIONS_MAX_DEFAULT as PREVIOUS_VERSIONS_MAX_DEFAULT
+from icectl.spec.properties import (
+    PARQUET_COMPRESSION,
+    PARQUET_COMPRESSION_NEW_TABLE,
+    RESERVED_PROPERTIES,
+    property_int,
+    validate_properties,
+)
 from icectl.spec.partitioning import PARTITION_DATA_ID_START, PartitionSpec, UNPARTITIONED_SPEC
 from icectl.spec.schema import Schema, assign_fresh_ids
 from icectl.spec.snapshots import (
@@ -44,12 +52,9 @@ DEFAULT_FORMAT_VERSION = 2
 INITIAL_SEQUENCE_NUMBER = 0
 
 # Defaults the reference persists into a new table's properties when the caller sets none.
-_PERSISTED_DEFAULTS = {"write.parquet.compression-codec": "zstd"}
+_PERSISTED_DEFAULTS = {PARQUET_COMPRESSION: PARQUET_COMPRESSION_NEW_TABLE}
 
-PREVIOUS_VERSIONS_MAX = "write.metadata.previous-versions-max"
-PREVIOUS_VERSIONS_MAX_DEFAULT = 100
-
-_KNOWN_KEYS = (
+KNOWN_KEYS = (
     "format-version", "table-uuid", "location", "last-sequence-number", "last-updated-ms",
     "last-column-id", "schema", "current-schema-id", "schemas", "partition-spec",
     "default-spec-id", "partition-specs", "last-partition-id", "default-sort-order-id",

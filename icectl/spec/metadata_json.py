@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from icectl.errors import CorruptMetadata, IcectlError, UnsupportedFeature
 from icectl.spec.metadata import (
-    _KNOWN_KEYS,
+    KNOWN_KEYS,
     INITIAL_SEQUENCE_NUMBER,
     SUPPORTED_FORMAT_VERSIONS,
     TableMetadata,
@@ -27,7 +27,6 @@ from icectl.spec.sorting import UNSORTED_ORDER, SortOrder
 
 __all__ = [
     "metadata_from_json", "metadata_from_bytes", "metadata_to_bytes", "metadata_to_json_text",
-    "is_gzip_metadata_name",
 ]
 
 
@@ -147,7 +146,7 @@ def _parse(r: _Reader, obj: dict[str, Any], version: int) -> TableMetadata:
         encryption_keys=tuple(_objects(r, keys, "encryption-keys")),
         statistics=tuple(_object_list(r, "statistics")),
         partition_statistics=tuple(_object_list(r, "partition-statistics")),
-        extra={k: v for k, v in obj.items() if k not in _KNOWN_KEYS},
+        extra={k: v for k, v in obj.items() if k not in KNOWN_KEYS},
     )
 
 
@@ -237,11 +236,6 @@ def _objects(r: _Reader, items: list[Any], key: str) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------------
 # Bytes: compact JSON text (as the reference writes files) and gzip
-
-
-def is_gzip_metadata_name(name: str) -> bool:
-    """``*.gz.metadata.json`` and the legacy ``*.metadata.json.gz`` are gzip-compressed."""
-    return name.endswith(".metadata.json.gz") or name.endswith(".gz.metadata.json")
 
 
 def metadata_to_json_text(md: TableMetadata, indent: int | None = None) -> str:

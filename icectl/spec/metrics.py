@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping
 
 from icectl.errors import InvalidInput
+from icectl.spec import properties as _props
 from icectl.spec.schema import Schema
 from icectl.spec.types import (
     BINARY,
@@ -42,10 +43,11 @@ __all__ = [
     "truncate_binary_upper", "truncate_lower_bound", "truncate_upper_bound",
 ]
 
-DEFAULT_MODE_PROPERTY = "write.metadata.metrics.default"
-COLUMN_MODE_PREFIX = "write.metadata.metrics.column."
-MAX_INFERRED_COLUMNS_PROPERTY = "write.metadata.metrics.max-inferred-column-defaults"
-MAX_INFERRED_COLUMNS_DEFAULT = 100
+# the properties read here: keys and defaults from the catalogue (spec/properties.py)
+DEFAULT_MODE_PROPERTY = _props.METRICS_DEFAULT_MODE
+COLUMN_MODE_PREFIX = _props.METRICS_COLUMN_MODE_PREFIX
+MAX_INFERRED_COLUMNS_PROPERTY = _props.METRICS_MAX_INFERRED_COLUMNS
+MAX_INFERRED_COLUMNS_DEFAULT = _props.METRICS_MAX_INFERRED_COLUMNS_DEFAULT
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import Any, Iterable, Iterator, Sequence
 
 from icectl.errors import CorruptMetadata
+from icectl.spec.properties import NAME_MAPPING as NAME_MAPPING_PROPERTY
 from icectl.spec.schema import Schema
 from icectl.spec.types import IcebergType, ListType, MapType, StructType
 
@@ -29,7 +30,6 @@ __all__ = [
     "table_name_mapping",
 ]
 
-NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
 
 @dataclass(frozen=True)

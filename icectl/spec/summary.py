@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Iterable, Mapping
 
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, MANIFEST_DATA, POSITION_DELETES, DataFile, ManifestFile
+from icectl.spec.properties import PARTITION_SUMMARY_LIMIT, PARTITION_SUMMARY_LIMIT_DEFAULT, property_int
 from icectl.spec.snapshots import carry_totals
 
 __all__ = [
@@ -46,8 +47,6 @@ DELETED_DUPLICATE_FILES = "deleted-duplicate-files"
 CHANGED_PARTITION_COUNT = "changed-partition-count"
 PARTITION_SUMMARIES_INCLUDED = "partition-summaries-included"
 PARTITION_PREFIX = "partitions."
-# Table property: how many changed partitions may get their own ``partitions.<path>`` entry.
-PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
 
 # The counters in the order the reference writes them; the last six only while sizes and
 # delete counts are trusted (a whole manifest added without its files makes them unknown).
@@ -133,6 +132,11 @@ class SummaryBuilder:
         self._partitions: dict[str, _Counters] = {}
         self._trust_partitions = True
         self._duplicate_deletes = 0
+
+    @classmethod
+    def for_table(cls, properties: Mapping[str, str]) -> "SummaryBuilder":
+        """A builder with the table's partition summary limit (``write.summary.partition-limit``)."""
+        return cls(property_int(properties, PARTITION_SUMMARY_LIMIT, PARTITION_SUMMARY_LIMIT_DEFAULT))
 
     def set(self, key: str, value: str) -> "SummaryBuilder":
         """A custom property, written first (e.g. a pipeline's ``--summary k=v``)."""

@@ -321,7 +321,7 @@ def _java_truncate(v: int, w: int, bits: int) -> int:
     return _wrap(v - _java_rem(inner, w), bits)
 
 
-class _TimeTransform(Transform):
+class TimeTransform(Transform):
     """year / month / day / hour. ``_order`` ranks granularity (smaller is finer)."""
 
     preserves_order = True
@@ -356,13 +356,13 @@ class _TimeTransform(Transform):
         return "time"
 
     def satisfies_order_of(self, other: Transform) -> bool:
-        if isinstance(other, _TimeTransform):
+        if isinstance(other, TimeTransform):
             return self._order <= other._order
         return False
 
 
 @dataclass(frozen=True, repr=False)
-class YearTransform(_TimeTransform):
+class YearTransform(TimeTransform):
     name = "year"
     _order = 3
 
@@ -374,7 +374,7 @@ class YearTransform(_TimeTransform):
 
 
 @dataclass(frozen=True, repr=False)
-class MonthTransform(_TimeTransform):
+class MonthTransform(TimeTransform):
     name = "month"
     _order = 2
 
@@ -387,7 +387,7 @@ class MonthTransform(_TimeTransform):
 
 
 @dataclass(frozen=True, repr=False)
-class DayTransform(_TimeTransform):
+class DayTransform(TimeTransform):
     name = "day"
     _order = 1
 
@@ -402,7 +402,7 @@ class DayTransform(_TimeTransform):
 
 
 @dataclass(frozen=True, repr=False)
-class HourTransform(_TimeTransform):
+class HourTransform(TimeTransform):
     name = "hour"
     _order = 0
     _valid = _TS_TYPES

@@ -7,7 +7,7 @@ import re
 
 from icectl.errors import NotFound, StorageError, ValidationError
 from icectl.io.files import FileIO, join
-from icectl.table.store import _VERSION_NAME, find_current_version, metadata_dir
+from icectl.table.store import VERSION_NAME, find_current_version, metadata_dir
 
 __all__ = ["is_metadata_file", "find_catalog_version", "catalog_managed", "locate_metadata_file",
            "METADATA_FILE_SUFFIXES"]
@@ -62,7 +62,7 @@ def locate_metadata_file(io: FileIO, path: str) -> tuple[str, int, str | None]:
         raise NotFound(f"metadata file not found: {path}")
     directory, name = path.rsplit("/", 1) if "/" in path else ("", path)
     location = directory.rsplit("/", 1)[0] if directory.rsplit("/", 1)[-1] == "metadata" else ""
-    m = _VERSION_NAME.match(name)
+    m = VERSION_NAME.match(name)
     if m and location:
         version = int(m.group(1))
         current = find_current_version(io, location)

@@ -21,12 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
+from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
 from icectl.spec.values import from_bytes
 
-__all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID"]
-
-DELETE_FILE_PATH_ID = 2147483546
+__all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID", "targeted_path", "delete_target"]
 
 
 @dataclass(frozen=True)
@@ -57,10 +56,7 @@ class DeleteRef:
         """The reference to a delete file read by the record reader (``spec.manifests.DataFile``,
         its ``spec_id`` set from its manifest); equality-field statistics decoded lazily by
         :meth:`DeleteIndex._eq_may_apply` stay raw here, as the planner's columns keep them."""
-        referenced = f.referenced_data_file
-        if f.content != EQUALITY_DELETES:
-            referenced = targeted_path(referenced, (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID),
-                                       (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID))
+        referenced = f.referenced_data_file if f.content == EQUALITY_DELETES else delete_target(f)
         return cls(
             path=f.file_path, content=f.content, file_format=f.file_format,
             record_count=f.record_count, file_size_in_bytes=f.file_size_in_bytes,
@@ -257,8 +253,18 @@ def _all_non_null(nulls: int | None) -> bool:
     return nulls is not None and nulls <= 0
 
 
+def delete_target(f: Any) -> str | None:
+    """The one data file a position delete file (a ``DataFile``) applies to, if it names one:
+    the one home of this rule (see :func:`targeted_path`)."""
+    return targeted_path(f.referenced_data_file, (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID),
+                         (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID))
+
+
 def targeted_path(referenced: str | None, lower: bytes | None, upper: bytes | None) -> str | None:
-    """The one data file a position delete file applies to, if it names one."""
+    """The one data file a position delete file applies to, if it names one: its
+    ``referenced_data_file``, else equal ``file_path`` bounds read as UTF-8. Bounds that are not
+    UTF-8 name no file (the delete then applies to its whole partition, which is safe), as the
+    reference's strict decoder refuses them."""
     if referenced is not None:
         return referenced
     if lower is not None and upper is not None and lower == upper:

@@ -52,7 +52,14 @@ from icectl.spec.manifests import (
 )
 from icectl.spec.metadata import TableMetadata, add_snapshot, next_sequence_number, now_ms
 from icectl.spec.partitioning import PartitionSpec
-from icectl.spec.properties import property_int
+from icectl.spec.properties import (  # re-exported: older homes of these names
+    MANIFEST_MERGE_ENABLED,
+    MANIFEST_MIN_MERGE_COUNT,
+    MANIFEST_MIN_MERGE_COUNT_DEFAULT,
+    MANIFEST_TARGET_SIZE,
+    MANIFEST_TARGET_SIZE_DEFAULT,
+    property_int,
+)
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.values import to_bytes
@@ -66,11 +73,6 @@ __all__ = [
     "IDEMPOTENCY_KEY", "AlreadyCommitted", "snapshot_with_key",
 ]
 
-MANIFEST_MERGE_ENABLED = "commit.manifest-merge.enabled"
-MANIFEST_MIN_MERGE_COUNT = "commit.manifest.min-count-to-merge"
-MANIFEST_TARGET_SIZE = "commit.manifest.target-size-bytes"
-MANIFEST_MIN_MERGE_COUNT_DEFAULT = 100
-MANIFEST_TARGET_SIZE_DEFAULT = 8 * 1024 * 1024
 
 # Written after the totals, as the reference writes its environment context.
 ENVIRONMENT = {"engine-name": "icectl", "engine-version": __version__}
@@ -508,8 +510,7 @@ class FastAppendProducer(SnapshotProducer):
         return [f for f, _ in self._files]
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
-        limit = property_int(base.properties, "write.summary.partition-limit", 0)
-        return SummaryBuilder(limit).added_files(self._files)
+        return SummaryBuilder.for_table(base.properties).added_files(self._files)
 
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
         if self._written is None:

@@ -53,25 +53,19 @@ from icectl.spec.manifests import (
     ManifestEntry,
     ManifestFile,
 )
+from icectl.spec.manifests import entry_key as delete_file_key  # re-exported (its older name)
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partition_path import partition_path
-from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
+from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.table import validation
 from icectl.table.manifest_filter import RemovalFilter
+from icectl.table.delete_index import delete_target
 from icectl.table.producer import SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["RewriteFilesProducer", "OverwriteFilesProducer", "delete_file_key"]
-
-_FILE_PATH_ID = 2147483546  # position delete files' file_path column
-
-
-def delete_file_key(f: DataFile) -> tuple:
-    """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
-    return (f.content, f.file_path, f.content_offset)
-
 
 class RewriteFilesProducer(SnapshotProducer):
     """Replace data files by others holding the same rows (see the module docs)."""
@@ -128,8 +122,7 @@ class RewriteFilesProducer(SnapshotProducer):
     # -- the snapshot ---------------------------------------------------------------------
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
-        limit = property_int(base.properties, "write.summary.partition-limit", 0)
-        b = SummaryBuilder(limit).added_files(self._added)
+        b = SummaryBuilder.for_table(base.properties).added_files(self._added)
         for f in self.removed_data + self.removed_deletes:
             b.removed_file(f, _ppath(base, f))
         return b
@@ -242,7 +235,7 @@ class RewriteFilesProducer(SnapshotProducer):
 
     def _dangling(self, f: DataFile, seq: int, state: "_LiveState", unpartitioned: set) -> bool:
         if f.content == POSITION_DELETES:
-            target = _targeted_path(f)
+            target = delete_target(f)
             if target is not None:
                 return target in self._removed_paths and not state.has_path(target)
             if (f.spec_id, f.partition) not in state.touched:
@@ -329,18 +322,10 @@ class _LiveState:
 
 
 def _path_bounds(f: DataFile) -> tuple[str | None, str | None]:
-    lo = (f.lower_bounds or {}).get(_FILE_PATH_ID)
-    hi = (f.upper_bounds or {}).get(_FILE_PATH_ID)
+    lo = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
+    hi = (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
     return (lo.decode("utf-8", "replace") if lo is not None else None,
             hi.decode("utf-8", "replace") if hi is not None else None)
-
-
-def _targeted_path(f: DataFile) -> str | None:
-    """The one data file a position delete file applies to, when it says so."""
-    if f.referenced_data_file:
-        return f.referenced_data_file
-    lo, hi = _path_bounds(f)
-    return lo if lo is not None and lo == hi else None
 
 
 def _ppath(md: TableMetadata, f: DataFile) -> str:

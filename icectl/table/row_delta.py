@@ -47,7 +47,6 @@ from typing import Callable, Iterable
 from icectl.errors import CommitConflict, ValidationError
 from icectl.spec.manifests import (
     ADDED,
-    DATA,
     DELETED,
     EXISTING,
     MANIFEST_DATA,
@@ -55,9 +54,9 @@ from icectl.spec.manifests import (
     DataFile,
     ManifestEntry,
     ManifestFile,
+    entry_key,
 )
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.properties import property_int
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table.manifest_filter import RemovalFilter
@@ -142,8 +141,7 @@ class RowDeltaProducer(SnapshotProducer):
     # -- the snapshot -----------------------------------------------------------------------
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
-        limit = property_int(base.properties, "write.summary.partition-limit", 0)
-        b = SummaryBuilder(limit).added_files(self._added_data + self._added)
+        b = SummaryBuilder.for_table(base.properties).added_files(self._added_data + self._added)
         for f, path in self._removed + self._removed_deletes:
             b.removed_file(f, path)
         return b
@@ -168,7 +166,7 @@ class RowDeltaProducer(SnapshotProducer):
     def apply(self, base: TableMetadata, parent: Snapshot | None, attempt: CommitAttempt) -> list[ManifestFile]:
         written = self._new_manifests(base, attempt)
         targets = [f for f, _ in self._removed + self._removed_deletes]
-        removing = {_removal_key(f) for f in targets}
+        removing = {entry_key(f) for f in targets}
         parents = self.parent_manifests(base, parent)
         hits: dict[str, list[ManifestEntry]] = {}  # opened manifests listing a file to remove
         found: set[tuple] = set()
@@ -176,7 +174,7 @@ class RowDeltaProducer(SnapshotProducer):
         def look_in(ms: list[ManifestFile]) -> None:
             for m in ms:
                 entries = self.manifest_entries(m)
-                keys = {_removal_key(e.data_file) for e in entries if e.status != DELETED} & removing
+                keys = {entry_key(e.data_file) for e in entries if e.status != DELETED} & removing
                 if keys:
                     hits[m.manifest_path] = entries
                     found.update(keys)
@@ -209,7 +207,7 @@ class RowDeltaProducer(SnapshotProducer):
         for e in entries:
             if e.status == DELETED:
                 continue  # deletes of an older snapshot are not carried forward
-            if _removal_key(e.data_file) in removing:
+            if entry_key(e.data_file) in removing:
                 rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
             else:
                 rewritten.append(replace(e, status=EXISTING))
@@ -217,6 +215,4 @@ class RowDeltaProducer(SnapshotProducer):
                                     rewritten, m.content)
 
 
-def _removal_key(f: DataFile) -> tuple:
-    """Identifies a live entry: deletion vectors share a Puffin file, so their offset counts."""
-    return (f.content if f.content != DATA else DATA, f.file_path, f.content_offset)
+

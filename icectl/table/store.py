@@ -40,6 +40,9 @@ from icectl.errors import (CommitConflict, CommitStateUnknown, CorruptMetadata, 
 from icectl.io.files import DestinationExists, FileIO, join
 from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
 from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
+from icectl.spec.properties import METADATA_COMPRESSION
+from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT as DELETE_AFTER_COMMIT
+from icectl.spec.properties import WRITE_METADATA_PATH as WRITE_METADATA_LOCATION
 
 __all__ = [
     "VersionConflict", "CommittedVersion", "metadata_dir", "version_hint_path", "metadata_file_path",
@@ -50,11 +53,8 @@ __all__ = [
 ]
 
 VERSION_HINT = "version-hint.text"
-METADATA_COMPRESSION = "write.metadata.compression-codec"
-DELETE_AFTER_COMMIT = "write.metadata.delete-after-commit.enabled"
-WRITE_METADATA_LOCATION = "write.metadata.path"
 
-_VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.metadata\.json\.gz)$")
+VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.metadata\.json\.gz)$")
 
 
 class VersionConflict(CommitConflict):
@@ -118,7 +118,7 @@ def _read_hint(io: FileIO, location: str) -> int | None:
 def _list_versions(io: FileIO, location: str) -> list[int]:
     versions = []
     for name in io.list_names(metadata_dir(location), prefix="v"):
-        m = _VERSION_NAME.match(name)
+        m = VERSION_NAME.match(name)
         if m:
             versions.append(int(m.group(1)))
     return versions
@@ -171,7 +171,7 @@ def _find_current_on_object_store(io: FileIO, location: str, hinted: int | None)
     version after the newest is probed in case the store's listing lags."""
     names: dict[int, str] = {}
     for name in io.list_names(metadata_dir(location), prefix="v"):
-        m = _VERSION_NAME.match(name)
+        m = VERSION_NAME.match(name)
         if m:
             v = int(m.group(1))
             if v not in names or name == f"v{v}.metadata.json":
@@ -426,7 +426,7 @@ def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, ve
                                   conflict=True)
     raise CommitStateUnknown(
         f"cannot tell whether {final} is part of {location}: newer versions were written and "
-        f"removed before they could be read; every file of the commit is kept")
+        f"removed before they could be read: every file of the commit is kept; check the table before retrying")
 
 
 _CHECK_ROUNDS = 5
@@ -532,8 +532,8 @@ def commit(
     except CommitStateUnknown:
         raise
     except BaseException as e:
-        raise CommitStateUnknown(f"interrupted while checking {final}; it may be part of {location}: "
-                                 f"every file of the commit is kept") from e
+        raise CommitStateUnknown(f"cannot tell whether {final} is part of {location} (interrupted while "
+                                 f"checking): every file of the commit is kept; check the table before retrying") from e
 
     try:
         write_version_hint(io, location, next_version)
@@ -545,8 +545,8 @@ def commit(
     except BaseException as e:
         # the commit is in the table; only its tidying was cut short. Reported as unknown so
         # the caller keeps (and does not retry) what the commit wrote.
-        raise CommitStateUnknown(f"{final} was committed to {location}, but the commit was "
-                                 f"interrupted before it finished; every file of it is kept") from e
+        raise CommitStateUnknown(f"{final} was committed to {location}, but the commit was interrupted "
+                                 f"before it finished: every file of the commit is kept; check the table before retrying") from e
     return CommittedVersion(next_version, final, new)
 
 
@@ -568,7 +568,7 @@ def _create_version(io: FileIO, location: str, base: CommittedVersion | None, ne
     name = final.rsplit("/", 1)[-1]
     if name != f"v{next_version}.metadata.json":
         rivals = [n for n in io.list_names(metadata_dir(location), prefix=f"v{next_version}.")
-                  if n != name and _VERSION_NAME.match(n)]
+                  if n != name and VERSION_NAME.match(n)]
         if f"v{next_version}.metadata.json" in rivals:
             _undo_rename(io, final, data)
             raise VersionConflict(next_version, join(metadata_dir(location), f"v{next_version}.metadata.json"))

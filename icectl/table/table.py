@@ -21,7 +21,17 @@ from icectl.errors import AlreadyExists, CommitConflict, CommitStateUnknown, Inv
 from icectl import command_files
 from icectl.io.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.properties import property_int
+from icectl.spec.properties import (
+    COMMIT_MAX_RETRY_WAIT_MS,
+    COMMIT_MAX_RETRY_WAIT_MS_DEFAULT,
+    COMMIT_MIN_RETRY_WAIT_MS,
+    COMMIT_MIN_RETRY_WAIT_MS_DEFAULT,
+    COMMIT_NUM_RETRIES,
+    COMMIT_NUM_RETRIES_DEFAULT,
+    COMMIT_TOTAL_RETRY_TIME_MS,
+    COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT,
+    property_int,
+)
 from icectl.table import catalog_files, store
 from icectl.table.store import CommittedVersion, VersionConflict
 
@@ -48,10 +58,10 @@ def resolve_table_location(ident: str, warehouse: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    num_retries: int = 4
-    min_wait_ms: int = 100
-    max_wait_ms: int = 60_000
-    total_timeout_ms: int = 1_800_000
+    num_retries: int = COMMIT_NUM_RETRIES_DEFAULT
+    min_wait_ms: int = COMMIT_MIN_RETRY_WAIT_MS_DEFAULT
+    max_wait_ms: int = COMMIT_MAX_RETRY_WAIT_MS_DEFAULT
+    total_timeout_ms: int = COMMIT_TOTAL_RETRY_TIME_MS_DEFAULT
 
     @classmethod
     def from_metadata(cls, md: TableMetadata, problems: list[str] | None = None) -> "RetryPolicy":
@@ -60,10 +70,10 @@ class RetryPolicy:
         that repairs it)."""
         p = md.properties
         return cls(
-            num_retries=property_int(p, "commit.retry.num-retries", 4, problems),
-            min_wait_ms=property_int(p, "commit.retry.min-wait-ms", 100, problems),
-            max_wait_ms=property_int(p, "commit.retry.max-wait-ms", 60_000, problems),
-            total_timeout_ms=property_int(p, "commit.retry.total-timeout-ms", 1_800_000, problems),
+            num_retries=property_int(p, COMMIT_NUM_RETRIES, cls.num_retries, problems),
+            min_wait_ms=property_int(p, COMMIT_MIN_RETRY_WAIT_MS, cls.min_wait_ms, problems),
+            max_wait_ms=property_int(p, COMMIT_MAX_RETRY_WAIT_MS, cls.max_wait_ms, problems),
+            total_timeout_ms=property_int(p, COMMIT_TOTAL_RETRY_TIME_MS, cls.total_timeout_ms, problems),
         )
 
     def delay_ms(self, attempt: int) -> float:

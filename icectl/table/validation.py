@@ -44,6 +44,8 @@ from icectl.spec.manifests import (
     ManifestEntry,
 )
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.properties import DELETE_ISOLATION_LEVEL as ISOLATION_LEVEL
+from icectl.spec.properties import ISOLATION_LEVEL_DEFAULT, SERIALIZABLE, SNAPSHOT
 from icectl.spec.snapshots import Snapshot
 from icectl.table.delete_index import DeleteIndex, DeleteRef
 
@@ -53,14 +55,11 @@ __all__ = [
     "filter_may_match", "conflict_filter",
 ]
 
-ISOLATION_LEVEL = "write.delete.isolation-level"
-SERIALIZABLE = "serializable"
-SNAPSHOT = "snapshot"
 
 
 def isolation_level(md: TableMetadata, key: str = ISOLATION_LEVEL) -> str:
     """The isolation level a table property asks for (the reference's default: serializable)."""
-    level = md.properties.get(key, SERIALIZABLE).strip().lower()
+    level = md.properties.get(key, ISOLATION_LEVEL_DEFAULT).strip().lower()
     return level if level in (SERIALIZABLE, SNAPSHOT) else SERIALIZABLE
 
 

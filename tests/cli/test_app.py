@@ -14,7 +14,7 @@ from typer._click.utils import make_default_short_help
 from icectl.cli.app import COMMANDS, app, load_module_commands
 
 CLI = Path(__file__).resolve().parents[2] / "icectl" / "cli"
-SHARED = {"__init__", "app", "common", "output", "entry", "runner", "plan_run", "parallel_out"}
+SHARED = {"__init__", "app", "common", "output", "entry", "runner", "plan_run", "parallel_out", "rows_out"}
 
 
 def test_the_table_names_every_command_module_and_its_one_line_help() -> None:
@@ -104,3 +104,31 @@ def test_values_typer_must_convert_still_get_typers_checks_and_messages(tmp_path
     assert r.returncode == 0 and '"format-version": 1' in r.stdout
     r = run("inspect", "schema", str(loc), "--schema-id", "0", "--json")  # an int converted by typer
     assert r.returncode == 0 and '"schema-id": 0' in r.stdout
+
+
+def test_the_typer_internals_the_cli_relies_on_are_pinned() -> None:
+    """cli/app.py defers typer's (pydantic) coercion per parameter and shows arguments by name,
+    through typer internals (``typer._coercion.build_runtime_param``, a parameter's
+    ``_runtime_param``, ``_usage_display_name``/``_rich_display_name``) and its vendored click
+    (``typer._click``). They hold for the one typer minor pyproject.toml pins: an install outside
+    it, or a typer of that minor without them, fails here rather than in a user's shell."""
+    import importlib.metadata
+    import re
+
+    import typer._coercion
+    import typer.core
+
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8")
+    pin = re.search(r'"typer>=(\d+)\.(\d+),<(\d+)\.(\d+)"', pyproject)
+    assert pin, "typer must be pinned to one minor in pyproject.toml"
+    low, high = (int(pin[1]), int(pin[2])), (int(pin[3]), int(pin[4]))
+    assert high == (low[0], low[1] + 1), "the pin covers one minor"
+    installed = tuple(int(x) for x in importlib.metadata.version("typer").split(".")[:2])
+    assert low <= installed < high
+    assert callable(typer._coercion.build_runtime_param)
+    assert "_runtime_param" in typer.core._TyperParameter.__annotations__
+    params = [p for c in load_module_commands("inspect_cmds").values()
+              for sub in getattr(c, "commands", {c.name: c}).values() for p in sub.params]
+    assert any(getattr(p, "param_type_name", "") == "argument" for p in params)
+    for p in params:  # what _defer_coercion and _word_type changed
+        assert getattr(p, "_runtime_param", "absent") != "absent"

@@ -48,6 +48,18 @@ def test_the_option_table_is_the_commands() -> None:
     assert PLAN_SHORT == shorts
 
 
+def test_the_plan_body_takes_the_commands_options() -> None:
+    """plan_run.run_plan (run by both paths) has the command's parameters, with its defaults."""
+    import inspect
+
+    from icectl.cli.plan_run import run_plan
+
+    body = {n: p.default for n, p in inspect.signature(run_plan).parameters.items()}
+    body["table"] = None  # required in both
+    command = {p.name: p.default for p in _PLAN.params if p.name not in ("fields", "storage_options")}
+    assert body == command
+
+
 TAKEN = [
     ["t"],
     ["t", "--json"],

@@ -7,6 +7,8 @@ import time
 
 import pytest
 
+from icectl.command_files import usable_cores
+
 from icectl.engines import LocalEngine, TaskProgress, get_engine
 from icectl.errors import InvalidInput
 
@@ -39,7 +41,7 @@ def test_runs_the_function_in_worker_processes_and_keeps_task_order() -> None:
 
 
 def test_defaults_and_edges() -> None:
-    assert LocalEngine().workers == (os.cpu_count() or 1)
+    assert LocalEngine().workers == usable_cores()
     assert LocalEngine(workers=3).map(square_with_pid, []) == []
     with pytest.raises(InvalidInput):
         LocalEngine(workers=0)

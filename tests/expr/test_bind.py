@@ -9,6 +9,7 @@ from decimal import Decimal
 import pytest
 
 from icectl.errors import InvalidInput, NotFound
+from icectl.expr.binding import bind
 from icectl.expr.expressions import (
     FALSE,
     TRUE,
@@ -17,7 +18,6 @@ from icectl.expr.expressions import (
     Not,
     Operation,
     Or,
-    bind,
     referenced_field_ids,
     rewrite_not,
 )

@@ -14,7 +14,8 @@ from icectl.expr.evaluators import (
     StrictMetricsEvaluator,
     evaluate_row,
 )
-from icectl.expr.expressions import FALSE, TRUE, bind
+from icectl.expr.binding import bind
+from icectl.expr.expressions import FALSE, TRUE
 from icectl.expr.parser import parse_filter
 from icectl.expr.projection import inclusive_projection, strict_projection
 from icectl.spec.manifests import DataFile, FieldSummary, ManifestFile

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from icectl.expr.evaluators import MetricsEvaluator
-from icectl.expr.expressions import bind, rewrite_not
+from icectl.expr.binding import bind
+from icectl.expr.expressions import rewrite_not
 from icectl.expr.parser import parse_filter
 from icectl.io.avro import write_manifest_raw
 from icectl.io.manifest_columns import decode_manifest

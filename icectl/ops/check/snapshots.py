@@ -8,8 +8,8 @@ from typing import Mapping
 
 from icectl.ops.check.manifests import TOTALS, ManifestFacts
 from icectl.ops.check.model import Problems
-from icectl.table.delete_index import DELETE_FILE_PATH_ID, targeted_path
-from icectl.spec.manifests import ADDED, DATA, POSITION_DELETES, DataFile, ManifestFile
+from icectl.table.delete_index import delete_target
+from icectl.spec.manifests import ADDED, DATA, POSITION_DELETES, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import COUNTER_KEYS, SummaryBuilder
@@ -111,12 +111,6 @@ def _check_summary(s: Snapshot, got: list[ManifestFacts], problems: Problems) ->
             problems.error(code, where, msg)
 
 
-def _target(df: DataFile) -> str | None:
-    lower = (df.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
-    upper = (df.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
-    return targeted_path(df.referenced_data_file, lower, upper)
-
-
 def _check_deletes(s: Snapshot, got: list[ManifestFacts], problems: Problems, reported: set) -> None:
     live: set[str] = set()
     for f in got:
@@ -133,7 +127,7 @@ def _check_deletes(s: Snapshot, got: list[ManifestFacts], problems: Problems, re
         for df in f.live:
             if df.content != POSITION_DELETES:
                 continue
-            target = _target(df)
+            target = delete_target(df)
             if target is None:
                 continue
             if df.is_deletion_vector:

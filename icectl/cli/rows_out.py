@@ -1,0 +1,120 @@
+"""Printing rows, for `icectl scan` and `icectl changes`: their output options --format, --output,
+--limit and --count (declared once, here), the checks of those options, and the writers."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from typing import Annotated, Any, Iterator, Optional
+
+import typer
+
+from icectl.cli.common import values
+from icectl.cli.output import emit_table
+from icectl.errors import InvalidInput
+
+__all__ = ["FORMATS", "FormatOpt", "OutputOpt", "LimitOpt", "CountOpt", "check_output_options", "emit_rows"]
+
+FORMATS = ("table", "csv", "jsonl", "parquet")
+
+FormatOpt = Annotated[str, typer.Option("--format", help="Output format: table, csv, jsonl or parquet.",
+                                        autocompletion=values(*FORMATS))]
+OutputOpt = Annotated[Optional[str], typer.Option(
+    "--output", "-o", help="Write the rows to this file instead of stdout (required for parquet).")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", help="Print at most this many rows.")]
+CountOpt = Annotated[bool, typer.Option("--count", help="Print only the number of rows.")]
+
+
+def check_output_options(fmt: str, limit: int | None, output: str | None, count: bool) -> None:
+    """The row-printing options shared by scan and changes, checked before any work."""
+    if fmt not in FORMATS:
+        raise InvalidInput(f"--format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+    if limit is not None and limit < 0:
+        raise InvalidInput("--limit must not be negative")
+    if fmt == "parquet" and output is None and not count:
+        raise InvalidInput("--format parquet needs --output FILE")
+    if output is not None and os.path.isdir(output):
+        raise InvalidInput(f"--output {output} is a directory")
+
+
+def emit_rows(s: Any, batches: Iterator[Any], fmt: str, output: str | None) -> None:
+    """Print or write the rows of ``s`` (a scan or a change set) in ``fmt``."""
+    if fmt == "parquet":
+        assert output is not None
+        _write_file(output, lambda path: s.write_parquet(path, batches))
+    elif output is not None:
+        def write_text(path: str) -> None:
+            with open(path, "w", encoding="utf-8", newline="") as fh:
+                _write_text(s, batches, fmt, fh)
+        _write_file(output, write_text)
+    elif fmt == "table":
+        names, rows = _columns(s), list(_human_rows(s, batches))
+        emit_table(names, rows)
+    else:
+        _write_text(s, batches, fmt, sys.stdout)
+        sys.stdout.flush()
+
+
+def _write_file(path: str, write: Any) -> None:
+    """Write through a temporary file renamed into place: a failed scan leaves nothing."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _columns(s: Any) -> list[str]:
+    return list(s.arrow_schema().names)
+
+
+def _internal_rows(s: Any, batches: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
+    from icectl.scan.arrow_values import to_internal
+
+    types = s.iceberg_types()
+    for b in batches:
+        cols = [to_internal(b.column(i), t) for i, t in enumerate(types)]
+        yield from zip(*cols)
+
+
+def _json_rows(s: Any, batches: Iterator[Any]) -> Iterator[dict[str, Any]]:
+    from icectl.spec.values import to_json_value
+
+    names, types = _columns(s), s.iceberg_types()
+    for row in _internal_rows(s, batches):
+        yield {n: to_json_value(t, v, names=True) for n, t, v in zip(names, types, row)}
+
+
+def _human_rows(s: Any, batches: Iterator[Any]) -> Iterator[list[Any]]:
+    for row in _json_rows(s, batches):
+        yield [v for v in row.values()]
+
+
+def _write_text(s: Any, batches: Iterator[Any], fmt: str, fh: Any) -> None:
+    if fmt == "table":  # to a file: tab-separated, with a header
+        fh.write("\t".join(_columns(s)) + "\n")
+        for row in _json_rows(s, batches):
+            fh.write("\t".join(_csv_cell(v) for v in row.values()) + "\n")
+        return
+    if fmt == "jsonl":
+        for row in _json_rows(s, batches):
+            fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
+        return
+    w = csv.writer(fh, lineterminator="\n")
+    w.writerow(_columns(s))
+    for row in _json_rows(s, batches):
+        w.writerow([_csv_cell(v) for v in row.values()])
+
+
+def _csv_cell(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, ensure_ascii=False, separators=(",", ":"))
+    return str(v)
