@@ -13,6 +13,10 @@ manifest list entry is :func:`icectl.spec.manifests.inherit_columns`, also share
   none gets the running next row id, which then grows by the file's record count; a manifest
   without one clears the files' values (delete manifests, manifests from before v3).
 
+A plain fixed[N] partition value is stored length-prefixed, as Iceberg Java 1.10.2 stores it;
+both readers also read the plain Avro fixed older icectl wrote
+(:func:`icectl.io.avro_schema.manifest_wire_schemas`, the one rule).
+
 Manifest lists live in :mod:`icectl.io.manifest_list`, generic Avro files of raw records in
 :mod:`icectl.io.avro_files`; both are re-exported here, the module callers import.
 """
