@@ -255,23 +255,64 @@ def _plan(ctx: Ctx, b: Built, jt: Any, f, text: str, selected: set, ref: str | N
 
 
 def plan_category(cat: str, f, extra: set, missing: set, dels: list, selected: set) -> str:
-    """The category of a plan difference: only a superset of Java's plan can be on purpose (a
-    file Java plans and icectl skips, or other delete files, always fail)."""
-    if missing or dels or not extra:
+    """The category of a plan difference. A file Java plans and icectl skips is accepted only
+    when it holds no row the filter selects and the filter compares a uuid by order (Java 1.10
+    orders uuids as signed longs, Iceberg and icectl by their bytes: Java plans files whose rows
+    match only in its order); other delete files always fail. Files icectl plans and Java skips
+    are `reference:` when each holds a selected row, `deliberate:` on a case the README
+    documents, and fail otherwise."""
+    if dels or not (extra or missing):
         return cat
+    signed = None
+    if missing:
+        if not (_uuid_ordering(f) and _hold_none(missing, selected)):
+            return cat
+        signed = ("reference: Java orders uuids as signed longs and plans files holding no row the "
+                  "filter selects (" + cat + ")")
+        if not extra:
+            return signed
     if _hold_selected(extra, selected):
         # every extra file holds a row the filter selects: Java's planning lost rows (e.g. its
         # float/double counts inside a null struct leave rows out; README)
         return "reference: Java's planFiles() skips files holding rows the filter selects (" + cat + ")"
+    label = None
     if _uuid_bounds_used(f):
         # README: Java 1.10 orders uuids as signed longs, icectl by their bytes (the order of
         # their text) and reads bounds safely under either: = and in as well as < <= > >=
-        return "deliberate: plan lists files Java skips on a uuid comparison (" + cat + ")"
-    if _infinite_literal(f):
+        label = "deliberate: plan lists files Java skips on a uuid comparison (" + cat + ")"
+    elif _infinite_literal(f):
         # README: `double 'Infinity'` is the float infinity; Java's binding calls it beyond the
         # range and settles the comparison, icectl compares it as a number
-        return "deliberate: plan lists files Java skips on a float infinity literal (" + cat + ")"
-    return cat
+        label = "deliberate: plan lists files Java skips on a float infinity literal (" + cat + ")"
+    elif _nested_float_nulls(f):
+        # README: Java's float/double counts inside a struct leave out the rows whose struct is
+        # null; icectl counts them as nulls (is null / is not nan keep such files)
+        label = ("deliberate: plan lists files Java skips on is null / is not nan of a float "
+                 "inside a struct (" + cat + ")")
+    if label is None:
+        return cat
+    return signed or label
+
+
+def _uuid_ordering(e) -> bool:
+    return any(op in ("lt", "le", "gt", "ge") and t == "uuid" for op, t in _ops(e))
+
+
+def _nested_float_nulls(e, negated: bool = False) -> bool:
+    """Whether `is null` or `is not nan` (after pushing `not` in) of a float/double field inside
+    a struct occurs in the filter."""
+    if e[0] == "not":
+        return _nested_float_nulls(e[1], not negated)
+    if e[0] != "pred":
+        return any(_nested_float_nulls(c, negated) for c in e[1:] if isinstance(c, tuple))
+    ops = ("not_null", "is_nan") if negated else ("is_null", "not_nan")
+    return len(e[2]) > 1 and e[3] in FLOATS and e[1] in ops
+
+
+def _hold_none(paths: set, selected: set) -> bool:
+    """Whether no data file in ``paths`` holds a row whose rid the filter selects."""
+    got = _rids_of(paths)
+    return got is not None and not any(r & selected for r in got)
 
 
 def _uuid_bounds_used(e, negated: bool = False) -> bool:
@@ -296,18 +337,21 @@ def _infinite_literal(f) -> bool:
     return any(isinstance(v, float) and math.isinf(v) for p in _preds(f) for v in p[4])
 
 
-def _hold_selected(paths: set, selected: set) -> bool:
-    """Whether each data file in ``paths`` holds a row whose rid the filter selects."""
+def _rids_of(paths: set) -> list | None:
+    """The rids each data file holds, or None when one cannot be read."""
     import pyarrow.parquet as pq
 
-    for path in paths:
-        try:
-            rids = set(pq.read_table(path.removeprefix("file:"), columns=[RID]).column(0).to_pylist())
-        except Exception:  # noqa: BLE001 - unreadable: not proven
-            return False
-        if not rids & selected:
-            return False
-    return bool(paths)
+    try:
+        return [set(pq.read_table(p.removeprefix("file:"), columns=[RID]).column(0).to_pylist())
+                for p in paths]
+    except Exception:  # noqa: BLE001 - unreadable: not proven
+        return None
+
+
+def _hold_selected(paths: set, selected: set) -> bool:
+    """Whether each data file in ``paths`` holds a row whose rid the filter selects."""
+    got = _rids_of(paths)
+    return bool(got) and all(r & selected for r in got)
 
 
 def _spark_delete(ctx: Ctx, b: Built, f, text: str, selected: set, all_rids: set) -> None:

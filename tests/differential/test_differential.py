@@ -176,9 +176,20 @@ def test_plan_differences_labelled_only_when_a_documented_superset(tmp_path: Pat
     assert label(("not", ne_uuid)).startswith("deliberate:")  # (u = ...)
     for f in (ne_uuid, plain, ("not", ("or", ("pred", "in", ("u",), "uuid", [u], ""), plain))):
         assert label(f) == "plan: x"
-    # icectl skipping a file Java plans, or other delete files: never deliberate
-    assert label(eq_uuid, missing={"g.parquet"}) == "plan: x"
+    # icectl skipping a file Java plans, or other delete files: never deliberate; a skipped
+    # file without a selected row on a uuid ordering comparison is Java's signed uuid order
+    assert label(eq_uuid, missing={path}) == "plan: x"
     assert label(inf, dels=[path]) == "plan: x"
+    assert label(lt_uuid, extra=set(), missing={path}, selected={3}).startswith("reference:")
+    assert label(lt_uuid, extra=set(), missing={path}, selected={1}) == "plan: x"
+    assert label(lt_uuid, extra={path}, missing={path}, selected={3}).startswith("reference:")
+    assert label(plain, extra={path}, missing={path}, selected={3}) == "plan: x"
+    # is null / is not nan of a float inside a struct (Java's counts leave null structs out)
+    nested = ("pred", "is_null", ("st", "b"), "float", [], "")
+    assert label(("and", nested, plain)).startswith("deliberate:")
+    assert label(("not", ("pred", "is_nan", ("st", "b"), "double", [], ""))).startswith("deliberate:")
+    assert label(("pred", "is_null", ("b",), "float", [], "")) == "plan: x"
+    assert label(("not", nested)) == "plan: x"
     # every extra file holds a selected row: Java lost rows
     assert label(plain, selected={2}).startswith("reference:")
     assert label(plain, selected={3}) == "plan: x"
