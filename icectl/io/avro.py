@@ -13,6 +13,10 @@ manifest list entry is :func:`icectl.spec.manifests.inherit_columns`, also share
   none gets the running next row id, which then grows by the file's record count; a manifest
   without one clears the files' values (delete manifests, manifests from before v3).
 
+A plain fixed[N] partition value is stored length-prefixed, as Iceberg Java 1.10.2 stores it;
+both readers also read the plain Avro fixed older icectl wrote
+(:func:`icectl.io.avro_schema.manifest_wire_schemas`, the one rule).
+
 Manifest lists live in :mod:`icectl.io.manifest_list`, generic Avro files of raw records in
 :mod:`icectl.io.avro_files`; both are re-exported here, the module callers import.
 """
@@ -30,7 +34,7 @@ from icectl.io.avro_files import (
     read_avro_records,
     write_avro_records,
 )
-from icectl.io.avro_schema import ManifestLayout, partition_writers
+from icectl.io.avro_schema import ManifestLayout, manifest_wire_schemas, partition_writers
 from icectl.io.manifest_list import load_manifest_list, read_manifest_list, write_manifest_list
 from icectl.spec.manifests import (
     ADDED,
@@ -94,12 +98,25 @@ def read_manifest_with_metadata(
     ``include_stats=False`` leaves the six metrics maps out (None), saving their conversion.
     """
     f = RawFile(source)
-    meta = f.metadata
-    decode_partition = ManifestLayout(f.schema).partition_decoder()
-    records = collect_records(f.records())
     if manifest_file is not None and manifest_file.sequence_number is None:
         raise ValidationError(
             f"manifest {manifest_file.manifest_path} has no sequence number to inherit")
+    wires = manifest_wire_schemas(f.schema)
+    for i, wire in enumerate(wires):
+        try:
+            return f.metadata, _entries(f, wire, manifest_file, include_stats)
+        except CorruptMetadata:
+            if i == len(wires) - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _entries(f: RawFile, wire: Any, manifest_file: ManifestFile | None,
+             include_stats: bool) -> list[ManifestEntry]:
+    """The entries of ``f`` decoded as encoded by the schema ``wire``."""
+    meta = f.metadata
+    decode_partition = ManifestLayout(wire).partition_decoder()
+    records = collect_records(f.records(wire_schema=wire))
     spec_id = manifest_file.partition_spec_id if manifest_file is not None else _spec_id_of(meta)
     try:
         files = [rec["data_file"] for rec in records]
@@ -124,7 +141,7 @@ def read_manifest_with_metadata(
         raise
     except Exception as e:  # malformed records: missing required fields, bad encodings
         raise CorruptMetadata(f"cannot decode manifest entries: {e!r}") from e
-    return meta, out
+    return out
 
 
 def _data_file(d: dict, decode_partition: Any, kv: Any, spec_id: int,
@@ -254,7 +271,7 @@ def write_manifest_raw(
     }
     if format_version >= 2:
         metadata["content"] = content_name(content)
-    return write_avro_records(avro, records(), metadata)
+    return write_avro_records(avro, records(), metadata, wire_schema=manifest_wire_schemas(avro)[0])
 
 
 def write_manifest(

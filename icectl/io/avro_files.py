@@ -56,21 +56,25 @@ class RawFile:
         except (KeyError, ValueError) as e:
             raise CorruptMetadata(f"Avro file has no readable schema: {e}") from None
         self.metadata = {k: v.decode("utf-8", "replace") for k, v in meta.items()}
-        raw_meta = dict(meta)
-        raw_meta["avro.schema"] = compact_json(strip_logical(self.schema)).encode("utf-8")
-        body = buf[start:]
+        self._meta = dict(meta)
+        self._sync = sync
+        self._body = buf[start:]
         codec = self.metadata.get("avro.codec", "null")
         if codec not in ("null", "deflate"):
             # fastavro needs optional packages for other codecs: hand it uncompressed blocks
-            body = decompressed_body(codec, buf, start, sync)
-            raw_meta["avro.codec"] = b"null"
-        self._buf = encode_header(raw_meta, sync) + body
+            self._body = decompressed_body(codec, buf, start, sync)
+            self._meta["avro.codec"] = b"null"
 
-    def records(self, reader_schema: Any = None) -> Iterator[dict]:
+    def records(self, reader_schema: Any = None, wire_schema: Any = None) -> Iterator[dict]:
+        """Raw records; ``wire_schema`` (default: the header's schema) is the encoding read."""
         import fastavro  # (here: a warm plan reads no Avro and need not import it)
 
+        raw_meta = dict(self._meta)
+        wire = self.schema if wire_schema is None else wire_schema
+        raw_meta["avro.schema"] = compact_json(strip_logical(wire)).encode("utf-8")
+        buf = encode_header(raw_meta, self._sync) + self._body
         try:
-            return iter(fastavro.reader(io.BytesIO(self._buf), reader_schema=reader_schema))
+            return iter(fastavro.reader(io.BytesIO(buf), reader_schema=reader_schema))
         except Exception as e:  # fastavro raises assorted errors on bad input
             raise CorruptMetadata(f"cannot decode Avro file: {e}") from e
 
@@ -262,12 +266,15 @@ def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
 _BLOCK_BYTES = 64 * 1024
 
 
-def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str, str]) -> bytes:
+def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str, str], *,
+                       wire_schema: dict | None = None) -> bytes:
     """An Avro container (deflate) of raw records; the header keeps ``schema`` as given.
 
     Values must already be in Avro form (ints for dates and timestamps, bytes for fixed).
+    ``wire_schema`` (default ``schema``) is the encoding written, where it differs from the
+    header's (manifests: :func:`icectl.io.avro_schema.manifest_wire_schemas`).
     """
-    encode = _compile(schema, {})
+    encode = _compile(schema if wire_schema is None else wire_schema, {})
     sync = os.urandom(SYNC_SIZE)
     meta = {"avro.schema": compact_json(schema).encode("utf-8"), "avro.codec": _CODEC.encode()}
     for k, v in metadata.items():

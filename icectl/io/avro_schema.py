@@ -28,6 +28,7 @@ such references wherever a type is looked at, unions included.
 
 from __future__ import annotations
 
+import functools
 import uuid as uuid_module
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Callable
@@ -37,7 +38,7 @@ from icectl.spec.manifest_layouts import decimal_required_bytes, sanitize_avro_n
 from icectl.spec.types import DecimalType, FixedType, PrimitiveType, StructType
 
 __all__ = ["EXACT", "SchemaWalk", "PartitionField", "ManifestLayout", "strip_logical",
-           "converter_for", "partition_writers", "decimal_from_unscaled_bytes", "uuid_from_raw", "string_from_raw"]
+           "manifest_wire_schemas", "wire_schema_jsons", "converter_for", "partition_writers", "decimal_from_unscaled_bytes", "uuid_from_raw", "string_from_raw"]
 
 # Decimal arithmetic on values read or written must be exact: the default context rounds to
 # 28 significant digits, and decimal(38, s) holds 38.
@@ -94,6 +95,8 @@ def converter_for(resolved: Any, *, raw_strings: bool) -> Converter | None:
         return decimal_from_unscaled_bytes(int(resolved.get("scale", 0)))
     if logical == "uuid" and base in ("fixed", "string", "bytes"):
         return uuid_from_raw
+    if logical == FIXED_AS_BYTES:
+        return _fixed_length_check(int(resolved["size"]))
     if logical in _INTEGRAL_LOGICAL:
         if base not in _INTEGRAL_LOGICAL[logical]:
             raise CorruptMetadata(f"Avro logical type {logical} on {base!r}")
@@ -120,6 +123,76 @@ def strip_logical(schema: Any) -> Any:
                 out[k] = v
         return out
     return schema
+
+
+# -- plain fixed partition values: how a manifest stores them ------------------------------------
+#
+# Iceberg Java 1.10.2 writes manifests with its InternalWriter, whose writer for a plain
+# fixed[N] (ValueWriters.fixedBuffers) calls Encoder.writeBytes: the value goes to disk as Avro
+# bytes (zigzag length N, then the N bytes) although the header's schema says fixed; its
+# InternalReader reads every plain fixed as bytes in turn. Decimals (fixed + decimal) and uuids
+# (fixed[16] + uuid) are written with writeFixed and are not affected, and only partition values
+# are plain fixed in a manifest. icectl writes the length-prefixed form (the only one Java reads)
+# and reads both: the length-prefixed form first, then plain Avro fixed (manifests written by
+# icectl before it followed Java here) when that decode fails or gives a value of another length.
+
+FIXED_AS_BYTES = "icectl-fixed-as-bytes"  # pseudo logical type: a fixed[size] stored as bytes
+
+
+def _fixed_length_check(size: int) -> Converter:
+    def conv(v: Any) -> Any:
+        if v is not None and len(v) != size:
+            raise CorruptMetadata(f"fixed[{size}] partition value has {len(v)} bytes")
+        return v
+    return conv
+
+
+def _plain_fixed_size(walk: "SchemaWalk", branch: Any) -> int | None:
+    r = walk.resolve(branch)
+    if isinstance(r, dict) and r.get("type") == "fixed" and "logicalType" not in r:
+        return int(r["size"])
+    return None
+
+
+def manifest_wire_schemas(schema: Any) -> list:
+    """The schemas a manifest's entries may be encoded with, in the order to try.
+
+    ``[schema]`` when its partition record has no plain fixed field; otherwise first a copy in
+    which each plain fixed partition type is bytes annotated :data:`FIXED_AS_BYTES` (Java's
+    encoding, checked for the length N when converted), then ``schema`` itself.
+    """
+    import json
+
+    wire = json.loads(json.dumps(schema))
+    walk = SchemaWalk(wire)
+    entry = walk.resolve(wire)
+    df = walk.field(entry, "data_file") if isinstance(entry, dict) else None
+    part = walk.resolve(df["type"]) if df is not None else None
+    part = walk.field(part, "partition") if isinstance(part, dict) else None
+    rec = walk.resolve(part["type"]) if part is not None else None
+    changed = False
+    for f in rec.get("fields", []) if isinstance(rec, dict) else []:
+        t = walk.resolve(f["type"])
+        branches = t if isinstance(t, list) else [t]
+        new = []
+        for b in branches:
+            size = _plain_fixed_size(walk, b)
+            new.append(b if size is None else
+                       {"type": "bytes", "logicalType": FIXED_AS_BYTES, "size": size})
+            changed = changed or size is not None
+        f["type"] = new if isinstance(t, list) else new[0]
+    return [wire, schema] if changed else [schema]
+
+
+@functools.lru_cache(maxsize=256)
+def wire_schema_jsons(schema_json: bytes) -> tuple[bytes, ...]:
+    """:func:`manifest_wire_schemas` of a header's ``avro.schema``, as compact JSON bytes."""
+    import json
+
+    schemas = manifest_wire_schemas(json.loads(schema_json))
+    if len(schemas) == 1:
+        return (schema_json,)
+    return tuple(json.dumps(s, separators=(",", ":")).encode("utf-8") for s in schemas)
 
 
 # -- the inverse: internal value -> raw Avro value (writing) -------------------------------------

@@ -244,6 +244,7 @@ def decode_manifest(
     entry's ``added_snapshot_id``, ``sequence_number`` and ``first_row_id``."""
     # (imported here: a plan served by the cache decodes nothing and need not load the decoder)
     from icectl.io.avro_container import split_header
+    from icectl.io.avro_schema import wire_schema_jsons
     from icectl.io.manifest_codegen import compile_decoder
 
     data = bytes(data)
@@ -256,10 +257,21 @@ def decode_manifest(
     wanted = tuple(sorted(wanted_stats))
     nan_wanted = wanted if nan_stats is None else tuple(sorted(set(nan_stats) & set(wanted)))
     try:
-        dec = compile_decoder(bytes(schema_json), wanted, nan_wanted)
+        wires = wire_schema_jsons(bytes(schema_json))
     except (KeyError, TypeError, ValueError, AttributeError) as e:
         raise CorruptMetadata(f"manifest {path} has an unusable schema: {e}") from None
-    raw, count = _run_decoder(dec, data, start, sync, codec, path)
+    for i, wire in enumerate(wires):  # (more than one only with plain fixed partition fields)
+        try:
+            dec = compile_decoder(wire, wanted, nan_wanted)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise CorruptMetadata(f"manifest {path} has an unusable schema: {e}") from None
+        try:
+            raw, count = _run_decoder(dec, data, start, sync, codec, path)
+            partitions = _partition_columns(dec, raw, path)
+            break
+        except CorruptMetadata:
+            if i == len(wires) - 1:
+                raise
 
     def col(name: str, default: Any = None) -> list:
         v = raw.get(f"s_{name}")
@@ -286,7 +298,7 @@ def decode_manifest(
         file_format=_decode_formats(col("file_format", b"")),
         record_count=record_count, file_size_in_bytes=col("file_size_in_bytes"),
         partition_names=dec.layout.partition_names,
-        partitions=_partition_columns(dec, raw, path),
+        partitions=partitions,
         split_offsets=col("split_offsets"), equality_ids=col("equality_ids"),
         sort_order_id=col("sort_order_id"), first_row_id=inherited.first_row_id,
         referenced_data_file=_decode_strings(col("referenced_data_file")),

@@ -150,3 +150,46 @@ def test_float_order_matches_iceberg_java_evaluator(jvm: Any) -> None:
                     assert java.eval(rec) == mine, (col, v, op, lit)
                     checked += 1
     assert checked == len(values) * 6 * 3
+
+
+def test_plan_differences_labelled_only_when_a_documented_superset(tmp_path: Path) -> None:
+    """(No Spark.) A plan difference is `deliberate:` only when icectl's plan is a superset of
+    Java's and the filter has a case the README documents (uuid bounds: < <= > >= = in; float
+    infinities), `reference:` when every extra file holds a selected row, else it fails."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from fuzz_checks import plan_category
+
+    path = str(tmp_path / "f.parquet")
+    pq.write_table(pa.table({"_rid": [1, 2]}), path)
+    u = "12345678-1234-1234-1234-123456789abc"
+    eq_uuid = ("pred", "eq", ("u",), "uuid", [u], "")
+    lt_uuid = ("pred", "lt", ("u",), "uuid", [u], "")
+    ne_uuid = ("pred", "not_eq", ("u",), "uuid", [u], "")
+    inf = ("pred", "gt", ("d",), "double", [float("inf")], "")
+    plain = ("pred", "gt", ("i",), "int", [5], "")
+    label = lambda f, **kw: plan_category("plan: x", f, **{  # noqa: E731
+        "extra": {path}, "missing": set(), "dels": [], "selected": set(), **kw})
+    assert label(eq_uuid).startswith("deliberate:") and label(lt_uuid).startswith("deliberate:")
+    assert label(("and", plain, inf)).startswith("deliberate:")
+    assert label(("not", ne_uuid)).startswith("deliberate:")  # (u = ...)
+    for f in (ne_uuid, plain, ("not", ("or", ("pred", "in", ("u",), "uuid", [u], ""), plain))):
+        assert label(f) == "plan: x"
+    # icectl skipping a file Java plans, or other delete files: never deliberate; a skipped
+    # file without a selected row on a uuid ordering comparison is Java's signed uuid order
+    assert label(eq_uuid, missing={path}) == "plan: x"
+    assert label(inf, dels=[path]) == "plan: x"
+    assert label(lt_uuid, extra=set(), missing={path}, selected={3}).startswith("reference:")
+    assert label(lt_uuid, extra=set(), missing={path}, selected={1}) == "plan: x"
+    assert label(lt_uuid, extra={path}, missing={path}, selected={3}).startswith("reference:")
+    assert label(plain, extra={path}, missing={path}, selected={3}) == "plan: x"
+    # is null / is not nan of a float inside a struct (Java's counts leave null structs out)
+    nested = ("pred", "is_null", ("st", "b"), "float", [], "")
+    assert label(("and", nested, plain)).startswith("deliberate:")
+    assert label(("not", ("pred", "is_nan", ("st", "b"), "double", [], ""))).startswith("deliberate:")
+    assert label(("pred", "is_null", ("b",), "float", [], "")) == "plan: x"
+    assert label(("not", nested)) == "plan: x"
+    # every extra file holds a selected row: Java lost rows
+    assert label(plain, selected={2}).startswith("reference:")
+    assert label(plain, selected={3}) == "plan: x"

@@ -214,7 +214,7 @@ def test_strict_metrics_nan_bounds_and_null_only_columns() -> None:
     assert strict("x is nan", all_nan) and not strict("x < 5.0", all_nan)
     assert not strict("x is not nan", all_nan) and not strict("not (x < 5.0)", all_nan)
     # -0.0 sorts before 0.0: bounds [-0.0, 0.0] prove neither `x != 0.0` nor `x < 0.0`
-    zeros = datafile(value_counts={2: 3}, null_value_counts={2: 0}, nan_value_counts={2: 0},
+    zeros = datafile(3, value_counts={2: 3}, null_value_counts={2: 0}, nan_value_counts={2: 0},
                      **bounds(2, DOUBLE, -0.0, 0.0))
     assert not strict("x != 0.0", zeros) and not strict("x < 0.0", zeros)
     assert strict("x <= 0.0", zeros) and strict("x >= -0.0", zeros)
