@@ -253,7 +253,10 @@ def java_value(jvm: Any, t: str, v: Any) -> Any:
     if t == "long":
         return jvm.java.lang.Long.valueOf(str(v))
     if t == "float":
-        return jvm.java.lang.Float.valueOf(repr(v).replace("inf", "Infinity"))
+        # py4j hands a java.lang.Float back as a Python float holding its *decimal text*
+        # (-3.4028235E38, beyond -Float.MAX_VALUE as a double), and Java then binds that Double to
+        # belowMin. The exact double of the float32 value binds to the same float in Java.
+        return f32(v)
     if t == "double":
         return jvm.java.lang.Double.valueOf(repr(v).replace("inf", "Infinity"))
     if t.startswith("decimal"):
