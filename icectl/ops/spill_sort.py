@@ -10,7 +10,8 @@ so the result is exactly the stable sort of all the rows together.
 * While the rows it holds stay under ``run_bytes`` (Arrow bytes) nothing is spilled: the rows
   are sorted in memory at the end, as one sort.
 * Beyond that, each ``run_bytes`` of rows is sorted and written as a *run* to an anonymous
-  temporary file (Arrow IPC, LZ4-compressed, in batches of about ``SPILL_BATCH_BYTES``). The
+  temporary file (Arrow IPC, LZ4-compressed, in batches of ``run_bytes / 16``, at most
+  ``SPILL_BATCH_BYTES``). The
   file is unlinked as soon as it is created (``tempfile.TemporaryFile``), so it disappears with
   the sorter or its process on every exit path, a kill included.
 * The runs are merged a batch at a time: each round sorts the rows buffered from every run
@@ -18,7 +19,8 @@ so the result is exactly the stable sort of all the rows together.
   "last buffered row" of a run that has more rows to come (no later row can sort before it:
   every unread row of a run sorts after that run's buffered rows, whose last one sorts at or
   after the bound, ties broken by run and position), keeps the rest and tops up the runs whose
-  buffer ran low. Memory is about two batches per run plus the round's sort.
+  buffer ran low. Each run buffers about ``run_bytes / runs`` (at least one batch), so a
+  round holds about ``run_bytes`` plus its sort.
 """
 
 from __future__ import annotations
@@ -80,7 +82,8 @@ class SpillSorter:
             return
         rows = self._sorted_buffer()
         self._buffer, self._buffered = [], 0
-        batch_rows = max(1, int(SPILL_BATCH_BYTES / max(1.0, rows.nbytes / rows.num_rows)))
+        batch_bytes = min(SPILL_BATCH_BYTES, max(1, self.run_bytes // 16))
+        batch_rows = max(1, int(batch_bytes / max(1.0, rows.nbytes / rows.num_rows)))
         f = tempfile.TemporaryFile(prefix="icectl-sort-")
         self._runs.append(f)
         try:
@@ -100,7 +103,7 @@ class SpillSorter:
                 yield rows
             return
         self.spill()
-        yield from _merge([_Run(f) for f in self._runs], self.order, self.schema)
+        yield from _merge([_Run(f) for f in self._runs], self.order, self.schema, self.run_bytes)
 
     def close(self) -> None:
         self._buffer, self._buffered = [], 0
@@ -118,35 +121,37 @@ class SpillSorter:
 
 
 class _Run:
-    """A spilled run read back one batch at a time, with the rows read but not yet emitted."""
+    """A spilled run read back a few batches at a time, with the rows read but not yet
+    emitted."""
 
     def __init__(self, f: Any) -> None:
         f.seek(0)
         self.reader = pa.ipc.open_file(pa.PythonFile(f, mode="r"))
         self.next_batch = 0
         self.rows: pa.Table | None = None
-        self.batch_rows = 0
+        self.row_bytes = 1.0
 
     @property
     def exhausted(self) -> bool:
         return self.next_batch >= self.reader.num_record_batches
 
-    def top_up(self) -> None:
-        """Read the next batch while fewer rows than one batch are buffered."""
+    def top_up(self, want_bytes: int) -> None:
+        """Read batches while fewer than ``want_bytes`` (at least one batch) are buffered."""
         have = self.rows.num_rows if self.rows is not None else 0
-        while not self.exhausted and have < max(1, self.batch_rows):
+        while not self.exhausted and (have == 0 or have * self.row_bytes < want_bytes):
             b = self.reader.get_batch(self.next_batch)
             self.next_batch += 1
-            self.batch_rows = max(self.batch_rows, b.num_rows)
+            self.row_bytes = max(1.0, b.nbytes / max(1, b.num_rows))
             t = pa.Table.from_batches([b])
             self.rows = t if self.rows is None or self.rows.num_rows == 0 else pa.concat_tables([self.rows, t])
             have = self.rows.num_rows
 
 
-def _merge(runs: list[_Run], order: SortOrder, schema: Schema) -> Iterator[pa.Table]:
+def _merge(runs: list[_Run], order: SortOrder, schema: Schema, budget: int) -> Iterator[pa.Table]:
+    share = budget // max(1, len(runs))  # rows buffered per run, about
     while True:
         for r in runs:
-            r.top_up()
+            r.top_up(share)
         live = [r for r in runs if r.rows is not None and r.rows.num_rows]
         if not live:
             return
