@@ -37,6 +37,8 @@ from icectl.spec.sorting import SortOrder
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
+from tests.ops.test_write import make_table
+
 SCHEMA = ("id long not null, cat string, v double, f float, st struct<a: int, b: string>, "
           "l list<double>, m map<string, long>")
 FLOATS = [None, math.nan, -0.0, 0.0, -1.5, 2.25, -1e300, 1e-300]
@@ -44,21 +46,8 @@ FLOATS = [None, math.nan, -0.0, 0.0, -1.5, 2.25, -1e300, 1e-300]
 
 def _create(tmp_path: Path, partition: str | None = "cat", sort: str | None = None,
             props: dict | None = None) -> Table:
-    from typer.testing import CliRunner
-
-    from icectl.cli.app import app
-
-    loc = str(tmp_path / "wh" / "db" / "t")
-    args = ["create", loc, "--schema", SCHEMA, "--property", "write.delete.mode=merge-on-read"]
-    if partition:
-        args += ["--partition", partition]
-    if sort:
-        args += ["--sort-order", sort]
-    for k, v in (props or {}).items():
-        args += ["--property", f"{k}={v}"]
-    r = CliRunner().invoke(app, args)
-    assert r.exit_code == 0, r.output
-    return Table.load(loc)
+    return make_table(tmp_path, SCHEMA, partition=partition, sort=sort,
+                      props={"write.delete.mode": "merge-on-read", **(props or {})})
 
 
 def _rows(rnd: random.Random, start: int, n: int) -> pa.Table:
