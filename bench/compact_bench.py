@@ -27,6 +27,8 @@ Usage:
     python bench/compact_bench.py                      # 200 files x 25,000 rows (~0.1 GB), 3 reps
     python bench/compact_bench.py --files 2000         # ~1 GB of small files
     python bench/compact_bench.py --files 400 --rows 20000 --reps 1 --json
+    python bench/compact_bench.py --files 2000 --sort v     # the sort strategy (by v) on both sides
+    python bench/compact_bench.py --tools icectl-w1,icectl-w2   # icectl alone (no Spark)
 """
 
 from __future__ import annotations
@@ -161,17 +163,20 @@ def live_state(location: str) -> tuple[int, int]:
     return int(s["total-data-files"]), int(s["total-records"])
 
 
-def run_one(tool: str, shape: dict, root: str) -> dict:
+def run_one(tool: str, shape: dict, root: str, sort: str | None = None) -> dict:
     restore(shape)
     loc = shape["location"]
     if tool.startswith("icectl"):
         workers = tool.split("-w")[1]
         cmd = [sys.executable, "-m", "icectl", "compact", loc, "--engine", "local", "--workers", workers, "--json"]
+        if sort:
+            cmd += ["--strategy", "sort", "--sort-order", sort]
         wall, rss, out = run_measured(cmd)
         res = {"wall": wall, "rss_mb": rss, "added": json.loads(out)["added-data-files-count"]}
     else:
         spec = {"warehouse": os.path.join(root, "wh"), "scratch": os.path.join(root, "scratch", "spark"),
-                "sql": f"CALL ice.system.rewrite_data_files(table => '{NAMESPACE}.{TABLE}')"}
+                "sql": f"CALL ice.system.rewrite_data_files(table => '{NAMESPACE}.{TABLE}'"
+                       + (f", strategy => 'sort', sort_order => '{sort}'" if sort else "") + ")"}
         wall, rss, out = run_measured([sys.executable, os.path.abspath(__file__), "--spark-child", json.dumps(spec)])
         o = json.loads(out.strip().splitlines()[-1])
         res = {"wall": wall, "rss_mb": rss, "start": o["start-seconds"], "call": o["call-seconds"],
@@ -190,54 +195,69 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--dir", default=None, help="work directory (default: a temp dir, removed)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--sort", default=None, metavar="ORDER",
+                    help="the sort strategy with this order (e.g. 'v'), on both sides (default: binpack)")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="comma-separated subset of " + ",".join(TOOLS))
     args = ap.parse_args()
+    tools = tuple(t for t in TOOLS if t in args.tools.split(","))
     root = args.dir or tempfile.mkdtemp(prefix="icectl-compact-bench-")
     try:
         shape = build(args, root)
         print(f"built {shape['files']} files, {shape['bytes'] / 2**20:.0f} MiB in {shape['build_seconds']:.1f}s",
               file=sys.stderr, flush=True)
-        runs: dict[str, list[dict]] = {t: [] for t in TOOLS}
+        runs: dict[str, list[dict]] = {t: [] for t in tools}
         problems = []
         for rep in range(args.reps):
-            order = TOOLS if rep % 2 == 0 else tuple(reversed(TOOLS))
+            order = tools if rep % 2 == 0 else tuple(reversed(tools))
             for tool in order:
-                runs[tool].append(run_one(tool, shape, root))
-                print(f"rep {rep} {tool}: {runs[tool][-1]['wall']:.2f}s", file=sys.stderr, flush=True)
-            states = {t: (runs[t][-1]["files_after"], runs[t][-1]["records"]) for t in TOOLS}
-            if len(set(s[1] for s in states.values())) != 1 or states["icectl-w1"] != states["icectl-w2"] or \
-                    states["icectl-w1"][0] > states["spark"][0]:
+                runs[tool].append(run_one(tool, shape, root, args.sort))
+                print(f"rep {rep} {tool}: {runs[tool][-1]['wall']:.2f}s {runs[tool][-1]['rss_mb']:.0f} MiB",
+                      file=sys.stderr, flush=True)
+            states = {t: (runs[t][-1]["files_after"], runs[t][-1]["records"]) for t in tools}
+            mine = [states[t] for t in tools if t.startswith("icectl")]
+            if len(set(s[1] for s in states.values())) != 1 or len(set(mine)) > 1 or \
+                    ("spark" in states and any(m[0] > states["spark"][0] for m in mine)):
                 problems.append(f"rep {rep}: files/records after compaction differ: {states}")
                 print(f"!!! MISMATCH {problems[-1]}", file=sys.stderr)
         med = lambda t, k: statistics.median(r[k] for r in runs[t])  # noqa: E731
         result = {
             "files": shape["files"], "rows-per-file": shape["rows"], "bytes": shape["bytes"], "reps": args.reps,
+            "strategy": f"sort by {args.sort}" if args.sort else "binpack",
             "tools": {t: {"seconds": round(med(t, "wall"), 2), "peak-rss-mb": round(med(t, "rss_mb"), 0),
                           "runs": [round(r["wall"], 2) for r in runs[t]],
-                          "files-after": runs[t][-1]["files_after"]} for t in TOOLS},
-            "spark-session-start-seconds": round(med("spark", "start"), 2),
-            "spark-call-seconds": round(med("spark", "call"), 2),
+                          "peak-rss-runs": [round(r["rss_mb"]) for r in runs[t]],
+                          "files-after": runs[t][-1]["files_after"]} for t in tools},
             "mismatches": problems,
         }
-        sp = result["tools"]["spark"]["seconds"]
-        for t in ("icectl-w1", "icectl-w2"):
-            result["tools"][t]["x-faster-than-spark"] = round(sp / result["tools"][t]["seconds"], 2)
-        result["scaling-w1-to-w2"] = round(result["tools"]["icectl-w1"]["seconds"] /
-                                           result["tools"]["icectl-w2"]["seconds"], 2)
+        if "spark" in tools:
+            result["spark-session-start-seconds"] = round(med("spark", "start"), 2)
+            result["spark-call-seconds"] = round(med("spark", "call"), 2)
+            sp, sp_mem = result["tools"]["spark"]["seconds"], result["tools"]["spark"]["peak-rss-mb"]
+            for t in tools:
+                if t != "spark":
+                    result["tools"][t]["x-faster-than-spark"] = round(sp / result["tools"][t]["seconds"], 2)
+                    result["tools"][t]["peak-rss-vs-spark"] = round(result["tools"][t]["peak-rss-mb"] / sp_mem, 2)
+        if "icectl-w1" in tools and "icectl-w2" in tools:
+            result["scaling-w1-to-w2"] = round(result["tools"]["icectl-w1"]["seconds"] /
+                                               result["tools"]["icectl-w2"]["seconds"], 2)
         if args.json:
             print(json.dumps(result, indent=2))
         else:
             print(f"{shape['files']} files x {shape['rows']} rows = {shape['bytes'] / 2**20:.0f} MiB, "
-                  f"median of {args.reps}")
-            print(f"{'tool':22} {'seconds':>8} {'peak RSS':>10} {'files after':>12} {'x vs spark':>11}")
-            for t in TOOLS:
+                  f"{result['strategy']}, median of {args.reps}")
+            print(f"{'tool':22} {'seconds':>8} {'peak RSS':>10} {'files after':>12} {'x vs spark':>11} "
+                  f"{'RSS/spark':>10}")
+            for t in tools:
                 r = result["tools"][t]
                 name = {"icectl-w1": "icectl --workers 1", "icectl-w2": "icectl --workers 2",
                         "spark": "spark local[2]"}[t]
                 print(f"{name:22} {r['seconds']:8.2f} {r['peak-rss-mb']:7.0f} MiB {r['files-after']:12d} "
-                      f"{r.get('x-faster-than-spark', 1.0):10.2f}x")
-            print(f"spark: session start {result['spark-session-start-seconds']:.2f}s, "
-                  f"rewrite_data_files {result['spark-call-seconds']:.2f}s; "
-                  f"icectl scaling 1 -> 2 workers: {result['scaling-w1-to-w2']:.2f}x")
+                      f"{r.get('x-faster-than-spark', 1.0):10.2f}x {r.get('peak-rss-vs-spark', 1.0):9.2f}x")
+            if "spark" in tools:
+                print(f"spark: session start {result['spark-session-start-seconds']:.2f}s, "
+                      f"rewrite_data_files {result['spark-call-seconds']:.2f}s")
+            if "scaling-w1-to-w2" in result:
+                print(f"icectl scaling 1 -> 2 workers: {result['scaling-w1-to-w2']:.2f}x")
             if problems:
                 print(f"MISMATCHES: {len(problems)} (see stderr)")
         return 1 if problems else 0

@@ -10,9 +10,10 @@
   ``write.target-file-size-bytes`` properties with the reference's defaults (a table without
   ``write.parquet.compression-codec`` is written with gzip, Iceberg Java's default; tables the
   reference or icectl create carry ``zstd``).
-* :func:`write_rolling` - writes an Arrow table (already in the table's schema) as one or more
-  files, starting a new file once the current one reaches the target size, and returns each
-  file's footer as the writer produced it (no second read for metrics).
+* :class:`RollingWriter` - writes Arrow rows (already in the table's schema) as they come, one
+  row group at a time, as one or more files, starting a new file once the current one reaches
+  the target size, and returns each file's footer as the writer produced it (no second read
+  for metrics); :func:`write_rolling` is the same for a table given at once.
 
 The key-value metadata ``iceberg.schema`` holds the schema JSON, as the reference writes it.
 """
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature
@@ -56,6 +58,7 @@ from icectl.spec.types import (
 
 __all__ = [
     "arrow_schema", "arrow_type", "arrow_field", "ParquetWriteOptions", "WrittenFile", "write_rolling",
+    "RollingWriter",
     "COMPRESSION", "COMPRESSION_DEFAULT", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT",
     "ROW_GROUP_SIZE", "ROW_GROUP_SIZE_DEFAULT",
 ]
@@ -173,6 +176,7 @@ class WrittenFile:
     file_size_in_bytes: int
     record_count: int
     footer: Any  # pyarrow.parquet.FileMetaData, as the writer produced it
+    nan_counts: dict[int, int] | None = None  # of the ``nan_fields`` the writer was given
 
 
 def _open_writer(f: Any, schema: pa.Schema, options: ParquetWriteOptions, iceberg_json: str) -> Any:
@@ -188,6 +192,143 @@ def _open_writer(f: Any, schema: pa.Schema, options: ParquetWriteOptions, iceber
     return writer
 
 
+class RollingWriter:
+    """Rows in, Parquet files out, one row group at a time: :meth:`write` takes Arrow tables
+    (or batches) in ``arrow_schema(schema)`` form as they come, :meth:`close` writes what is
+    left and returns every file written.
+
+    Rows wait in memory until they fill a row group of about ``row_group_size_bytes`` of Arrow
+    data (or the room left before the current file reaches ``target_file_size_bytes``, judged
+    by the bytes per row the file has stored so far); a new file is started once the current
+    one reaches the target. Given all rows in one :meth:`write`, the files and row groups are
+    those :func:`write_rolling` writes. ``next_path()`` names each new file (the caller keeps
+    the names to delete them should anything fail); ``nan_fields`` (field id -> top-level
+    column name) are counted for :attr:`WrittenFile.nan_counts`. :meth:`abort` closes the open
+    file without finishing it.
+    """
+
+    def __init__(self, file_io: FileIO, schema: Schema, options: ParquetWriteOptions,
+                 next_path: Callable[[], str], nan_fields: Mapping[int, str] | None = None) -> None:
+        self.file_io, self.options, self.next_path = file_io, options, next_path
+        self.schema = arrow_schema(schema)
+        self.iceberg_json = json.dumps(schema.to_json(), separators=(",", ":"))
+        self.nan_fields = dict(nan_fields or {})
+        self.files: list[WrittenFile] = []
+        self._pending: list[pa.Table] = []
+        self._pending_rows = 0
+        self._seen_rows = 0
+        self._seen_bytes = 0
+        self._f: Any = None
+        self._writer: Any = None
+        self._path = ""
+        self._rows = 0  # in the open file
+        self._stored_per_row = 1.0
+        self._nans: dict[int, int] = {}
+
+    @property
+    def pending_bytes(self) -> int:
+        """Arrow bytes of the rows waiting for their row group."""
+        return sum(t.nbytes for t in self._pending)
+
+    def write(self, data: pa.Table | pa.RecordBatch) -> None:
+        if isinstance(data, pa.RecordBatch):
+            data = pa.Table.from_batches([data])
+        if data.num_rows == 0:
+            return
+        if data.schema != self.schema:
+            data = data.cast(self.schema)
+        self._seen_rows += data.num_rows
+        self._seen_bytes += data.nbytes
+        self._pending.append(data)
+        self._pending_rows += data.num_rows
+        while self._pending_rows and self._pending_rows >= self._next_group_rows():
+            self._write_group()
+
+    def flush(self) -> None:
+        """Write the waiting rows now (a smaller row group), to free their memory."""
+        while self._pending_rows:
+            self._write_group()
+
+    def close(self) -> list[WrittenFile]:
+        self.flush()
+        self._finish_file()
+        return self.files
+
+    def abort(self) -> None:
+        self._pending, self._pending_rows = [], 0
+        if self._f is not None:
+            try:
+                self._f.close()
+            except Exception:  # noqa: BLE001 - the caller deletes the file
+                pass
+            self._f = self._writer = None
+
+    def _next_group_rows(self) -> int:
+        row_bytes = max(1.0, self._seen_bytes / max(1, self._seen_rows))
+        rows_per_group = max(1, int(self.options.row_group_size_bytes / row_bytes))
+        if self._f is None:
+            stored, per_row = 0, row_bytes
+        else:
+            stored, per_row = self._f.tell(), self._stored_per_row
+        room = max(1, int((self.options.target_file_size_bytes - stored) / per_row))
+        return min(rows_per_group, room)
+
+    def _write_group(self) -> None:
+        if self._f is None:
+            self._open_file()
+        n = min(self._next_group_rows(), self._pending_rows)
+        data = self._pending[0] if len(self._pending) == 1 else pa.concat_tables(self._pending)
+        group, rest = data.slice(0, n), data.slice(n)
+        self._pending = [rest] if rest.num_rows else []
+        self._pending_rows = rest.num_rows
+        try:
+            self._writer.write_table(group, row_group_size=n)
+            self._rows += n
+            size_now = self._f.tell()
+        except IcectlError:
+            raise
+        except OSError as e:
+            raise StorageError(f"cannot write {self._path}: {e}") from e
+        for fid, name in self.nan_fields.items():
+            col = group.column(name)
+            self._nans[fid] = self._nans.get(fid, 0) + int(
+                pc.sum(pc.is_nan(col).cast(pa.int64())).as_py() or 0)
+        if size_now > 0:
+            self._stored_per_row = max(1e-3, size_now / self._rows)
+        if size_now >= self.options.target_file_size_bytes:
+            self._finish_file()
+
+    def _open_file(self) -> None:
+        self._path = self.next_path()
+        self._f = self.file_io.open(self._path, "wb")
+        self._rows = 0
+        self._nans = {fid: 0 for fid in self.nan_fields}
+        self._stored_per_row = max(1.0, self._seen_bytes / max(1, self._seen_rows))
+        try:
+            self._writer = _open_writer(self._f, self.schema, self.options, self.iceberg_json)
+        except BaseException:
+            self.abort()
+            raise
+
+    def _finish_file(self) -> None:
+        if self._f is None:
+            return
+        f, path = self._f, self._path
+        try:
+            self._writer.close()
+            size = f.tell()
+            footer = self._writer.writer.metadata
+        except IcectlError:
+            raise
+        except OSError as e:
+            raise StorageError(f"cannot write {path}: {e}") from e
+        finally:
+            f.close()
+            self._f = self._writer = None
+        self.files.append(WrittenFile(path, size, self._rows, footer,
+                                      dict(self._nans) if self.nan_fields else None))
+
+
 def write_rolling(
     file_io: FileIO,
     data: pa.Table,
@@ -195,54 +336,15 @@ def write_rolling(
     options: ParquetWriteOptions,
     next_path: Callable[[], str],
 ) -> list[WrittenFile]:
-    """Write ``data`` (columns in ``arrow_schema(schema)`` form) as Parquet files.
-
-    A new file is started once the current one reaches ``target_file_size_bytes``; row groups
-    hold about ``row_group_size_bytes`` of (uncompressed) Arrow data. ``next_path()`` names
-    each new file; the caller keeps the names to delete them should anything fail later.
+    """Write ``data`` (columns in ``arrow_schema(schema)`` form) as Parquet files, rolled at
+    ``target_file_size_bytes`` (see :class:`RollingWriter`, which this is with all rows given
+    at once). ``next_path()`` names each new file; the caller keeps the names to delete them
+    should anything fail later.
     """
-    target_schema = arrow_schema(schema)
-    iceberg_json = json.dumps(schema.to_json(), separators=(",", ":"))
-    if data.schema != target_schema:
-        data = data.cast(target_schema)
-    total = data.num_rows
-    if total == 0:
-        return []
-    row_bytes = max(1.0, data.nbytes / total)
-    rows_per_group = max(1, int(options.row_group_size_bytes / row_bytes))
-    target = options.target_file_size_bytes
-    out: list[WrittenFile] = []
-    offset = 0
-    while offset < total:
-        path = next_path()
-        try:
-            f = file_io.open(path, "wb")
-        except IcectlError:
-            raise
-        rows = 0
-        try:
-            writer = _open_writer(f, target_schema, options, iceberg_json)
-            stored_per_row = row_bytes  # learnt from the bytes actually written
-            while offset < total:
-                written = f.tell()
-                room = max(1, int((target - written) / stored_per_row))
-                n = min(rows_per_group, total - offset, room)
-                writer.write_table(data.slice(offset, n), row_group_size=n)
-                offset += n
-                rows += n
-                size_now = f.tell()
-                if size_now > 0:
-                    stored_per_row = max(1e-3, size_now / rows)
-                if size_now >= target:
-                    break
-            writer.close()
-            size = f.tell()
-            footer = writer.writer.metadata
-        except IcectlError:
-            raise
-        except OSError as e:
-            raise StorageError(f"cannot write {path}: {e}") from e
-        finally:
-            f.close()
-        out.append(WrittenFile(path, size, rows, footer))
-    return out
+    writer = RollingWriter(file_io, schema, options, next_path)
+    try:
+        writer.write(data)
+        return writer.close()
+    except BaseException:
+        writer.abort()
+        raise

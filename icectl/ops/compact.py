@@ -20,7 +20,11 @@ Planning follows the reference's ``BinPackRewriteFilePlanner`` (options and defa
 
 Tasks run on an engine (:mod:`icectl.engines`, local processes by default) through
 :func:`icectl.ops.rewrite_task.run_rewrite_task`, writing files rolled at the reference's write
-maximum (target plus half the distance to the maximum size). The driver commits one ``replace``
+maximum (target plus half the distance to the maximum size). A task streams: reader batches go
+to the rolling writers a row group at a time; a sort (the ``sort`` strategy, or the table's
+order under ``binpack``) is exact across the whole task (its files hold consecutive key ranges,
+each sorted, as Spark's range-partitioned, locally sorted sort rewrite guarantees) and spills
+sorted runs to temporary files beyond its memory buffer. The driver commits one ``replace``
 snapshot (:class:`icectl.table.rewrite.RewriteFilesProducer`) whose new files keep the starting
 snapshot's data sequence number; with ``partial_progress=N`` it commits after every N groups.
 A failed commit, an interrupt (SIGINT, SIGTERM, SIGHUP) or a dead worker removes the files the

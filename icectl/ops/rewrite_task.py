@@ -12,9 +12,13 @@ copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
   reports them) reads the rows with the scan reader (:mod:`icectl.scan.reader`, which applies
   position deletes, deletion vectors and equality deletes), drops the rows the filter matches
   (the scan's row filter, :mod:`icectl.scan.arrow_filter`, the same semantics as ``icectl
-  delete`` and ``icectl scan``), and writes the rest
-  through :func:`icectl.ops.write.write_data_files` (partitioned by the output spec, sorted,
-  rolled at the target size, field ids and metrics as every icectl writer). With a drop filter,
+  delete`` and ``icectl scan``), and streams the rest, batch by batch, into a
+  :class:`icectl.ops.data_sink.DataFileSink` (partitioned by the output spec, rolled at the
+  target size, field ids and metrics as every icectl writer): the task never holds its inputs
+  whole. Without a sort order rows go straight to the rolling writer a row group at a time;
+  with one they are sorted across the whole task, in memory while they fit in
+  ``buffer_bytes`` and else as sorted runs spilled to temporary files and merged
+  (:mod:`icectl.ops.spill_sort`), so the output is the same either way. With a drop filter,
   an input in which no row matches is left out (it needs no rewrite); the result names the
   inputs the new files replace.
 * It returns :class:`RewriteTaskResult`: the new files' metadata (``DataFile`` values with
@@ -26,7 +30,7 @@ A failing task raises; its partly written files are deleted before the exception
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +39,7 @@ from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, Expression, r
 from icectl import command_files
 from icectl.io.files import FileIO
 from icectl.io.parquet_write import TARGET_FILE_SIZE
+from icectl.ops.data_sink import BUFFER_BYTES_DEFAULT, DataFileSink
 from icectl.spec.manifests import POSITION_DELETES, DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
@@ -93,6 +98,7 @@ class RewriteTask:
     drop_filter: str | Expression | None = None  # rows matching it are not written (text, or bound)
     case_sensitive: bool = False
     storage_options: dict[str, Any] = field(default_factory=dict)
+    buffer_bytes: int = 0  # rows held in memory before sorted runs spill (0: the default)
 
     @property
     def input_bytes(self) -> int:
@@ -111,6 +117,7 @@ class RewriteTaskResult:
     # the inputs the new files replace: all of them, except, with a drop filter, those in which
     # no row matched (they stay as they are)
     rewritten: tuple[str, ...] = ()
+    spilled_runs: int = 0  # sorted runs written to temporary files (0: sorted in memory)
 
     @property
     def rows_written(self) -> int:
@@ -208,19 +215,21 @@ class _TaskTable:
 def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     """Rewrite the task's input files (see the module docs). Pure: it writes only new data
     files, returns their metadata, and deletes them again if it fails."""
-    from icectl.ops.write import write_data_files
+    from icectl.ops.write import data_location
 
     schema = Schema.from_json(task.schema)
     spec = PartitionSpec.from_json(task.spec)
     order = SortOrder.from_json(task.sort_order) if task.sort_order else None
     table = _TaskTable(task, schema, spec, order)
-    rows, read, dropped, rewritten = _read_rows(table, schema, task)
     written: list[str] = []
+    sink = DataFileSink(table, data_location(task.table_location, task.properties), written,
+                        operation_id=task.operation_id, task_index=task.task_index,
+                        buffer_bytes=task.buffer_bytes or None)
     try:
-        files = (write_data_files(table, rows, written, operation_id=task.operation_id,
-                                  task_index=task.task_index)
-                 if rows.num_rows and rewritten else [])
+        read, dropped, rewritten = _stream_rows(table, schema, task, sink.write)
+        files = sink.close()
     except BaseException:
+        sink.abort()
         command_files.discard(table.io, written)
         raise
     command_files.check_driver()
@@ -228,14 +237,16 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
         files = [(replace(f, sort_order_id=None), p) for f, p in files]
     return RewriteTaskResult(task_index=task.task_index, files=tuple(files), rows_read=read,
                              rows_dropped=dropped, bytes_read=task.input_bytes,
-                             rewritten=tuple(rewritten))
+                             rewritten=tuple(rewritten), spilled_runs=sink.spilled_runs)
 
 
-def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask
-               ) -> tuple[pa.Table, int, int, list[str]]:
-    """The live rows of the inputs (deletes applied) minus those the drop filter matches, the
-    rows read and dropped, and the inputs rewritten. With a drop filter, the rows of an input
-    in which no row matches are left out and so is the input (it needs no rewrite)."""
+def _stream_rows(table: _TaskTable, schema: Schema, task: RewriteTask,
+                 emit: Callable[[pa.RecordBatch], None]) -> tuple[int, int, list[str]]:
+    """Hand the live rows of the inputs (deletes applied), minus those the drop filter matches,
+    to ``emit`` batch by batch, in the inputs' order; (rows read, rows dropped, inputs
+    rewritten). With a drop filter, an input none of whose rows matches is not rewritten: its
+    batches are held back until a row matches (past the task's buffer they are let go, and the
+    input is read again from its start should a row match later)."""
     from icectl.scan.plan_setup import bind_filter
     from icectl.scan.reader import Scan, ScanFile
 
@@ -245,7 +256,7 @@ def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask
         drop = bind_filter(text, None if text is not None else task.drop_filter, schema,
                            task.case_sensitive)
     ids = sorted(referenced_field_ids(drop)) if task.drop_filter is not None else []
-    batches: list[pa.RecordBatch] = []
+    budget = task.buffer_bytes or BUFFER_BYTES_DEFAULT
     rewritten: list[str] = []
     read = dropped = 0
     # one scan for all inputs (its delete-file caches are shared), reading one file at a time
@@ -256,21 +267,57 @@ def _read_rows(table: _TaskTable, schema: Schema, task: RewriteTask
                                partition=tuple(f.partition), record_count=f.record_count,
                                data_sequence_number=f.data_sequence_number, first_row_id=None,
                                residual=TRUE, deletes=tuple(f.deletes))]
-        mine: list[pa.RecordBatch] = []
-        n_dropped = 0
-        for b in scan.batches():
+        if task.drop_filter is None:
+            for b in scan.batches():
+                read += b.num_rows
+                emit(b)
+            rewritten.append(f.path)
+            continue
+        n_read, n_dropped = _filtered_input(scan, drop, ids, schema, emit, budget)
+        read += n_read
+        if n_dropped:
+            dropped += n_dropped
+            rewritten.append(f.path)
+    return read, dropped, rewritten
+
+
+def _filtered_input(scan: Any, drop: Any, ids: Sequence[int], schema: Schema,
+                    emit: Callable[[pa.RecordBatch], None], budget: int) -> tuple[int, int]:
+    """One input (the scan's one file) through the drop filter: its kept rows go to ``emit``
+    only once a row matched (module docs of :func:`_stream_rows`); (rows read, rows dropped)."""
+    held: list[pa.RecordBatch] | None = []  # None: let go, past the budget
+    held_bytes = read = dropped = 0
+    again = False
+    batches = scan.batches()
+    try:
+        for b in batches:
             read += b.num_rows
-            if task.drop_filter is not None:
-                b, n = _drop_matching(b, drop, ids, schema)
-                n_dropped += n
-            if b.num_rows:
-                mine.append(b)
-        if task.drop_filter is not None and n_dropped == 0:
-            continue  # nothing to delete in this file: it stays
-        dropped += n_dropped
-        rewritten.append(f.path)
-        batches += mine
-    return pa.Table.from_batches(batches, schema=scan.arrow_schema()), read, dropped, rewritten
+            kept, n = _drop_matching(b, drop, ids, schema)
+            dropped += n
+            if dropped and held is None:  # rows before this one were let go
+                again = True
+                break
+            if dropped:
+                for h in held or ():
+                    emit(h)
+                held = []
+                emit(kept)
+            elif held is not None:
+                held.append(kept)
+                held_bytes += kept.nbytes
+                if held_bytes > budget:
+                    held = None
+    finally:
+        batches.close()
+    if not again:
+        return read, dropped
+    read = dropped = 0  # read the input again, from its start
+    for b in scan.batches():
+        read += b.num_rows
+        kept, n = _drop_matching(b, drop, ids, schema)
+        dropped += n
+        emit(kept)
+    return read, dropped
 
 
 def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema

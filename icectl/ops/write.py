@@ -39,23 +39,19 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError
 from icectl import command_files
 from icectl.io.files import join
-from icectl.io.parquet import footer_metrics
-from icectl.io.parquet_write import ParquetWriteOptions, arrow_type, write_rolling
+from icectl.io.parquet_write import arrow_type
 from icectl.ops.append import AppendResult, append_data_files
 from icectl.ops.compute.arrow_values import arrow_owned
-from icectl.ops.compute import conform_to_schema, partitioned_batches
+from icectl.ops.compute import conform_to_schema
 from icectl.ops.compute.conform import match_column
 from icectl.ops.compute.fit import DoesNotFit, check_rounding
-from icectl.spec.manifests import DATA, DataFile
-from icectl.spec.metrics import metrics_config
-from icectl.spec.name_mapping import table_name_mapping
-from icectl.spec.partition_path import partition_path
 from icectl.spec.properties import WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH
+from icectl.ops.data_sink import DataFileSink
+from icectl.spec.manifests import DataFile
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.types import (
@@ -336,56 +332,16 @@ def write_data_files(table: Table, data: pa.Table, written_paths: list[str], *,
     path. Every path is appended to ``written_paths`` and registered with the command
     (:mod:`icectl.command_files`) before its file is created (the caller removes them if
     anything fails). Files are named ``<task index>-0-<operation id>-<n>.parquet`` (a new
-    operation id unless one is given: the tasks of one operation share it)."""
-    md = table.metadata
-    schema, spec, order = md.schema, md.spec, md.sort_order
-    options = ParquetWriteOptions.from_properties(md.properties)
-    config = metrics_config(md.properties, schema, order)
-    mapping = table_name_mapping(dict(md.properties), schema)
-    base_dir = data_location(table.location, md.properties)
-    operation_id = operation_id or str(_uuid.uuid4())
-    counter = [0]
-    files: list[tuple[DataFile, str]] = []
-    for batch in partitioned_batches(data, schema, spec, order):
-        chunk, part = batch.rows, batch.partition
-        ppath = partition_path(spec, schema, part) if spec.fields else ""
-        directory = join(base_dir, ppath) if ppath else base_dir
-
-        def next_path(directory: str = directory) -> str:
-            counter[0] += 1
-            p = join(directory, f"{task_index:05d}-0-{operation_id}-{counter[0]:05d}.parquet")
-            written_paths.append(p)
-            return command_files.register(table.io, p)
-
-        start = 0
-        for wf in write_rolling(table.io, chunk, schema, options, next_path):
-            command_files.check_driver()  # a worker hands on no file once its driver is gone
-            fm = footer_metrics(wf.footer, config, mapping, wf.file_size_in_bytes, path=wf.path)
-            nan_counts = _nan_counts(chunk.slice(start, wf.record_count), schema, config)
-            start += wf.record_count
-            df = DataFile(
-                content=DATA, file_path=wf.path, file_format="PARQUET", partition=part,
-                record_count=wf.record_count, file_size_in_bytes=wf.file_size_in_bytes,
-                column_sizes=fm.column_sizes or None, value_counts=fm.value_counts or None,
-                null_value_counts=fm.null_value_counts or None,
-                nan_value_counts=nan_counts,
-                lower_bounds=fm.lower_bounds or None, upper_bounds=fm.upper_bounds or None,
-                split_offsets=fm.split_offsets or None, spec_id=spec.spec_id,
-                sort_order_id=order.order_id if order is not None else None,
-            )
-            files.append((df, ppath))
-    return files
-
-
-def _nan_counts(rows: pa.Table, schema: Schema, config: Any) -> dict[int, int] | None:
-    """NaN counts of the file's top-level float/double columns (the reference's writers count
-    them)."""
-    out: dict[int, int] = {}
-    for f in schema.fields:
-        if f.type in (FLOAT, DOUBLE) and config.column_mode(f.name).keeps_metrics:
-            col = rows.column(f.name)
-            out[f.field_id] = int(pc.sum(pc.is_nan(col).cast(pa.int64())).as_py() or 0)
-    return out or None
+    operation id unless one is given: the tasks of one operation share it). The rows given in
+    pieces instead: :class:`icectl.ops.data_sink.DataFileSink`."""
+    sink = DataFileSink(table, data_location(table.location, table.metadata.properties), written_paths,
+                        operation_id=operation_id, task_index=task_index)
+    try:
+        sink.write(data, whole=True)
+        return sink.close()
+    except BaseException:
+        sink.abort()
+        raise
 
 
 # -- many inputs: per-file work on an engine -------------------------------------------------------

@@ -26,7 +26,7 @@ from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
 
-__all__ = ["PartitionBatch", "partitioned_batches", "partition_groups"]
+__all__ = ["PartitionBatch", "partitioned_batches", "partition_groups", "partition_sort_key"]
 
 
 @dataclass(frozen=True)
@@ -81,8 +81,13 @@ def partition_groups(data: pa.Table, spec: PartitionSpec, schema: Schema) -> lis
     for g in range(grouped.num_rows):
         part = tuple(kv[g] for kv in key_values)
         out.append((part, rows[g].values))
-    out.sort(key=lambda item: tuple((v is not None, _sortable(v)) for v in item[0]))
+    out.sort(key=lambda item: partition_sort_key(item[0]))
     return out
+
+
+def partition_sort_key(part: tuple) -> tuple:
+    """The key partition tuples are ordered by (nulls first, NaN last)."""
+    return tuple((v is not None, _sortable(v)) for v in part)
 
 
 def _sortable(v: Any) -> Any:

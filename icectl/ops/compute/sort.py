@@ -15,14 +15,25 @@ from icectl.ops.compute.transforms import transform_array
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import NullOrder, SortDirection, SortOrder
 
-__all__ = ["sort_indices"]
+__all__ = ["sort_indices", "sort_keys"]
 
 
 def sort_indices(data: pa.Table, order: SortOrder, schema: Schema) -> pa.Array | None:
     """Row order of ``data`` by the sort order (None when unsorted). Each key sorts by its
-    transformed value in its direction, nulls first or last as it says, NaN above all numbers."""
+    transformed value in its direction, nulls first or last as it says, NaN above all numbers.
+    The sort is stable: rows with equal keys keep their order."""
     if order is None or not order.fields or data.num_rows < 2:
         return None
+    keyed = sort_keys(data, order, schema)
+    if keyed is None:
+        return None
+    return pc.sort_indices(keyed[0], sort_keys=keyed[1])
+
+
+def sort_keys(data: pa.Table, order: SortOrder, schema: Schema
+              ) -> tuple[pa.Table, list[tuple[str, str]]] | None:
+    """The key columns of ``data`` by the sort order and the ``pyarrow.compute.sort_indices``
+    keys that order them (None when the order has no key)."""
     cols: dict[str, pa.Array] = {}
     keys: list[tuple[str, str]] = []
     for i, sf in enumerate(order.fields):
@@ -47,4 +58,4 @@ def sort_indices(data: pa.Table, order: SortOrder, schema: Schema) -> pa.Array |
         keys.append((f"v{i}", direction))
     if not keys:
         return None
-    return pc.sort_indices(pa.table(cols), sort_keys=keys)
+    return pa.table(cols), keys
