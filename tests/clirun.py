@@ -188,3 +188,12 @@ def icectl_json(*args: Any, process: bool = False, **kw: Any) -> Any:
         return json.loads(done.stdout)
     except json.JSONDecodeError as exc:  # pragma: no cover - shown as the failure reason
         raise AssertionError(f"icectl --json printed no JSON: {exc}\n{done.stdout[:2000]}") from None
+
+
+def without_user_settings(**extra: str | None) -> dict[str, str | None]:
+    """Environment overrides that clear every ``ICECTL_*`` variable of the developer's shell
+    (the test run's own manifest cache directory stays), plus ``extra``."""
+    out: dict[str, str | None] = {k: None for k in os.environ
+                                  if k.startswith("ICECTL_") and k != "ICECTL_CACHE_DIR"}
+    out.update(extra)
+    return out

@@ -17,7 +17,8 @@
   change of this process (environment, working directory, signal handlers, the CLI's settings).
 - Under pytest-xdist (``-n 2 --dist loadgroup``, the test command) every test that uses the Spark
   session (tests/interop, tests/differential, any test asking for a Spark fixture) is in the one
-  ``xdist_group`` "spark": one worker runs them all, with one session, and it starts with them.
+  ``xdist_group`` "spark": one worker runs them all, with one session (xdist hands out the
+  biggest group first, so the other worker takes the rest meanwhile).
 """
 
 from __future__ import annotations
@@ -100,20 +101,14 @@ SPARK_GROUP = "spark"
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     run_slow = config.getoption("--runslow")
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
-    spark_items = []
     for item in items:
         in_spark_dir = any(d in Path(str(item.path)).parents for d in _SPARK_DIRS)
         if in_spark_dir:
             item.add_marker(pytest.mark.interop)
         if in_spark_dir or _SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
-            spark_items.append(item)
         if not run_slow and "slow" in item.keywords:
             item.add_marker(skip_slow)
-    if os.environ.get("PYTEST_XDIST_WORKER") and spark_items:
-        # the longest unit of work goes out first, so the other worker takes everything else
-        ids = {id(i) for i in spark_items}
-        items[:] = spark_items + [i for i in items if id(i) not in ids]
 
 
 @pytest.fixture(autouse=True)

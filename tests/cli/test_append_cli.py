@@ -87,13 +87,11 @@ def test_exit_codes_and_one_line_errors(tmp_path) -> None:
 # -- idempotent ingestion, run as a script runs it -------------------------------------------------
 
 
-def icectl(*args: str, stdin: str = "") -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
+def icectl(*args: str, stdin: str = ""):  # -> subprocess.CompletedProcess[str]
+    from clirun import icectl as run
 
-    env = {k: v for k, v in os.environ.items() if k != "ICECTL_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "icectl", *args], input=stdin, capture_output=True,
-                          text=True, env=env, timeout=120)
+    return run(*args, input=stdin, env={"ICECTL_DEBUG": None})
+
 
 
 def test_skip_existing_names_every_skipped_file_and_a_rerun_is_a_no_op(tmp_path) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,16 +13,17 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from icectl.cli.app import app
+from clirun import icectl as run
 
 runner = CliRunner()
 
 
 def icectl(*args: str, cache: Path, **env: str) -> subprocess.CompletedProcess:
-    e = dict(os.environ, ICECTL_CACHE_DIR=str(cache), **env)
+    e: dict[str, str | None] = {"ICECTL_CACHE_DIR": str(cache), **env}
     if "ICECTL_NO_CACHE" not in env:
-        e.pop("ICECTL_NO_CACHE", None)
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          env=e, timeout=120)
+        e["ICECTL_NO_CACHE"] = None
+    return run(*args, env=e)
+
 
 
 def make_table(tmp_path: Path) -> str:
