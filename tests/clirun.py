@@ -197,3 +197,10 @@ def without_user_settings(**extra: str | None) -> dict[str, str | None]:
                                   if k.startswith("ICECTL_") and k != "ICECTL_CACHE_DIR"}
     out.update(extra)
     return out
+
+
+def replacing_env(full: Mapping[str, str]) -> dict[str, str | None]:
+    """Overrides that make the environment exactly ``full`` (for :func:`icectl`'s ``env``)."""
+    out: dict[str, str | None] = {k: None for k in os.environ if k not in full}
+    out.update(full)
+    return out
