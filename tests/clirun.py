@@ -8,7 +8,8 @@
   as Python prints it and gives exit code 1, as a real process would. Whatever a run changes in
   this process (environment, working directory, signal handlers, sys.argv, the CLI's process-wide
   settings such as ``--field``, ``--no-cache`` and ``--storage-option``, logging handlers) is put
-  back afterwards, so runs cannot leak into each other or into the test.
+  back afterwards, so runs cannot leak into each other or into the test. A signal that reaches
+  the test process during a run (Ctrl-C) stops the test run (KeyboardInterrupt).
 - :func:`icectl_process` runs it as a child process (``python -m icectl``; ``script=True``: the
   installed ``icectl`` script). Use it only for what needs a real process: start-up, exit codes
   from signals, the installed script, concurrency, and anything that relies on process state
@@ -116,6 +117,7 @@ def icectl(*args: Any, env: Mapping[str, str | None] | None = None, cwd: str | P
            ) -> subprocess.CompletedProcess[str]:
     """Run ``icectl ARGS...`` in this process (see the module docstring). ``timeout`` is accepted
     for the same signature as :func:`icectl_process` and not enforced."""
+    from icectl import command_files
     from icectl.cli import entry
 
     argv = _argv(args)
@@ -140,6 +142,9 @@ def icectl(*args: Any, env: Mapping[str, str | None] | None = None, cwd: str | P
                 pass
         stdout = out.getvalue().decode("utf-8", errors="replace")
         stderr = err.getvalue().decode("utf-8", errors="replace")
+        signalled = command_files.received_signal()
+    if signalled is not None:  # Ctrl-C (or SIGTERM) meant for the test run, not for this command
+        raise KeyboardInterrupt(f"signal {signalled} during an in-process icectl run")
     return subprocess.CompletedProcess(["icectl", *argv], code, stdout, stderr)
 
 

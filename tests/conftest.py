@@ -127,14 +127,21 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         out["icectl_spark_start_seconds"] = started
 
 
+_FROM_WORKERS: list[tuple[str, str]] = []  # the fuzzer's summaries (tests/differential/conftest.py)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - xdist's hook (controller side)
-    started = getattr(node, "workeroutput", {}).get("icectl_spark_start_seconds")
-    if started is not None:
-        node.config._icectl_spark_start_seconds = started
+    out = getattr(node, "workeroutput", {})
+    if out.get("icectl_spark_start_seconds") is not None:
+        node.config._icectl_spark_start_seconds = out["icectl_spark_start_seconds"]
+    _FROM_WORKERS.extend(out.get("icectl_fuzz_summaries", []))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    for name, text in _FROM_WORKERS:
+        terminalreporter.section(f"differential fuzzer: {name}")
+        terminalreporter.write_line(text)
     started = getattr(config, "_icectl_spark_start_seconds", None)
     if started is not None:
         terminalreporter.write_line(f"interop: Spark session started in {started:.1f}s")
