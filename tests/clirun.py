@@ -51,6 +51,19 @@ _PROCESS_STATE = (
 )
 
 
+class Run(subprocess.CompletedProcess):
+    """A finished icectl run; ``exit_code`` and ``output`` (stdout, then stderr) as well, the
+    names of typer's test runner."""
+
+    @property
+    def exit_code(self) -> int:
+        return self.returncode
+
+    @property
+    def output(self) -> str:
+        return (self.stdout or "") + (self.stderr or "")
+
+
 def _argv(args: tuple[Any, ...]) -> list[str]:
     return [str(a) for a in args]
 
@@ -145,7 +158,7 @@ def icectl(*args: Any, env: Mapping[str, str | None] | None = None, cwd: str | P
         signalled = command_files.received_signal()
     if signalled is not None:  # Ctrl-C (or SIGTERM) meant for the test run, not for this command
         raise KeyboardInterrupt(f"signal {signalled} during an in-process icectl run")
-    return subprocess.CompletedProcess(["icectl", *argv], code, stdout, stderr)
+    return Run(["icectl", *argv], code, stdout, stderr)
 
 
 def process_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
