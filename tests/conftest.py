@@ -12,6 +12,13 @@
   test that does not fix its own, and ``--hypothesis-profile=explore`` draws fresh random examples.
 - The persistent manifest cache of every icectl run (in-process and subprocess) lives in a
   temporary directory of the test run, never in the user's cache directory.
+- Tests run the command line through tests/clirun.py (in-process, or a real process where one is
+  needed); ``process_guard`` puts back after every test what a test or an in-process run may
+  change of this process (environment, working directory, signal handlers, the CLI's settings).
+- Under pytest-xdist (``-n 2 --dist loadgroup``, the test command) every test that uses the Spark
+  session (tests/interop, tests/differential, any test asking for a Spark fixture) is in the one
+  ``xdist_group`` "spark": one worker runs them all, with one session (xdist hands out the
+  biggest group first, so the other worker takes the rest meanwhile).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,6 +39,10 @@ _SPARK_DIRS = (_INTEROP_DIR, Path(__file__).parent / "differential")
 # spark_support and spark_fixtures are plain modules of tests/interop (imported by name there)
 if str(_INTEROP_DIR) not in sys.path:
     sys.path.insert(0, str(_INTEROP_DIR))
+if str(Path(__file__).parent) not in sys.path:  # tests/clirun.py
+    sys.path.insert(0, str(Path(__file__).parent))
+
+from clirun import process_state_kept  # noqa: E402
 
 from spark_fixtures import (  # noqa: E402,F401  (fixtures shared by every test directory)
     ice_table,
@@ -79,17 +91,57 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         shutil.rmtree(cache, ignore_errors=True)
 
 
+# the fixtures of the one Spark session (tests/interop/spark_fixtures.py)
+_SPARK_FIXTURES = frozenset({"spark_stack", "spark", "jvm", "warehouse", "sql", "new_table",
+                             "ice_table"})
+SPARK_GROUP = "spark"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     run_slow = config.getoption("--runslow")
     skip_slow = pytest.mark.skip(reason="slow: run with --runslow")
     for item in items:
-        if any(d in Path(str(item.path)).parents for d in _SPARK_DIRS):
+        in_spark_dir = any(d in Path(str(item.path)).parents for d in _SPARK_DIRS)
+        if in_spark_dir:
             item.add_marker(pytest.mark.interop)
+        if in_spark_dir or _SPARK_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
         if not run_slow and "slow" in item.keywords:
             item.add_marker(skip_slow)
 
 
+@pytest.fixture(autouse=True)
+def process_guard() -> Iterator[None]:
+    """What a test changes of this process (environment, working directory, terminal signal
+    handlers, sys.argv, the CLI's process-wide settings) is put back after it."""
+    with process_state_kept(logging_too=False):
+        yield
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # an xdist worker hands the Spark start time to the controller (pytest_testnodedown)
+    started = getattr(session.config, "_icectl_spark_start_seconds", None)
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None and started is not None:
+        out["icectl_spark_start_seconds"] = started
+
+
+_FROM_WORKERS: list[tuple[str, str]] = []  # the fuzzer's summaries (tests/differential/conftest.py)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - xdist's hook (controller side)
+    out = getattr(node, "workeroutput", {})
+    if out.get("icectl_spark_start_seconds") is not None:
+        node.config._icectl_spark_start_seconds = out["icectl_spark_start_seconds"]
+    _FROM_WORKERS.extend(out.get("icectl_fuzz_summaries", []))
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    for name, text in _FROM_WORKERS:
+        terminalreporter.section(f"differential fuzzer: {name}")
+        terminalreporter.write_line(text)
     started = getattr(config, "_icectl_spark_start_seconds", None)
     if started is not None:
         terminalreporter.write_line(f"interop: Spark session started in {started:.1f}s")

@@ -7,11 +7,9 @@ import os
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from typer.testing import CliRunner
+from clirun import icectl as run
 
-from icectl.cli.app import app
 
-runner = CliRunner()
 
 
 def make(tmp_path, partition: str | None = None) -> str:
@@ -19,7 +17,7 @@ def make(tmp_path, partition: str | None = None) -> str:
     args = ["create", loc, "--schema", "id long not null, cat string"]
     if partition:
         args += ["--partition", partition]
-    assert runner.invoke(app, args).exit_code == 0
+    assert run(*args).exit_code == 0
     return loc
 
 
@@ -34,7 +32,7 @@ def parquet(tmp_path, name: str, ids, cat="a") -> str:
 def test_append_args_and_json(tmp_path) -> None:
     loc = make(tmp_path, "cat")
     a, b = parquet(tmp_path, "a.parquet", [1, 2]), parquet(tmp_path, "b.parquet", [3], "b")
-    r = runner.invoke(app, ["append", loc, a, b, "--summary", "run=1", "--json"])
+    r = run(*["append", loc, a, b, "--summary", "run=1", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     for key in ("location", "branch", "snapshot-id", "parent-snapshot-id", "sequence-number",
@@ -45,20 +43,20 @@ def test_append_args_and_json(tmp_path) -> None:
     assert (out["added-files"], out["added-records"], out["sequence-number"]) == (2, 3, 1)
     assert out["summary"]["run"] == "1" and out["summary"]["changed-partition-count"] == "2"
     assert [f["partition"] for f in out["files"]] == ["cat=a", "cat=b"]
-    snaps = json.loads(runner.invoke(app, ["inspect", "snapshots", loc, "--json"]).stdout)
+    snaps = json.loads(run(*["inspect", "snapshots", loc, "--json"]).stdout)
     assert [s["snapshot-id"] for s in snaps] == [out["snapshot-id"]]
 
 
 def test_paths_from_stdin_and_from_a_list(tmp_path) -> None:
     loc = make(tmp_path)
     a, b, c = (parquet(tmp_path, f"{n}.parquet", [i]) for i, n in enumerate("abc"))
-    r = runner.invoke(app, ["append", loc, "-"], input=f"{a}\n\n{b}\n")
+    r = run(*["append", loc, "-"], input=f"{a}\n\n{b}\n")
     assert r.exit_code == 0, r.output
     assert "appended 2 file(s)" in r.stderr
     assert "snapshot-id" in r.stdout and "total-records" in r.stdout
     lst = tmp_path / "list.txt"
     lst.write_text(f"# one more\n{c}\n")
-    r = runner.invoke(app, ["append", loc, "--from-list", str(lst), "--json"])
+    r = run(*["append", loc, "--from-list", str(lst), "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["summary"]["total-data-files"] == "3"
 
@@ -66,7 +64,7 @@ def test_paths_from_stdin_and_from_a_list(tmp_path) -> None:
 def test_exit_codes_and_one_line_errors(tmp_path) -> None:
     loc = make(tmp_path, "cat")
     a = parquet(tmp_path, "a.parquet", [1])
-    assert runner.invoke(app, ["append", loc, a]).exit_code == 0
+    assert run(*["append", loc, a]).exit_code == 0
     before = sorted(os.listdir(os.path.join(loc, "metadata")))
     cases = [
         (["append", loc, a], 5, "already in the table"),
@@ -78,7 +76,7 @@ def test_exit_codes_and_one_line_errors(tmp_path) -> None:
         (["append", loc, parquet(tmp_path, "x.parquet", [1], "q"), "-p", "cat=r"], 5, "cat=r"),
     ]
     for args, code, text in cases:
-        r = runner.invoke(app, args)
+        r = run(*args)
         assert r.exit_code == code, (args, r.output)
         assert text in r.stderr and r.stderr.count("\n") == 1, r.stderr
     assert sorted(os.listdir(os.path.join(loc, "metadata"))) == before
@@ -87,13 +85,9 @@ def test_exit_codes_and_one_line_errors(tmp_path) -> None:
 # -- idempotent ingestion, run as a script runs it -------------------------------------------------
 
 
-def icectl(*args: str, stdin: str = "") -> "subprocess.CompletedProcess[str]":
-    import subprocess
-    import sys
+def icectl(*args: str, stdin: str = ""):  # -> subprocess.CompletedProcess[str]
+    return run(*args, input=stdin, env={"ICECTL_DEBUG": None})
 
-    env = {k: v for k, v in os.environ.items() if k != "ICECTL_DEBUG"}
-    return subprocess.run([sys.executable, "-m", "icectl", *args], input=stdin, capture_output=True,
-                          text=True, env=env, timeout=120)
 
 
 def test_skip_existing_names_every_skipped_file_and_a_rerun_is_a_no_op(tmp_path) -> None:

@@ -6,29 +6,26 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from typer.testing import CliRunner
 
-from icectl.cli.app import app
+from clirun import icectl as run
 
-runner = CliRunner()
 
 
 def icectl(*args: str, cache: Path, **env: str) -> subprocess.CompletedProcess:
-    e = dict(os.environ, ICECTL_CACHE_DIR=str(cache), **env)
+    e: dict[str, str | None] = {"ICECTL_CACHE_DIR": str(cache), **env}
     if "ICECTL_NO_CACHE" not in env:
-        e.pop("ICECTL_NO_CACHE", None)
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          env=e, timeout=120)
+        e["ICECTL_NO_CACHE"] = None
+    return run(*args, env=e)
+
 
 
 def make_table(tmp_path: Path) -> str:
     loc = str(tmp_path / "t")
-    r = runner.invoke(app, ["create", loc, "--schema", "id long not null, cat string",
+    r = run(*["create", loc, "--schema", "id long not null, cat string",
                             "--partition", "cat"])
     assert r.exit_code == 0, r.output
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("cat", pa.string())])
@@ -38,7 +35,7 @@ def make_table(tmp_path: Path) -> str:
         ids = list(range(i * 10, i * 10 + 5))
         pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array([cat] * 5)], schema=schema),
                        str(p))
-        r = runner.invoke(app, ["append", loc, str(p)])
+        r = run(*["append", loc, str(p)])
         assert r.exit_code == 0, r.output
     return loc
 

@@ -12,15 +12,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.ops.create import create_table
 from icectl.table.table import Table
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return icectl(*args)
 
 
 def metadata_files(loc: str) -> dict[str, bytes]:

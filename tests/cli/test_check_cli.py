@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+from clirun import icectl
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, NO_COLOR="1")
-    env.pop("ICECTL_WAREHOUSE", None)
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          env=env, timeout=120)
+    return icectl(*args, env={"NO_COLOR": "1", "ICECTL_WAREHOUSE": None})
+
 
 
 def make(wh: Path) -> Path:

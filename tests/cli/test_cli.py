@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from icectl import errors
+from clirun import icectl
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    full_env = {k: v for k, v in os.environ.items() if k not in ("ICECTL_WAREHOUSE", "ICECTL_DEBUG")}
-    full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          env=full_env, cwd=cwd, timeout=120)
+    return icectl(*args, env={"ICECTL_WAREHOUSE": None, "ICECTL_DEBUG": None, **(env or {})}, cwd=cwd)
+
 
 
 SCHEMA = "id long not null, ts timestamptz, cat string, tags list<string>, loc struct<lat: double, lon: double>"

@@ -7,16 +7,15 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.ops.create import create_table
 
 SCHEMA = "id int not null, name string, loc struct<lat: float, lon: float>, tags list<string>, ts timestamptz, d date"
 
 
 def invoke(*args: str):
-    return CliRunner().invoke(app, list(args))
+    return icectl(*args)
 
 
 def ok_json(*args: str) -> dict:

@@ -13,21 +13,19 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.errors import InvalidInput
 from icectl.ops.upsert import upsert_rows
 from icectl.ops.write import write_rows
 from icectl.table.table import Table
 
-runner = CliRunner()
 SCHEMA = "id long not null, price decimal(12,2), qty int, big decimal(38,3), tags list<decimal(5,2)>"
 
 
 def make(tmp_path: Path, schema: str = SCHEMA, name: str = "t", fv: int = 2) -> str:
     loc = str(tmp_path / "wh" / name)
-    r = runner.invoke(app, ["create", loc, "--schema", schema, "--format-version", str(fv)])
+    r = icectl(*["create", loc, "--schema", schema, "--format-version", str(fv)])
     assert r.exit_code == 0, r.output
     return loc
 
@@ -47,7 +45,7 @@ def rows(loc: str) -> list[dict]:
 def refused(loc: str, args: list[str], line: str) -> None:
     """The write is refused with exactly this error line, exit 2, and leaves no trace."""
     before = tree(loc)
-    r = runner.invoke(app, args)
+    r = icectl(*args)
     assert r.exit_code == InvalidInput.exit_code, r.output
     assert r.stdout == ""
     assert r.stderr.splitlines() == [f"icectl: error: {line}"], r.stderr
@@ -89,7 +87,7 @@ def test_each_input_format_names_file_row_and_column(tmp_path: Path) -> None:
             f"{js}: row 3, column tags.element: 2.345 does not fit decimal(5, 2): more than 2 digits after the point{HINT}")
     # stdin is named as such
     before = tree(loc)
-    r = runner.invoke(app, ["write", loc, "-", "--format", "csv"], input="id,qty\n1,1.25\n")
+    r = icectl(*["write", loc, "-", "--format", "csv"], input="id,qty\n1,1.25\n")
     assert r.exit_code == 2 and r.stderr.splitlines() == [
         f"icectl: error: stdin: row 1, column qty: 1.25 does not fit int: it has a fractional part{HINT}"]
     assert tree(loc) == before
@@ -105,7 +103,7 @@ def test_several_files_refuse_as_one_and_remove_every_task_file(tmp_path: Path) 
     bad.write_text('{"id": 1001, "price": 1.5}\n{"id": 1002, "price": 0.125}\n')
     refused(loc, ["write", loc, str(good), str(bad), "--workers", "2"],
             f"{bad}: row 2, column price: 0.125 does not fit decimal(12, 2): more than 2 digits after the point{HINT}")
-    r = runner.invoke(app, ["write", loc, str(good), str(bad), "--workers", "2", "--round", "half-even", "--json"])
+    r = icectl(*["write", loc, str(good), str(bad), "--workers", "2", "--round", "half-even", "--json"])
     assert r.exit_code == 0, r.output
     assert {x["id"]: x["price"] for x in rows(loc) if x["price"] < 2} == {
         0: Decimal("0.25"), 1: Decimal("1.25"), 1001: Decimal("1.50"), 1002: Decimal("0.12")}
@@ -152,7 +150,7 @@ def test_round_equals_decimal_quantize(tmp_path: Path, mode: str, python: str) -
     texts = ["12.555", "12.565", "-12.565", "0.005", "-0.005", "2.999", "7", "12.5", "99999999.994"]
     csv = tmp_path / "r.csv"
     csv.write_text("id,price,qty\n" + "".join(f"{i},{t},{t}\n" for i, t in enumerate(texts)))
-    r = runner.invoke(app, ["write", loc, str(csv), "--round", mode])
+    r = icectl(*["write", loc, str(csv), "--round", mode])
     assert r.exit_code == 0, r.output
     got = rows(loc)
     for i, t in enumerate(texts):
@@ -167,21 +165,21 @@ def test_json_numbers_are_exact_and_decimal_38_keeps_every_digit(tmp_path: Path)
     js = tmp_path / "big.jsonl"
     js.write_text("".join(json.dumps({"id": i, "price": 0.1, "big": "__N__"}).replace('"__N__"', v) + "\n"
                           for i, v in enumerate(values)))
-    r = runner.invoke(app, ["write", loc, str(js)])
+    r = icectl(*["write", loc, str(js)])
     assert r.exit_code == 0, r.output
     csv = tmp_path / "big.csv"
     csv.write_text("id,big\n" + "".join(f"{100 + i},{v}\n" for i, v in enumerate(values)))
-    assert runner.invoke(app, ["write", loc, str(csv)]).exit_code == 0
+    assert icectl(*["write", loc, str(csv)]).exit_code == 0
     pqf = tmp_path / "big.parquet"
     pq.write_table(pa.table({"id": list(range(200, 200 + len(values))),
                              "big": pa.array([Decimal(v) for v in values], pa.decimal128(38, 3))}), pqf)
-    assert runner.invoke(app, ["write", loc, str(pqf)]).exit_code == 0
+    assert icectl(*["write", loc, str(pqf)]).exit_code == 0
     got = rows(loc)
     for base in (0, 100, 200):
         assert [r["big"] for r in got if base <= r["id"] < base + 100] == [Decimal(v) for v in values]
     assert all(r["price"] == Decimal("0.10") for r in got if r["id"] < 100)  # 0.1, not the double
     # icectl's own reader gives the same digits
-    r = runner.invoke(app, ["scan", loc, "--format", "jsonl", "--columns", "id,big"])
+    r = icectl(*["scan", loc, "--format", "jsonl", "--columns", "id,big"])
     assert r.exit_code == 0, r.output
     scanned = {json.loads(line)["id"]: json.loads(line)["big"] for line in r.stdout.splitlines()}
     assert [Decimal(scanned[i]) for i in range(len(values))] == [Decimal(v) for v in values]
@@ -201,9 +199,9 @@ def test_upsert_refuses_and_rounds_the_same_way(tmp_path: Path) -> None:
     csv.write_text("id,price\n1.05,1.00\n")  # a key column too
     refused(loc, ["upsert", loc, str(csv), "--key", "id"],
             f"{csv}: row 1, column id: 1.05 does not fit decimal(10, 1): more than 1 digit after the point{HINT}")
-    r = runner.invoke(app, ["upsert", loc, str(csv), "--key", "id", "--round", "half-even", "--json"])
+    r = icectl(*["upsert", loc, str(csv), "--key", "id", "--round", "half-even", "--json"])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["scan", loc, "--format", "jsonl"])
+    r = icectl(*["scan", loc, "--format", "jsonl"])
     assert r.exit_code == 0, r.output
     assert [json.loads(line) for line in r.stdout.splitlines()] == [{"id": "1.0", "price": "1.00"}]
     res = upsert_rows(Table.load(loc), pa.table({"id": [1.25], "price": [2.5]}), "id", rounding="down")
@@ -221,7 +219,7 @@ def test_append_registers_only_files_whose_decimal_types_match(tmp_path: Path) -
     pq.write_table(pa.table({"id": [1], "price": [1.5]}), data / "dbl.parquet")
     pq.write_table(pa.table({"id": [1], "price": pa.array([Decimal("1.20")], pa.decimal128(10, 2))}), data / "p10.parquet")
     for name in ("s3", "dbl"):
-        r = runner.invoke(app, ["append", loc, str(data / f"{name}.parquet")])
+        r = icectl(*["append", loc, str(data / f"{name}.parquet")])
         assert r.exit_code == 5 and "cannot be read as decimal(12, 2)" in r.stderr, r.output
-    r = runner.invoke(app, ["append", loc, str(data / "p10.parquet")])
+    r = icectl(*["append", loc, str(data / "p10.parquet")])
     assert r.exit_code == 0, r.output

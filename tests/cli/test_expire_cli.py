@@ -13,16 +13,14 @@ import sys
 import time
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.ops.orphans import find_orphan_files
 from icectl.table.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
 from expire_history import DAY, History  # noqa: E402
 
-runner = CliRunner()
 SPARK_KEYS = ("deleted_data_files_count", "deleted_position_delete_files_count",
               "deleted_equality_delete_files_count", "deleted_manifest_files_count",
               "deleted_manifest_lists_count", "deleted_statistics_files_count")
@@ -40,7 +38,7 @@ def build(tmp_path, name="t", n=3, files=2) -> History:
 def test_expire_json_dry_run_then_real(tmp_path):
     h = build(tmp_path)
     before = h.all_files()
-    r = runner.invoke(app, ["expire", h.location, "--older-than", "1d", "--retain-last", "1", "--dry-run", "--json"])
+    r = icectl(*["expire", h.location, "--older-than", "1d", "--retain-last", "1", "--dry-run", "--json"])
     assert r.exit_code == 0, r.output
     dry = json.loads(r.stdout)
     for key in SPARK_KEYS + ("expired-snapshot-ids", "removed-refs", "metadata-file", "files",
@@ -49,7 +47,7 @@ def test_expire_json_dry_run_then_real(tmp_path):
     assert dry["dry-run"] is True and dry["metadata-file"] is None and h.all_files() == before
     listed = {p for ps in dry["files"].values() for p in ps}
     assert dry["deleted_data_files_count"] == 6 and len(listed) == sum(dry[k] for k in SPARK_KEYS)
-    r = runner.invoke(app, ["expire", h.location, "--older-than", "2021-01-01T00:00:00Z", "--retain-last", "1", "--json"])
+    r = icectl(*["expire", h.location, "--older-than", "2021-01-01T00:00:00Z", "--retain-last", "1", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     assert "files" not in out and out["expired-snapshot-ids"] == dry["expired-snapshot-ids"]
@@ -59,13 +57,13 @@ def test_expire_json_dry_run_then_real(tmp_path):
 
 def test_expire_text_and_errors(tmp_path):
     h = build(tmp_path, n=1)
-    r = runner.invoke(app, ["expire", h.location, "--older-than", "soon"])
+    r = icectl(*["expire", h.location, "--older-than", "soon"])
     assert r.exit_code == 2 and "invalid --older-than" in r.stderr
-    r = runner.invoke(app, ["expire", h.location, "--snapshot-id", "7"])
+    r = icectl(*["expire", h.location, "--snapshot-id", "7"])
     assert r.exit_code == 3
-    r = runner.invoke(app, ["expire", h.location, "--retain-last", "0"])
+    r = icectl(*["expire", h.location, "--retain-last", "0"])
     assert r.exit_code == 2 and "--retain-last" in r.stderr  # a bad number is a usage error
-    r = runner.invoke(app, ["expire", h.location, "--older-than", "1d", "--dry-run"])
+    r = icectl(*["expire", h.location, "--older-than", "1d", "--dry-run"])
     assert r.exit_code == 0
     assert "would-delete-data-files" in r.stdout and "data_files\t" in r.stdout
 
@@ -74,11 +72,11 @@ def test_orphans_cli(tmp_path):
     h = build(tmp_path, n=1)
     stray = os.path.join(h.location, "data", "stray.parquet")
     open(stray, "wb").close()
-    r = runner.invoke(app, ["orphans", h.location, "--json"])
+    r = icectl(*["orphans", h.location, "--json"])
     assert r.exit_code == 0 and json.loads(r.stdout)["orphan-files"] == []  # too young (3d default)
-    r = runner.invoke(app, ["orphans", h.location, "--older-than", "2099-01-01"])
+    r = icectl(*["orphans", h.location, "--older-than", "2099-01-01"])
     assert r.exit_code == 0 and r.stdout.split() == [stray] and os.path.exists(stray)
-    r = runner.invoke(app, ["orphans", h.location, "--older-than", "2099-01-01", "--delete", "--allow-recent", "--json"])
+    r = icectl(*["orphans", h.location, "--older-than", "2099-01-01", "--delete", "--allow-recent", "--json"])
     out = json.loads(r.stdout)
     assert out["deleted-files-count"] == 1 and out["delete"] is True and not os.path.exists(stray)
 

@@ -7,23 +7,22 @@ prints them from the exact integers, one value a line, tab-separated when severa
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from icectl.errors import EXIT_USAGE, InvalidInput
+from clirun import icectl as run
+from clirun import without_user_settings
 
 
 def icectl(*args: object, check: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ICECTL_")}
-    r = subprocess.run([sys.executable, "-m", "icectl", *map(str, args)], capture_output=True, text=True,
-                       env=env, stdin=subprocess.DEVNULL, timeout=120)
+    r = run(*args, env=without_user_settings())
     if check:
         assert r.returncode == 0, r.stderr
     return r
+
 
 
 @pytest.fixture(scope="module")

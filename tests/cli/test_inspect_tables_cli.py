@@ -5,17 +5,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from clirun import icectl
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("ICECTL_WAREHOUSE", "ICECTL_DEBUG")}
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          env=env, timeout=120, stdin=subprocess.DEVNULL)
+    return icectl(*args, env={"ICECTL_WAREHOUSE": None, "ICECTL_DEBUG": None})
+
 
 
 def jrun(*args: str):

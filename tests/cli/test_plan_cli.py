@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from icectl.cli.app import app
+from clirun import icectl as run
 
 runner = CliRunner()
 
@@ -110,8 +111,7 @@ def test_plan_finds_a_38_digit_decimal_partition_value(tmp_path) -> None:
     import sys
 
     def icectl(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
-                              text=True, timeout=120, cwd=tmp_path)
+        return run(*args, cwd=tmp_path)
 
     loc = str(tmp_path / "t")
     big = "123456789012345678901234567890123456.78"
@@ -136,12 +136,9 @@ def test_plan_finds_a_38_digit_decimal_partition_value(tmp_path) -> None:
     assert "pyarrow" not in r.stderr
 
 
-def _icectl(cwd, *args: str) -> "subprocess.CompletedProcess":
-    import subprocess
-    import sys
+def _icectl(cwd, *args: str):  # -> subprocess.CompletedProcess
+    return run(*args, cwd=cwd)
 
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
-                          text=True, timeout=120, cwd=cwd)
 
 
 def test_plan_jsonl_and_summary_agree_with_the_json_document(tmp_path) -> None:

@@ -13,12 +13,14 @@ import pytest
 
 from icectl.ops.create import create_table
 from icectl.table.table import Table
+from clirun import icectl
 
 ICECTL = [sys.executable, "-m", "icectl"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*ICECTL, *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def listing(loc: str) -> dict[str, bytes]:

@@ -6,15 +6,13 @@ import json
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.table.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
 from expire_history import DAY, History  # noqa: E402
 
-runner = CliRunner()
 
 
 def build(tmp_path):
@@ -25,7 +23,7 @@ def build(tmp_path):
 
 
 def run_json(*args):
-    r = runner.invoke(app, [*map(str, args), "--json"])
+    r = icectl(*[*map(str, args), "--json"])
     assert r.exit_code == 0, r.output
     return json.loads(r.stdout)
 
@@ -41,11 +39,11 @@ def test_snapshot_commands(tmp_path):
     assert out["snapshot-id"] == s1
     out = run_json("snapshot", "set-current", loc, s3)
     assert out["snapshot-id"] == s3
-    r = runner.invoke(app, ["snapshot", "cherry-pick", loc, str(s2)])
+    r = icectl(*["snapshot", "cherry-pick", loc, str(s2)])
     assert r.exit_code == 5 and "already an ancestor" in r.stderr
-    r = runner.invoke(app, ["snapshot", "rollback", loc])
+    r = icectl(*["snapshot", "rollback", loc])
     assert r.exit_code == 2
-    r = runner.invoke(app, ["snapshot", "set-current", loc, "99"])
+    r = icectl(*["snapshot", "set-current", loc, "99"])
     assert r.exit_code == 3
 
 
@@ -56,16 +54,16 @@ def test_branch_and_tag_commands(tmp_path):
     assert out["retention"] == {"min-snapshots-to-keep": 4, "max-snapshot-age-ms": 7 * DAY, "max-ref-age-ms": 30 * DAY}
     assert run_json("branch", "fast-forward", loc, "audit", "--to", "main")["snapshot-id"] == s3
     assert run_json("branch", "replace", loc, "audit", "--snapshot-id", s2)["snapshot-id"] == s2
-    r = runner.invoke(app, ["branch", "create", loc, "audit"])
+    r = icectl(*["branch", "create", loc, "audit"])
     assert r.exit_code == 4
-    r = runner.invoke(app, ["branch", "drop", loc, "main"])
+    r = icectl(*["branch", "drop", loc, "main"])
     assert r.exit_code == 5
-    r = runner.invoke(app, ["branch", "drop", loc, "audit"])
+    r = icectl(*["branch", "drop", loc, "audit"])
     assert r.exit_code == 0 and "dropped branch audit" in r.stderr
     out = run_json("tag", "create", loc, "v1", "--max-ref-age", "365d")
     assert out["type"] == "tag" and out["snapshot-id"] == s3
     assert run_json("tag", "replace", loc, "v1", "--snapshot-id", s1)["snapshot-id"] == s1
-    r = runner.invoke(app, ["tag", "create", loc, "v2", "--max-ref-age", "soon"])
+    r = icectl(*["tag", "create", loc, "v2", "--max-ref-age", "soon"])
     assert r.exit_code == 2
     assert run_json("tag", "drop", loc, "v1")["previous-snapshot-id"] == s1
     assert set(Table.load(loc).metadata.refs) == {"main"}

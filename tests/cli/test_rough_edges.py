@@ -10,11 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from clirun import icectl
 
 
-def _icectl(*args: str, env: dict | None = None, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120, env=env, **kw)
+def _icectl(*args: str) -> subprocess.CompletedProcess:
+    return icectl(*args)
+
 
 
 @pytest.fixture

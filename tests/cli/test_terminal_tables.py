@@ -14,6 +14,8 @@ import termios
 from pathlib import Path
 
 import pytest
+from clirun import icectl as run
+from clirun import without_user_settings
 
 
 def on_terminal(columns: int, *args: object) -> str:
@@ -42,11 +44,10 @@ def on_terminal(columns: int, *args: object) -> str:
 
 
 def icectl(*args: object) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ICECTL_")}
-    r = subprocess.run([sys.executable, "-m", "icectl", *map(str, args)], capture_output=True, text=True,
-                       env=env, timeout=120)
+    r = run(*args, env=without_user_settings())
     assert r.returncode == 0, r.stderr
     return r.stdout
+
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import os
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -23,19 +22,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
 from expire_history import DAY, History  # noqa: E402
+from clirun import icectl as run
 
 HOUR = 3_600_000
 
 
 def icectl(*args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("ICECTL_WAREHOUSE", "ICECTL_DEBUG")}
-    return subprocess.run([sys.executable, "-m", "icectl", *map(str, args)], capture_output=True,
-                          text=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    return run(*args, env={"ICECTL_WAREHOUSE": None, "ICECTL_DEBUG": None})
+
 
 
 def run_all(commands: list[tuple]) -> list[subprocess.CompletedProcess]:
-    with ThreadPoolExecutor(4) as pool:
-        return list(pool.map(lambda c: icectl(*c), commands))
+    return [icectl(*c) for c in commands]
 
 
 def iso_z(ms: int) -> str:

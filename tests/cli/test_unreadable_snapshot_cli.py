@@ -16,12 +16,14 @@ import pytest
 
 from icectl.io import avro
 from icectl.table.table import Table
+from clirun import icectl
 
 ICECTL = [sys.executable, "-m", "icectl"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([*ICECTL, *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def files(loc: str) -> set[str]:

@@ -6,13 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.table.table import Table
 
-runner = CliRunner()
 
 
 def make(tmp_path: Path, partition: str | None = "cat") -> str:
@@ -20,7 +18,7 @@ def make(tmp_path: Path, partition: str | None = "cat") -> str:
     args = ["create", loc, "--schema", "id long not null, cat string, ts timestamptz"]
     if partition:
         args += ["--partition", partition]
-    assert runner.invoke(app, args).exit_code == 0
+    assert icectl(*args).exit_code == 0
     return loc
 
 
@@ -28,7 +26,7 @@ def test_write_csv_json_keys_and_summary(tmp_path: Path) -> None:
     loc = make(tmp_path)
     csv = tmp_path / "rows.csv"
     csv.write_text("id,cat,ts\n1,a,2024-01-01T00:00:00Z\n2,b,\n3,a,2024-01-02T00:00:00+02:00\n")
-    r = runner.invoke(app, ["write", loc, str(csv), "--summary", "run=7", "--json"])
+    r = icectl(*["write", loc, str(csv), "--summary", "run=7", "--json"])
     assert r.exit_code == 0, r.output
     out = json.loads(r.stdout)
     for key in ("location", "branch", "snapshot-id", "parent-snapshot-id", "sequence-number", "operation",
@@ -45,16 +43,16 @@ def test_write_csv_json_keys_and_summary(tmp_path: Path) -> None:
 def test_write_stdin_with_format_and_sniffing_text_output_and_branch(tmp_path: Path) -> None:
     loc = make(tmp_path, None)
     lines = '{"id": 1, "cat": "x"}\n{"id": 2}\n'
-    r = runner.invoke(app, ["write", loc, "-", "--format", "json", "--branch", "dev"], input=lines)
+    r = icectl(*["write", loc, "-", "--format", "json", "--branch", "dev"], input=lines)
     assert r.exit_code == 0, r.output
     assert "rows-written" in r.stdout and "dev" in r.stdout
     t = Table.load(loc)
     assert "dev" in t.metadata.refs and t.metadata.current_snapshot_id is None
     # without --format, stdin is sniffed: JSON lines start with "{"
-    r = runner.invoke(app, ["write", loc, "-", "--json"], input=lines)
+    r = icectl(*["write", loc, "-", "--json"], input=lines)
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["input-format"] == "json"
-    r = runner.invoke(app, ["write", loc, "-", "--json"], input="id,cat\n5,z\n")
+    r = icectl(*["write", loc, "-", "--json"], input="id,cat\n5,z\n")
     assert json.loads(r.stdout)["input-format"] == "csv"
 
 
@@ -62,7 +60,7 @@ def test_warehouse_identifier(tmp_path: Path) -> None:
     make(tmp_path)
     csv = tmp_path / "r.csv"
     csv.write_text("id,cat\n1,a\n")
-    r = runner.invoke(app, ["write", "db.t", str(csv), "-w", str(tmp_path / "wh"), "--json"])
+    r = icectl(*["write", "db.t", str(csv), "-w", str(tmp_path / "wh"), "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["added-records"] == 1
 
@@ -83,15 +81,15 @@ def test_refusals_exit_codes_and_nothing_written(tmp_path: Path) -> None:
     for name, text, extra, code, why in cases:
         p = tmp_path / name
         p.write_text(text)
-        r = runner.invoke(app, ["write", loc, str(p), *extra])
+        r = icectl(*["write", loc, str(p), *extra])
         assert r.exit_code == code, (name, r.output)
         assert why in r.stderr, (name, r.stderr)
-    r = runner.invoke(app, ["write", loc, str(tmp_path / "missing.csv")])
+    r = icectl(*["write", loc, str(tmp_path / "missing.csv")])
     assert r.exit_code != 0 and "not found" in r.stderr
     assert sorted(p.name for p in Path(loc, "metadata").iterdir()) == before
     assert not Path(loc, "data").exists() or not list(Path(loc, "data").rglob("*.parquet"))
     # --ignore-extra-columns lets the same input through
-    r = runner.invoke(app, ["write", loc, str(tmp_path / "b.csv"), "--ignore-extra-columns", "--json"])
+    r = icectl(*["write", loc, str(tmp_path / "b.csv"), "--ignore-extra-columns", "--json"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["files"][0]["partition"] == "cat=null"
 
@@ -110,7 +108,7 @@ def test_csv_refusals_exit_with_their_code_every_time(tmp_path: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     loc = str(tmp_path / "t")
-    assert runner.invoke(app, ["create", loc, "--schema", "id long not null, d date, name string"]).exit_code == 0
+    assert icectl(*["create", loc, "--schema", "id long not null, d date, name string"]).exit_code == 0
     cases = {
         "header-only.csv": ("id,d,name\n", InvalidInput.exit_code, "no rows"),
         "null-required.csv": ("id,d,name\n,2024-01-01,x\n", ValidationError.exit_code, "required"),
@@ -136,7 +134,7 @@ def test_csv_refusals_exit_with_their_code_every_time(tmp_path: Path) -> None:
 
 
 def _scan_lines(loc: str) -> list[str]:
-    r = runner.invoke(app, ["scan", loc, "--format", "jsonl"])
+    r = icectl(*["scan", loc, "--format", "jsonl"])
     assert r.exit_code == 0, r.output
     return sorted(r.stdout.splitlines(), key=lambda line: json.loads(line)["_rid"])
 
@@ -157,7 +155,7 @@ def test_scan_jsonl_written_back_is_the_same_rows_nan_infinities_and_negative_ze
         schema = "_rid long, d double, f float, s struct<x: double>, l list<double>" + extra
         src, dst = (str(tmp_path / f"{name}{len(extra)}") for name in ("src", "dst"))
         for loc in (src, dst):
-            assert runner.invoke(app, ["create", loc, "--schema", schema]).exit_code == 0
+            assert icectl(*["create", loc, "--schema", schema]).exit_code == 0
         cols = {"_rid": pa.array(range(len(d)), pa.int64()), "d": pa.array(d, pa.float64()),
                 "f": pa.array(f, pa.float32()),
                 "s": pa.array([{"x": v} for v in reversed(d)], pa.struct([("x", pa.float64())])),
@@ -166,13 +164,13 @@ def test_scan_jsonl_written_back_is_the_same_rows_nan_infinities_and_negative_ze
             cols["amount"] = pa.array([None, "1.25", "-0.50", None, "3", None, None, "0.01", "-99999999.99"]).cast(
                 pa.decimal128(10, 2))
         pq.write_table(pa.table(cols), str(tmp_path / "in.parquet"))
-        assert runner.invoke(app, ["write", src, str(tmp_path / "in.parquet")]).exit_code == 0
+        assert icectl(*["write", src, str(tmp_path / "in.parquet")]).exit_code == 0
         printed = _scan_lines(src)
         text = "\n".join(printed) + "\n"
         assert '"NaN"' in text and '"Infinity"' in text and '"-Infinity"' in text and "-0.0" in text
         # the first line begins with a number in d: Arrow's reader meets the strings later
         assert json.loads(printed[0])["d"] == "NaN" and json.loads(printed[1])["d"] == 1.5
-        r = runner.invoke(app, ["write", dst, "-", "--format", "json"], input=text)
+        r = icectl(*["write", dst, "-", "--format", "json"], input=text)
         assert r.exit_code == 0, r.output
         assert _scan_lines(dst) == printed
         from icectl.scan.reader import open_scan
@@ -194,11 +192,11 @@ def test_truncated_decimal_partition_value_beyond_the_precision_is_refused(tmp_p
     import pyarrow.parquet as pq
 
     loc = str(tmp_path / "t")
-    r = runner.invoke(app, ["create", loc, "--schema", "_rid long, d decimal(38,10)", "-p", "truncate(2, d)"])
+    r = icectl(*["create", loc, "--schema", "_rid long, d decimal(38,10)", "-p", "truncate(2, d)"])
     assert r.exit_code == 0, r.output
     low = "-9999999999999999999999999999.9999999999"
     lines = f'{{"_rid": 1, "d": "1.5"}}\n{{"_rid": 2, "d": "{low}"}}\n'
-    r = runner.invoke(app, ["write", loc, "-"], input=lines)
+    r = icectl(*["write", loc, "-"], input=lines)
     assert r.exit_code == 2, r.output
     err = r.stderr.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in r.output
@@ -208,12 +206,12 @@ def test_truncated_decimal_partition_value_beyond_the_precision_is_refused(tmp_p
         pq.write_table(pa.table({"_rid": pa.array([1], pa.int64()),
                                  "d": pa.array([Decimal(v)], pa.decimal128(38, 10))}), str(path))
     for args in ([str(bad)], [str(good), str(bad)]):
-        r = runner.invoke(app, ["write", loc, *args])
+        r = icectl(*["write", loc, *args])
         assert r.exit_code == 2, r.output
         assert f"{bad}: row 1, column d: {low}" in r.stderr
     t = Table.load(loc)
     assert t.metadata.current_snapshot_id is None
     assert not [p for p in (tmp_path / "t" / "data").rglob("*") if p.is_file()]
     # the largest value that truncates within the precision is written
-    r = runner.invoke(app, ["write", loc, "-"], input=f'{{"_rid": 3, "d": "{low[:-1]}8"}}\n')
+    r = icectl(*["write", loc, "-"], input=f'{{"_rid": 3, "d": "{low[:-1]}8"}}\n')
     assert r.exit_code == 0, r.output

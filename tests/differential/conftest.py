@@ -14,6 +14,13 @@ def fuzz_report(pytestconfig: pytest.Config):
     return _RUNS
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    # an xdist worker hands its summaries to the controller (tests/conftest.py prints them)
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None and _RUNS:
+        out["icectl_fuzz_summaries"] = [(name, stats.summary()) for name, stats in _RUNS]
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
     for name, stats in _RUNS:
         terminalreporter.section(f"differential fuzzer: {name}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from clirun import icectl
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPT = ROOT / "icectl" / "examples" / "nightly.sh"
@@ -78,8 +78,8 @@ def test_readme_shows_the_shipped_script() -> None:
 
 
 def _icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    return icectl(*args)
+
 
 
 def _table(tmp_path: Path, partition: str | None = None) -> Path:

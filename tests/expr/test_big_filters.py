@@ -27,6 +27,7 @@ from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import IDENTITY, BucketTransform
 from icectl.spec.types import LONG, STRING, NestedField
+from clirun import icectl as run
 
 SCHEMA = Schema((NestedField(1, "id", LONG, True), NestedField(2, "s", STRING, False)))
 SPEC = PartitionSpec(0, (PartitionField(1, 1000, "id_bucket", BucketTransform(8)),
@@ -34,8 +35,8 @@ SPEC = PartitionSpec(0, (PartitionField(1, 1000, "id_bucket", BucketTransform(8)
 
 
 def icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
-                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+    return run(*args)
+
 
 
 @pytest.fixture(scope="module")

@@ -23,9 +23,8 @@ import struct
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.spec.javatext import human_value
 from icectl.spec.types import FLOAT
 
@@ -96,8 +95,8 @@ def filter_text(op: str, lit: str) -> str:
 
 
 def run(*args) -> tuple[int, str]:
-    r = CliRunner().invoke(app, [str(a) for a in args])
-    return r.exit_code, r.stdout + (r.stderr if r.stderr_bytes is not None else "")
+    r = icectl(*args)
+    return r.exit_code, r.stdout + r.stderr
 
 
 def make_table(tmp_path: Path, name: str, partition: str | None) -> str:

@@ -207,12 +207,8 @@ def test_minus_zero_and_zero_are_different_partitions(tmp_path) -> None:
     """Per-partition caches key -0.0 apart from 0.0 (equal in Python, not for the reference):
     `c < 0` keeps the -0.0 partition only, and each file shows its own partition."""
     import json
-    import subprocess
-    import sys
 
-    def icectl(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL, timeout=120)
+    from clirun import icectl
 
     loc = str(tmp_path / "t")
     assert icectl("create", loc, "--schema", "c double", "--partition", "c").returncode == 0

@@ -16,11 +16,12 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
+
+from clirun import icectl_argv  # the child icectl of these tests
 
 # Exit codes (icectl/errors.py); a fault suite must never see 1 or 70.
 EXIT_OK = 0
@@ -46,10 +47,6 @@ def child_env(**extra: str) -> dict[str, str]:
     env["NO_COLOR"] = "1"
     env.update(extra)
     return env
-
-
-def icectl_argv(*args: Any) -> list[str]:
-    return [sys.executable, "-m", "icectl", *map(str, args)]
 
 
 def run_icectl(*args: Any, timeout: float = 60, stdin: bytes | None = None,

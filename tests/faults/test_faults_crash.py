@@ -28,9 +28,8 @@ import pytest
 from faults_support import (EXIT_OK, EXIT_VALIDATION, TableView, age_tree, assert_clean_failure,
                             check_versions, child_env, create_table, json_out, row_count,
                             run_icectl, scale, start_icectl, write_csv, write_parquet)
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 
 KILLED = -signal.SIGKILL
 
@@ -45,7 +44,7 @@ class Figures:
 
 def _cli(*args: Any) -> Any:
     """Judge with icectl's own commands, in-process (cheap; the faulted runs are real processes)."""
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return icectl(*args)
 
 
 def judge(t: Path, figures: Figures) -> TableView:

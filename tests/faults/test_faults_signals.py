@@ -34,9 +34,8 @@ from typing import Any
 
 import pytest
 from faults_support import child_env, icectl_argv, run_icectl, write_csv
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 
 SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP}
 EXIT_UNKNOWN = 12
@@ -59,7 +58,7 @@ FIGURES = Figures()
 
 
 def _cli(*args: Any) -> Any:
-    return CliRunner().invoke(app, [str(a) for a in args])
+    return icectl(*args)
 
 
 # -- the table before the command ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Helpers for interop tests that drive the ``icectl`` command line as a user does.
 
-The CLI runs in a child process (``python -m icectl ...``); ``--json`` output is parsed. Spark's
+The CLI runs through tests/clirun.py (in this process unless a child process is asked for);
+``--json`` output is parsed. Spark's
 metadata tables are read into plain dicts with timestamps as epoch milliseconds (computed inside
 Spark, so no Python-side time zone can shift them) and partition values in the JSON single-value
 form icectl uses (dates as ``YYYY-MM-DD``).
@@ -12,40 +13,25 @@ import datetime as dt
 import decimal
 import json
 import subprocess
-import sys
 from typing import Any
 
+from clirun import icectl, icectl_process
+from clirun import icectl_json as clirun_json
 
-def run_icectl(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run ``icectl ARGS...`` in a child Python; never raises on a non-zero exit."""
-    return subprocess.run(
-        [sys.executable, "-m", "icectl", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=_child_env(),
-    )
+_ENV = {"ICECTL_WAREHOUSE": None, "NO_COLOR": "1"}  # no warehouse of the developer's shell
 
 
-def _child_env() -> dict[str, str]:
-    import os
+def run_icectl(*args: Any, timeout: float = 120, process: bool = False
+               ) -> subprocess.CompletedProcess[str]:
+    """Run ``icectl ARGS...`` (tests/clirun.py: in this process, or with ``process`` a child
+    process, needed where runs happen at once in threads); never raises on a non-zero exit."""
+    run = icectl_process if process else icectl
+    return run(*args, timeout=timeout, env=_ENV)
 
-    env = dict(os.environ)
-    env.pop("ICECTL_WAREHOUSE", None)
-    env["NO_COLOR"] = "1"
-    return env
 
-
-def icectl_json(*args: str) -> Any:
+def icectl_json(*args: Any, process: bool = False) -> Any:
     """Run ``icectl ARGS... --json``; assert it succeeded and return the parsed output."""
-    done = run_icectl(*args, "--json")
-    assert done.returncode == 0, (
-        f"icectl {' '.join(map(str, args))} exited {done.returncode}\nstderr:\n{done.stderr}"
-    )
-    try:
-        return json.loads(done.stdout)
-    except json.JSONDecodeError as exc:  # pragma: no cover - shown as the failure reason
-        raise AssertionError(f"icectl --json printed no JSON: {exc}\n{done.stdout[:2000]}") from None
+    return clirun_json(*args, process=process, env=_ENV)
 
 
 def json_value(value: Any) -> Any:

@@ -5,18 +5,12 @@ later commits are read by Spark too. Also `icectl list` and `icectl drop` seen f
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-
-
-def _icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=300)
+from clirun import icectl as _icectl
 
 
 def _pyiceberg_table(tmp_path: Path, warehouse: Path, namespace: str):

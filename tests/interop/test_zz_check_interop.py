@@ -28,7 +28,7 @@ MOR = ("'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read'
 
 
 def check(location: Path | str) -> dict[str, Any]:
-    done = run_icectl("check", str(location), "--deep", "--json", timeout=300)
+    done = run_icectl("check", str(location), "--deep", "--json", timeout=300, process=True)  # threads
     assert done.returncode in (0, 10), f"icectl check {location} exited {done.returncode}: {done.stderr}"
     out = json.loads(done.stdout)
     out["exit-code"] = done.returncode

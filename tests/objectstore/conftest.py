@@ -24,6 +24,8 @@ from typing import Any, Iterator
 
 import pytest
 
+from clirun import icectl, icectl_process, replacing_env
+
 import moto  # noqa: F401 - fail (not skip) when the test extra is missing
 import s3fs  # noqa: F401
 
@@ -77,9 +79,13 @@ class S3:
         return sorted(out)
 
     def run(self, *args: str, env: dict[str, str] | None = None, timeout: float = 300,
-            check: bool = True) -> subprocess.CompletedProcess:
-        r = subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                           env={**self.env, **(env or {})}, timeout=timeout)
+            check: bool = True, process: bool = False) -> subprocess.CompletedProcess:
+        """icectl ARGS against this server (tests/clirun.py: in this process unless ``process``)."""
+        full = {**self.env, **(env or {})}
+        if process:
+            r = icectl_process(*args, env=replacing_env(full), timeout=timeout)
+        else:
+            r = icectl(*args, env=replacing_env(full))
         if check and r.returncode != 0:
             raise AssertionError(f"icectl {' '.join(args)} -> {r.returncode}\n{r.stderr}")
         return r

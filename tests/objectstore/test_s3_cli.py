@@ -109,7 +109,7 @@ def test_missing_credentials_are_a_storage_error_naming_the_bucket(s3, tmp_path)
            "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true",
            "AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": ""}
     for args in (["inspect", "table", f"s3://{b}/t"], ["plan", f"s3://{b}/t"]):
-        r = s3.run(*args, env=env, check=False)
+        r = s3.run(*args, env=env, check=False, process=True)  # no credentials cached in this process
         assert r.returncode == 7, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
         assert f"s3://{b}" in r.stderr and "no credentials" in r.stderr, r.stderr

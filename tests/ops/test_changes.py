@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +24,7 @@ from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR
 from tests.ops.test_write import make_table
+from clirun import icectl
 
 
 def _head(t: Table) -> int:
@@ -112,7 +112,8 @@ def _scan_rows(t: Table, **kw) -> list[tuple]:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def test_cli_incremental_scan_and_changes(tmp_path: Path) -> None:

@@ -17,9 +17,8 @@ from check_tables import (
 )
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.io.files import FileIO, local_path
 from icectl.ops.check import check_table, dv_cardinality
 from icectl.ops.evolve_schema import add_column, evolve_schema
@@ -30,12 +29,11 @@ from icectl.spec.manifests import ADDED, DATA, DataFile, ManifestEntry
 from icectl.spec.types import STRING
 from icectl.table.table import Table
 
-runner = CliRunner()
 
 
 def check(t: Table | str, *args: str) -> tuple[int, dict]:
     loc = t.location if isinstance(t, Table) else t
-    r = runner.invoke(app, ["check", str(loc), "--json", *args])
+    r = icectl("check", str(loc), "--json", *args)
     assert r.exit_code in (0, 10), r.output
     return r.exit_code, json.loads(r.stdout)
 
@@ -157,7 +155,7 @@ def test_version_hint_naming_a_missing_version(tmp_path: Path) -> None:
 
 
 def test_unknown_table_is_not_found(tmp_path: Path) -> None:
-    r = runner.invoke(app, ["check", str(tmp_path / "nothing")])
+    r = icectl("check", str(tmp_path / "nothing"))
     assert r.exit_code == 3
 
 

@@ -25,6 +25,7 @@ from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
 from tests.ops.test_write import make_table
+from clirun import icectl
 
 MOR = {"write.delete.mode": "merge-on-read"}
 
@@ -290,7 +291,8 @@ def test_dry_run_writes_nothing_and_cli(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def test_a_failing_task_leaves_no_files_of_the_others(tmp_path: Path) -> None:

@@ -4,8 +4,6 @@ files no longer live dropped), dangling delete files removed, DVs left one per d
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,10 +18,7 @@ from icectl.ops.create import create_table
 from icectl.ops.delete_rows import delete_rows
 from icectl.ops.write import write_rows
 from icectl.table.table import Table
-
-
-def icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True, timeout=120)
+from clirun import icectl, icectl_process
 
 
 def build(tmp_path: Path, fv: int = 2) -> str:
@@ -65,7 +60,7 @@ def test_merges_per_partition_and_removes_dangling_deletes(tmp_path: Path) -> No
     d = json.loads(dry.stdout)
     assert d["dry-run"] and not d["committed"] and d["dangling-delete-files-count"] == 2
     assert d["rewritten-delete-files-count"] == 4 and d["file-groups"] == 2
-    r = icectl("compact", loc, "--deletes", "--min-input-files", "2", "--workers", "2", "--json")
+    r = icectl_process("compact", loc, "--deletes", "--min-input-files", "2", "--workers", "2", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     s = out["summary"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -20,6 +19,7 @@ from icectl.table.table import Table
 
 from tests.ops.test_compact import InProcess, files_on_disk, live_entries, rows, small_files
 from tests.ops.test_write import make_table
+from clirun import icectl
 
 
 def test_default_mode_is_copy_on_write_and_rewrites_only_matching_files(tmp_path: Path) -> None:
@@ -114,7 +114,8 @@ def test_cli_copy_on_write(tmp_path: Path) -> None:
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def test_filter_on_a_struct_field(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,6 +21,7 @@ from icectl.spec.types import STRING
 from icectl.table.table import Table
 
 from tests.ops.test_write import make_table
+from clirun import icectl
 
 # merge-on-read explicitly: these tests must not depend on the default delete mode
 MOR = {"write.delete.mode": "merge-on-read"}
@@ -134,7 +134,8 @@ def test_v3_deletion_vectors_merged_with_the_previous_one(tmp_path: Path) -> Non
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def test_cli_delete_json_and_unknown_column(table: Table) -> None:

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import time
 
 import pytest
@@ -23,6 +22,7 @@ from icectl.errors import CorruptMetadata, ValidationError
 from icectl.ops.expire import PENDING_PREFIX, expire_snapshots
 from icectl.ops.orphans import delete_orphan_files, find_orphan_files
 from icectl.table.table import Table
+from clirun import icectl as run
 
 OLD = time.time() - 5 * 86400
 T0 = 1_600_000_000_000
@@ -58,21 +58,9 @@ def plant(path: str, old: bool = True) -> str:
 
 
 def icectl(*args: str) -> subprocess.CompletedProcess:
-    """The CLI as a user runs it: a child process, no terminal."""
-    env = dict(os.environ, NO_COLOR="1")
-    env.pop("ICECTL_WAREHOUSE", None)
-    return subprocess.run([sys.executable, "-m", "icectl", *map(str, args)], capture_output=True,
-                          text=True, timeout=120, env=env)
+    """The CLI as a user runs it, no terminal (tests/clirun.py, in this process)."""
+    return run(*args, env={"NO_COLOR": "1", "ICECTL_WAREHOUSE": None})
 
-
-def icectl_here(*args: str) -> subprocess.CompletedProcess:
-    """The same in this process (for the follow-up calls of a test: child processes are slow)."""
-    from typer.testing import CliRunner
-
-    from icectl.cli.app import app
-
-    r = CliRunner().invoke(app, [str(a) for a in args])
-    return subprocess.CompletedProcess(args, r.exit_code, r.stdout, r.stderr)
 
 
 def history(tmp_path, name="t", **kw) -> History:
@@ -242,8 +230,7 @@ def test_expire_on_a_copy_refuses_and_names_both_locations(tmp_path):
     h, copy = copied(tmp_path)
     orig_files, copy_files = files_under(h.location), files_under(copy)
     for extra in ([], ["--dry-run"]):
-        run = icectl_here if extra else icectl
-        r = run("expire", copy, "--older-than", "1d", "--retain-last", "1", *extra)
+        r = icectl("expire", copy, "--older-than", "1d", "--retain-last", "1", *extra)
         assert r.returncode == 5, (extra, r.stderr)
         assert r.stderr.count("\n") == 1 and h.location in r.stderr and copy in r.stderr
         assert r.stdout == ""  # the original's paths are not listed
@@ -255,7 +242,7 @@ def test_orphans_on_a_copy_refuse(tmp_path):
     h, copy = copied(tmp_path)
     copy_files = files_under(copy)
     for extra in ([], ["--delete"]):
-        r = (icectl if extra else icectl_here)("orphans", copy, *extra)
+        r = icectl("orphans", copy, *extra)
         assert r.returncode == 5 and h.location in r.stderr and copy in r.stderr, r.stderr
     assert files_under(copy) == copy_files
 
@@ -298,9 +285,9 @@ def test_orphans_delete_refuses_when_gc_is_disabled(tmp_path):
     r = icectl("orphans", h.location, "--delete")
     assert r.returncode == 5 and "GC is disabled" in r.stderr, r.stderr
     assert os.path.exists(stray)
-    r = icectl_here("orphans", h.location)  # listing stays allowed
+    r = icectl("orphans", h.location)  # listing stays allowed
     assert r.returncode == 0 and r.stdout.split() == [stray]
-    r = icectl_here("expire", h.location, "--older-than", "1d", "--retain-last", "1")
+    r = icectl("expire", h.location, "--older-than", "1d", "--retain-last", "1")
     assert r.returncode == 5 and "GC is disabled" in r.stderr and Table.load(h.location).version == 1
 
 
@@ -316,7 +303,7 @@ def test_orphans_delete_refuses_a_cutoff_under_24_hours(tmp_path, cutoff):
     r = icectl("orphans", h.location, "--older-than", cutoff, "--delete")
     assert r.returncode == 5 and "24 hours" in r.stderr and "--allow-recent" in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and os.path.exists(in_flight)
-    r = icectl_here("orphans", h.location, "--older-than", cutoff, "--delete", "--allow-recent", "--json")
+    r = icectl("orphans", h.location, "--older-than", cutoff, "--delete", "--allow-recent", "--json")
     assert r.returncode == 0, r.stderr
     expected = [] if cutoff == "23h" else [in_flight]  # 23h ago: the file is younger than that
     assert json.loads(r.stdout)["orphan-files"] == expected
@@ -362,6 +349,6 @@ def test_expire_reports_deleted_files_outside_the_location(tmp_path):
     assert out["deleted-outside-location-count"] == 1 and out["deleted_data_files_count"] == 1
     assert before - outside(tmp_path, h.location) == {ext}  # the registered file no snapshot needs
     assert os.path.exists(keep)
-    r = icectl_here("expire", h.location, "--older-than", "1d", "--retain-last", "1",
+    r = icectl("expire", h.location, "--older-than", "1d", "--retain-last", "1",
                     "--delete-outside-location")
     assert r.returncode == 0 and "deleted-outside-location" in r.stdout

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -22,11 +21,12 @@ from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR, _entries, _files, _rows
 from tests.ops.test_write import make_table
+from clirun import icectl
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True,
-                          text=True, input=stdin)
+    return icectl(*args, input=stdin)
+
 
 
 def _table(tmp_path: Path, partition: str | None = "region", fv: int = 2) -> Table:

@@ -4,8 +4,6 @@ directories it emptied."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -17,11 +15,7 @@ from icectl.ops.delete_rows import delete_rows
 from icectl.ops.expire import expire_snapshots
 from icectl.ops.write import write_rows
 from icectl.table.table import Table
-
-
-def _icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+from clirun import icectl as _icectl
 
 
 def _setup(tmp_path: Path) -> tuple[Table, Path]:

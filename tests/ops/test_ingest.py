@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from icectl.ops.write import write_rows
 from icectl.scan.reader import open_scan
 from icectl.table.producer import IDEMPOTENCY_KEY
 from icectl.table.table import Table
+from clirun import icectl as _icectl
 
 
 def _table(tmp_path: Path, partition: str | None = None, properties: dict | None = None) -> Table:
@@ -44,11 +43,6 @@ def _file(path: Path, ids, cats, days=None) -> str:
 def _ids(table: Table) -> list[int]:
     scan = open_scan(Table.load(table.location))
     return sorted(v for b in scan.batches() for v in b.column(b.schema.get_field_index("id")).to_pylist())
-
-
-def _icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
 
 
 # -- copy and move --------------------------------------------------------------------------------

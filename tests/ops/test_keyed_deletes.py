@@ -8,7 +8,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -24,6 +23,7 @@ from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR, _entries, _files
 from tests.ops.test_write import make_table
+from clirun import icectl
 
 DAY = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 
@@ -192,7 +192,8 @@ def test_concurrent_append_of_a_matching_key_conflicts(tmp_path: Path, monkeypat
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True)
+    return icectl(*args)
+
 
 
 def test_cli_repeated_keys_add_up_and_a_file_without_the_key_column(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ a `replace` snapshot that changes no file, the reference's summary counters."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,10 +16,7 @@ from icectl.ops.rewrite_manifests import rewrite_manifests
 from icectl.ops.write import write_rows
 from icectl.table.manifest_rewrite import cluster_ranges, partition_sort_key
 from icectl.table.table import Table
-
-
-def icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True, timeout=120)
+from clirun import icectl
 
 
 def table_with_appends(tmp_path: Path, appends: int = 4) -> str:

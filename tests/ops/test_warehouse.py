@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -16,11 +14,7 @@ from icectl.ops.create import create_table
 from icectl.ops.warehouse import drop_table, list_tables
 from icectl.ops.write import write_rows
 from icectl.table.table import Table
-
-
-def _icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+from clirun import icectl as _icectl
 
 
 def _make(wh: Path, ident: str, rows: int = 3, partition: str | None = "cat") -> Table:

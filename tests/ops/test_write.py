@@ -30,8 +30,7 @@ from icectl.table.table import Table
 
 def make_table(tmp_path: Path, schema: str, partition: str | None = None, sort: str | None = None,
                fv: int = 2, props: dict | None = None) -> Table:
-    from icectl.cli.app import app
-    from typer.testing import CliRunner
+    from clirun import icectl
 
     loc = str(tmp_path / "wh" / "db" / "t")
     args = ["create", loc, "--schema", schema, "--format-version", str(fv)]
@@ -41,7 +40,7 @@ def make_table(tmp_path: Path, schema: str, partition: str | None = None, sort: 
         args += ["--sort-order", sort]
     for k, v in (props or {}).items():
         args += ["--property", f"{k}={v}"]
-    r = CliRunner().invoke(app, args)
+    r = icectl(*args)
     assert r.exit_code == 0, r.output
     return Table.load(loc)
 

@@ -12,12 +12,12 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any, Callable
 
 import pyarrow.parquet as pq
 import pytest
+from clirun import icectl as run
 
 SCHEMA = ("id long, info struct<a: int, b: string>, tags list<string>, m map<string, int>, "
           "pts list<struct<x: int, y: int>>")
@@ -61,11 +61,11 @@ EXPECTED = [_current(r) for r in OLD + NEW]
 
 
 def icectl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                       timeout=120)
+    r = run(*args)
     if check:
         assert r.returncode == 0, r.stderr
     return r
+
 
 
 def _write(loc: str, tmp: Path, rows: list[dict], name: str) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
 import pyarrow.parquet as pq
 import pytest
+from clirun import icectl as run
 
 ROWS = [
     '{"id": 1, "name": "a", "d": "2024-01-01", "ts": "2024-01-01T10:00:00+00:00", "amt": "1.50", "ok": true, "f": 0.5}',
@@ -17,11 +17,11 @@ ROWS = [
 
 
 def icectl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                       timeout=120)
+    r = run(*args)
     if check:
         assert r.returncode == 0, r.stderr
     return r
+
 
 
 @pytest.fixture(scope="module")

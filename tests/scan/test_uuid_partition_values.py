@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import uuid
 
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
 from icectl.scan.arrow_values import internal_to_arrow
 from icectl.spec.types import STRING, UUID, ListType, MapType, NestedField, StructType
 
@@ -18,7 +17,7 @@ U1, U2 = uuid.UUID("7fffffff-ffff-ffff-ffff-ffffffffffff"), uuid.UUID(int=2**127
 
 
 def run(*args):
-    r = CliRunner().invoke(app, [str(a) for a in args])
+    r = icectl(*args)
     assert r.exit_code == 0, r.output
     return r.stdout
 

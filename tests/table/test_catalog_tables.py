@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,11 +13,12 @@ import pytest
 
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.table.table import Table
+from clirun import icectl
 
 
 def _icectl(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "icectl", *args], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=120)
+    return icectl(*args)
+
 
 
 def _catalog(tmp_path: Path):
