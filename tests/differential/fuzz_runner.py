@@ -243,26 +243,6 @@ class Diff:
     repro: str = ""
 
 
-# Bugs of issue 19 being fixed on other branches (round 4): a category naming one of these is
-# marked in the summary, so that a run on the merged fixes shows at a glance what is left.
-KNOWN_BUGS = (
-    ("refuses NaN/Infinity", ""),  # found by this fuzzer: not one of issue 19's known bugs
-    ("nested struct field", "nested struct fields by name in filters and scan output"),
-    ("for struct columns", "struct columns keyed by field id in scan output"),
-    ("struct keyed by field id", "struct columns keyed by field id in scan output"),
-    ("null values", "null/NaN semantics of residuals and deletes"),
-    ("NaN", "null/NaN semantics of residuals and deletes"),
-    ("inexact decimal", "exact decimal writes"),
-)
-
-
-def known_bug(category: str) -> str:
-    for needle, bug in KNOWN_BUGS:
-        if needle in category:
-            return f"   [known bug: {bug}]" if bug else ""
-    return ""
-
-
 @dataclass
 class Stats:
     cases: collections.Counter = field(default_factory=collections.Counter)
@@ -284,7 +264,7 @@ class Stats:
         lines.append("  seconds spent: " + ", ".join(f"{k} {v:.1f}" for k, v in TIMERS.most_common(12)))
         lines.append(f"  differences: {len(self.diffs)} in {len(by_cat)} categories")
         for cat, n in sorted(by_cat.items(), key=lambda x: (-x[1], x[0])):
-            lines.append(f"    {n:4d}  {cat}{known_bug(cat)}")
+            lines.append(f"    {n:4d}  {cat}")
         return "\n".join(lines)
 
     def report(self, max_per_category: int = 1) -> str:
@@ -295,7 +275,7 @@ class Stats:
             if seen[d.category] >= max_per_category:
                 continue
             seen[d.category] += 1
-            out.append(f"=== [{d.category}]{known_bug(d.category)} table {d.table} (seed {d.seed})\n"
+            out.append(f"=== [{d.category}] table {d.table} (seed {d.seed})\n"
                        f"filter: {d.filter}\n{d.detail}\n{d.repro}")
         return "\n".join(out)
 
