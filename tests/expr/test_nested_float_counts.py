@@ -12,7 +12,8 @@ import pytest
 from icectl.expr.evaluators import MetricsEvaluator, StrictMetricsEvaluator
 from icectl.expr.eval_metrics import metrics_might_match
 from icectl.expr.eval_strict import strict_metrics_match
-from icectl.expr.expressions import bind, rewrite_not
+from icectl.expr.binding import bind
+from icectl.expr.expressions import rewrite_not
 from icectl.expr.parser import parse_filter
 from icectl.io.avro import write_manifest_raw
 from icectl.io.manifest_columns import decode_manifest
