@@ -165,7 +165,8 @@ def _compile_container(t: str, schema: dict, named: dict[str, Any]) -> _Enc | No
     """The encoder of an array, map or record schema, or None."""
     lb = _long_bytes
     if t == "array" and schema.get("logicalType") == "map":
-        # Iceberg's map as an array of key/value records: encode straight from a dict.
+        # Iceberg's map as an array of key/value records: encode straight from a dict
+        # (or from the key/value records the reader decoded).
         kv_fields = {f["name"]: f["type"] for f in named_record(schema["items"], named)["fields"]}
         key_enc = _compile(kv_fields["key"], named)
         val_enc = _compile(kv_fields["value"], named)
@@ -173,9 +174,14 @@ def _compile_container(t: str, schema: dict, named: dict[str, Any]) -> _Enc | No
         def enc_kv_map(v: Any, out: list) -> None:
             if v:
                 out.append(lb(len(v)))
-                for k, x in v.items():
-                    key_enc(k, out)
-                    val_enc(x, out)
+                if isinstance(v, list):  # key/value records as decoded (a raw copy)
+                    for kv in v:
+                        key_enc(kv["key"], out)
+                        val_enc(kv["value"], out)
+                else:
+                    for k, x in v.items():
+                        key_enc(k, out)
+                        val_enc(x, out)
             out.append(b"\x00")
         return enc_kv_map
     if t == "array":
