@@ -30,6 +30,7 @@ from icectl.io.avro_files import (
     RawFile,
     collect_records,
     compact_json,
+    cyclic_gc_paused,
     read_avro_metadata,
     read_avro_records,
     write_avro_records,
@@ -60,6 +61,7 @@ __all__ = [
     "load_manifest_list", "load_manifest", "write_manifest", "write_manifest_raw",
     "write_manifest_list", "read_avro_records", "write_avro_records", "manifest_content_of",
     "read_manifest_records", "manifest_header", "entry_records", "write_manifest_records",
+    "cyclic_gc_paused",
 ]
 
 

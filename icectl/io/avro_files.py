@@ -10,6 +10,8 @@ logical types and field ids, as the Java reference writes it.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import io
 import json
 import os
@@ -28,7 +30,7 @@ from icectl.io.avro_container import (
 from icectl.io.avro_schema import strip_logical
 
 __all__ = ["RawFile", "as_bytes", "compact_json", "read_avro_metadata", "read_avro_records",
-           "collect_records", "write_avro_records"]
+           "collect_records", "write_avro_records", "cyclic_gc_paused"]
 
 _CODEC = "deflate"
 
@@ -89,6 +91,20 @@ def read_avro_records(source: Any) -> tuple[dict[str, str], list[dict]]:
     """Metadata and raw records (logical types not applied) of any Avro container file."""
     f = RawFile(source)
     return f.metadata, collect_records(f.records())
+
+
+@contextlib.contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cycle collector off for a bulk copy of records (a merge holds hundreds of
+    thousands of decoded records, none in a cycle: each collection would walk them all again,
+    a third of the reading time); reference counting still frees everything."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def collect_records(records: Iterable[dict]) -> list[dict]:

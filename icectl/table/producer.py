@@ -383,38 +383,39 @@ class SnapshotProducer:
                    bin_: list[ManifestFile]) -> list[ManifestFile]:
         """One manifest of the bin's entries, copied as raw Avro records (no DataFiles built)
         where a manifest is in the layout written, converted from its entries otherwise."""
-        spec = base.spec_by_id(spec_id)
-        partition_type = spec.partition_type(base.schema)
-        layout = manifest_entry_avro_schema(partition_type, base.format_version)
-        records: list[dict] = []
-        partitions: list[tuple] = []
-        for m in bin_:
-            # a manifest written by this commit: its added and deleted entries are this
-            # snapshot's (still to inherit its numbers); existing entries of a rewritten
-            # manifest keep the snapshot that added them
-            own = m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
-            if not own:
-                self.manifests_opened += 1
-            got = avro.read_manifest_records(self.io.read(m.manifest_path), None if own else m,
-                                             schema=layout)
-            if got is None:  # another layout (older schema, another writer): convert
-                entries = (avro.read_manifest(self.io.read(m.manifest_path)) if own
-                           else avro.load_manifest(self.io, m))
-                got = (list(avro.entry_records(entries, partition_type, base.format_version, None)),
-                       [e.data_file.partition for e in entries])
-            for rec, part in zip(*got):
-                status = rec["status"]
-                if own:
-                    if status != EXISTING:
-                        rec["snapshot_id"] = self.snapshot_id
-                elif status == DELETED:
-                    if rec["snapshot_id"] != self.snapshot_id:
-                        continue
-                elif status != ADDED or rec["snapshot_id"] != self.snapshot_id:
-                    rec["status"] = EXISTING
-                records.append(rec)
-                partitions.append(part)
-        return self.write_records(attempt, base, spec, records, partitions, content, target_size=1 << 62)
+        with avro.cyclic_gc_paused():
+            spec = base.spec_by_id(spec_id)
+            partition_type = spec.partition_type(base.schema)
+            layout = manifest_entry_avro_schema(partition_type, base.format_version)
+            records: list[dict] = []
+            partitions: list[tuple] = []
+            for m in bin_:
+                # a manifest written by this commit: its added and deleted entries are this
+                # snapshot's (still to inherit its numbers); existing entries of a rewritten
+                # manifest keep the snapshot that added them
+                own = m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
+                if not own:
+                    self.manifests_opened += 1
+                got = avro.read_manifest_records(self.io.read(m.manifest_path), None if own else m,
+                                                 schema=layout)
+                if got is None:  # another layout (older schema, another writer): convert
+                    entries = (avro.read_manifest(self.io.read(m.manifest_path)) if own
+                               else avro.load_manifest(self.io, m))
+                    got = (list(avro.entry_records(entries, partition_type, base.format_version, None)),
+                           [e.data_file.partition for e in entries])
+                for rec, part in zip(*got):
+                    status = rec["status"]
+                    if own:
+                        if status != EXISTING:
+                            rec["snapshot_id"] = self.snapshot_id
+                    elif status == DELETED:
+                        if rec["snapshot_id"] != self.snapshot_id:
+                            continue
+                    elif status != ADDED or rec["snapshot_id"] != self.snapshot_id:
+                        rec["status"] = EXISTING
+                    records.append(rec)
+                    partitions.append(part)
+            return self.write_records(attempt, base, spec, records, partitions, content, target_size=1 << 62)
 
     # -- the template -----------------------------------------------------------------------
 
