@@ -23,7 +23,7 @@ Manifest lists live in :mod:`icectl.io.manifest_list`, generic Avro files of raw
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
 from icectl.io.avro_files import (
@@ -102,13 +102,19 @@ def read_manifest_with_metadata(
     ``include_stats=False`` leaves the six metrics maps out (None), saving their conversion.
     """
     f = RawFile(source)
+    return f.metadata, _by_wire(f, manifest_file,
+                                lambda wire: _entries(f, wire, manifest_file, include_stats))
+
+
+def _by_wire(f: RawFile, manifest_file: ManifestFile | None, decode: Callable[[Any], Any]) -> Any:
+    """``decode(wire)`` with the first of the manifest's wire schemas that decodes it."""
     if manifest_file is not None and manifest_file.sequence_number is None:
         raise ValidationError(
             f"manifest {manifest_file.manifest_path} has no sequence number to inherit")
     wires = manifest_wire_schemas(f.schema)
     for i, wire in enumerate(wires):
         try:
-            return f.metadata, _entries(f, wire, manifest_file, include_stats)
+            return decode(wire)
         except CorruptMetadata:
             if i == len(wires) - 1:
                 raise
@@ -178,25 +184,19 @@ def read_manifest_records(source: Any, manifest_file: ManifestFile | None = None
     f = RawFile(source)
     if schema is not None and f.schema != schema and _without_docs(f.schema) != schema:
         return None
-    if manifest_file is not None and manifest_file.sequence_number is None:
-        raise ValidationError(
-            f"manifest {manifest_file.manifest_path} has no sequence number to inherit")
-    wires = manifest_wire_schemas(f.schema)
-    for i, wire in enumerate(wires):
+
+    def decode(wire: Any) -> tuple:
+        records = collect_records(f.records(wire_schema=wire))
+        decode_partition = ManifestLayout(wire).partition_decoder()
         try:
-            records = collect_records(f.records(wire_schema=wire))
-            decode_partition = ManifestLayout(wire).partition_decoder()
-            try:
-                files, _, cols = _columns(records, manifest_file)
-                partitions = [decode_partition(d.get("partition")) for d in files]
-            except CorruptMetadata:
-                raise
-            except Exception as e:  # malformed records, as in _entries
-                raise CorruptMetadata(f"cannot decode manifest entries: {e!r}") from e
-            break
+            files, _, cols = _columns(records, manifest_file)
+            return records, files, cols, [decode_partition(d.get("partition")) for d in files]
         except CorruptMetadata:
-            if i == len(wires) - 1:
-                raise
+            raise
+        except Exception as e:  # malformed records, as in _entries
+            raise CorruptMetadata(f"cannot decode manifest entries: {e!r}") from e
+
+    records, files, cols, partitions = _by_wire(f, manifest_file, decode)
     for rec, d, sid, seq, fseq, row in zip(records, files, cols.snapshot_id, cols.sequence_number,
                                            cols.file_sequence_number, cols.first_row_id):
         rec["snapshot_id"] = sid
