@@ -48,7 +48,7 @@ __all__ = [
     "sanitize_avro_name", "PARTITION_FIELD_ID", "DATA_FILE_FIELD_ID",
     # helpers
     "inherit_sequence_numbers", "inherit_columns", "InheritedColumns",
-    "assign_manifest_first_row_ids", "summarize_entries",
+    "assign_manifest_first_row_ids", "summarize_entries", "summarize_columns",
     "partition_summaries", "content_name", "content_from_name", "entry_key",
 ]
 
@@ -376,8 +376,18 @@ def partition_summaries(
     return tuple(out)
 
 
-def summarize_entries(
-    entries: Sequence[ManifestEntry],
+def summarize_entries(entries: Sequence[ManifestEntry], **kwargs: Any) -> ManifestFile:
+    """:func:`summarize_columns` of manifest entries."""
+    return summarize_columns([e.status for e in entries], [e.data_file.record_count for e in entries],
+                             [e.sequence_number for e in entries],
+                             [e.data_file.partition for e in entries], **kwargs)
+
+
+def summarize_columns(
+    status: Sequence[int],
+    record_count: Sequence[int],
+    sequence_number: Sequence[int | None],
+    partitions: Sequence[tuple],
     *,
     manifest_path: str,
     manifest_length: int,
@@ -388,7 +398,8 @@ def summarize_entries(
     to_bytes: Callable[[IcebergType, Any], bytes] | None = None,
     key_metadata: bytes | None = None,
 ) -> ManifestFile:
-    """The manifest list entry describing a manifest with these entries.
+    """The manifest list entry describing a manifest whose entries have these statuses, record
+    counts, data sequence numbers and partition tuples.
 
     ``min_sequence_number`` is the least explicit data sequence number of the live entries, as
     the reference's manifest writer computes it (entries still to inherit the new snapshot's
@@ -398,18 +409,17 @@ def summarize_entries(
     counts = [0, 0, 0]
     rows = [0, 0, 0]
     min_seq: int | None = None
-    for e in entries:
-        counts[e.status] += 1
-        rows[e.status] += e.data_file.record_count
-        if e.status != DELETED and e.sequence_number is not None:
-            if min_seq is None or e.sequence_number < min_seq:
-                min_seq = e.sequence_number
+    for st, rc, seq in zip(status, record_count, sequence_number):
+        counts[st] += 1
+        rows[st] += rc
+        if st != DELETED and seq is not None:
+            if min_seq is None or seq < min_seq:
+                min_seq = seq
     summaries = None
     if partition_type is not None:
         if to_bytes is None:
             raise ValueError("partition summaries need a single-value serializer")
-        summaries = partition_summaries(
-            partition_type, (e.data_file.partition for e in entries), to_bytes)
+        summaries = partition_summaries(partition_type, partitions, to_bytes)
     return ManifestFile(
         manifest_path=manifest_path,
         manifest_length=manifest_length,

@@ -48,7 +48,8 @@ from icectl.spec.manifests import (
     ManifestEntry,
     ManifestFile,
     assign_manifest_first_row_ids,
-    summarize_entries,
+    manifest_entry_avro_schema,
+    summarize_columns,
 )
 from icectl.spec.metadata import TableMetadata, add_snapshot, next_sequence_number, now_ms
 from icectl.spec.partitioning import PartitionSpec
@@ -298,26 +299,49 @@ class SnapshotProducer:
         as the reference's rolling writer does) and return their list entries."""
         if not entries:
             return []
+        records = list(avro.entry_records(entries, spec.partition_type(base.schema),
+                                          base.format_version, self.snapshot_id))
+        return self.write_records(attempt, base, spec, records,
+                                  [e.data_file.partition for e in entries], content, target_size)
+
+    def write_records(
+        self,
+        attempt: CommitAttempt,
+        base: TableMetadata,
+        spec: PartitionSpec,
+        records: list[dict],
+        partitions: list[tuple],
+        content: int = MANIFEST_DATA,
+        target_size: int | None = None,
+    ) -> list[ManifestFile]:
+        """:meth:`write_manifests` of raw entry records (:func:`icectl.io.avro.entry_records`
+        or copied ones) and their partition tuples."""
         target = target_size or MergePolicy.from_metadata(base).target_size_bytes
         schema = base.schema
         partition_type = spec.partition_type(schema)
-        chunks = [list(entries)]
+        avro_schema, metadata = avro.manifest_header(
+            partition_type, spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
+            schema_json=schema.to_json(), format_version=base.format_version, content=content)
+        chunks = [(0, len(records))]
         out: list[ManifestFile] = []
         while chunks:
-            chunk = chunks.pop(0)
-            data = avro.write_manifest(chunk, spec, schema, base.format_version, self.snapshot_id, content)
+            lo, hi = chunks.pop(0)
+            chunk = records[lo:hi]
+            data = avro.write_manifest_records(chunk, avro_schema, metadata)
             if len(data) > target and len(chunk) > 1:
                 parts = min(len(chunk), -(-len(data) // target))
                 step = -(-len(chunk) // parts)
-                chunks[:0] = [chunk[i:i + step] for i in range(0, len(chunk), step)]
+                chunks[:0] = [(i, min(i + step, hi)) for i in range(lo, hi, step)]
                 continue
             path = self.new_manifest_path()
             attempt.track(path)
             self.io.write_exclusive(path, data)
-            self._added_files.update((e.data_file.file_path, None) for e in chunk if e.status == ADDED)
+            self._added_files.update((r["data_file"]["file_path"], None) for r in chunk if r["status"] == ADDED)
             self.new_manifest_paths.append(path)
-            mf = summarize_entries(
-                chunk, manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
+            mf = summarize_columns(
+                [r["status"] for r in chunk], [r["data_file"]["record_count"] for r in chunk],
+                [r.get("sequence_number") for r in chunk], partitions[lo:hi],
+                manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
                 content=content, snapshot_id=self.snapshot_id, partition_type=partition_type,
                 to_bytes=to_bytes)
             out.append(mf)
@@ -357,27 +381,41 @@ class SnapshotProducer:
 
     def _merge_bin(self, attempt: CommitAttempt, base: TableMetadata, spec_id: int, content: int,
                    bin_: list[ManifestFile]) -> list[ManifestFile]:
-        entries: list[ManifestEntry] = []
-        for m in bin_:
-            if m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths:
-                # written by this commit: its added and deleted entries are this snapshot's
-                # (still to inherit its numbers); existing entries of a rewritten manifest
-                # keep the snapshot that added them
-                raw = avro.read_manifest(self.io.read(m.manifest_path))
-                entries.extend(e if e.status == EXISTING else replace(e, snapshot_id=self.snapshot_id)
-                               for e in raw)
-                continue
-            for e in self.manifest_entries(m, keep=False):
-                if e.status == DELETED:
-                    if e.snapshot_id == self.snapshot_id:
-                        entries.append(e)
-                    continue
-                if e.status == ADDED and e.snapshot_id == self.snapshot_id:
-                    entries.append(e)
-                else:
-                    entries.append(replace(e, status=EXISTING))
-        spec = base.spec_by_id(spec_id)
-        return self.write_manifests(attempt, base, spec, entries, content, target_size=1 << 62)
+        """One manifest of the bin's entries, copied as raw Avro records (no DataFiles built)
+        where a manifest is in the layout written, converted from its entries otherwise."""
+        with avro.cyclic_gc_paused():
+            spec = base.spec_by_id(spec_id)
+            partition_type = spec.partition_type(base.schema)
+            layout = manifest_entry_avro_schema(partition_type, base.format_version)
+            records: list[dict] = []
+            partitions: list[tuple] = []
+            for m in bin_:
+                # a manifest written by this commit: its added and deleted entries are this
+                # snapshot's (still to inherit its numbers); existing entries of a rewritten
+                # manifest keep the snapshot that added them
+                own = m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
+                if not own:
+                    self.manifests_opened += 1
+                got = avro.read_manifest_records(self.io.read(m.manifest_path), None if own else m,
+                                                 schema=layout)
+                if got is None:  # another layout (older schema, another writer): convert
+                    entries = (avro.read_manifest(self.io.read(m.manifest_path)) if own
+                               else avro.load_manifest(self.io, m))
+                    got = (list(avro.entry_records(entries, partition_type, base.format_version, None)),
+                           [e.data_file.partition for e in entries])
+                for rec, part in zip(*got):
+                    status = rec["status"]
+                    if own:
+                        if status != EXISTING:
+                            rec["snapshot_id"] = self.snapshot_id
+                    elif status == DELETED:
+                        if rec["snapshot_id"] != self.snapshot_id:
+                            continue
+                    elif status != ADDED or rec["snapshot_id"] != self.snapshot_id:
+                        rec["status"] = EXISTING
+                    records.append(rec)
+                    partitions.append(part)
+            return self.write_records(attempt, base, spec, records, partitions, content, target_size=1 << 62)
 
     # -- the template -----------------------------------------------------------------------
 
