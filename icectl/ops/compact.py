@@ -47,6 +47,7 @@ from icectl.ops.rewrite_task import (
     run_rewrite_task_guarded,
     task_input,
 )
+from icectl.expr.eval_rows import partition_key
 from icectl.scan.tasks import pack
 from icectl.spec.manifests import DATA, POSITION_DELETES, DataFile
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
@@ -268,7 +269,8 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
     spec = md.spec
     by_part: dict[tuple, list] = {}
     for f in plan.files:
-        key = (f.spec_id, tuple(f.partition)) if f.spec_id == spec.spec_id else (None, None)
+        # -0.0 and 0.0 are one key in Python but two partitions (expr.eval_rows.partition_key)
+        key = (f.spec_id, partition_key(tuple(f.partition))) if f.spec_id == spec.spec_id else (None, None)
         by_part.setdefault(key, []).append(f)
     operation_id = str(uuid.uuid4())
     common = dict(schema=md.schema.to_json(), spec=spec.to_json(),

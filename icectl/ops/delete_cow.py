@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from icectl import command_files
+from icectl.expr.eval_rows import partition_key
 from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression
 from icectl.ops.position_deletes import matching_positions
 from icectl.ops.rewrite_task import (
@@ -134,7 +135,7 @@ def _tasks(table: Table, md: TableMetadata, candidates: list[PlannedFile], drop:
     target = property_int(md.properties, TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT)
     by_part: dict[tuple, list[PlannedFile]] = {}
     for p in candidates:
-        by_part.setdefault((p.spec_id, tuple(p.partition)), []).append(p)
+        by_part.setdefault((p.spec_id, partition_key(tuple(p.partition))), []).append(p)
     return [RewriteTask(inputs=tuple(task_input(p) for p in files), schema=md.schema.to_json(),
                         spec=md.spec.to_json(),
                         sort_order=order.to_json() if order is not None and order.fields else None,
