@@ -34,8 +34,10 @@ from icectl.expr.expressions import (
     TRUE,
     AlwaysFalse,
     AlwaysTrue,
+    And,
     BoundPredicate,
     Expression,
+    Or,
 )
 from icectl.expr.projection import map_predicates, project, project_strict
 from icectl.spec.partitioning import PartitionSpec
@@ -59,6 +61,10 @@ def holds(projected: Expression | None, value: Any) -> bool:
         return True
     if isinstance(projected, AlwaysFalse) or projected is None:
         return False
+    if isinstance(projected, And):  # truncate of ints/longs guards wrapped values (projection.py)
+        return holds(projected.left, value) and holds(projected.right, value)
+    if isinstance(projected, Or):
+        return holds(projected.left, value) or holds(projected.right, value)
     assert isinstance(projected, BoundPredicate)
     return value_matches(projected, value)
 

@@ -76,6 +76,9 @@ def _type_range(t: IcebergType) -> tuple[int, int] | None:
     return None
 
 
+_ORDERING = (Operation.LT, Operation.LT_EQ, Operation.GT, Operation.GT_EQ)
+
+
 class _Projector:
     def __init__(self, transform: Transform, field: PartitionField, part_type: IcebergType,
                  pred: BoundPredicate):
@@ -125,7 +128,14 @@ class _Projector:
             if self.src == STRING or not isinstance(pred.literal if pred.literals else 0,
                                                       (int, Decimal)):
                 return self._truncate_array_inclusive()
-            return self._truncate_number_inclusive()
+            top = self._wrap_top()
+            if top is None or pred.op not in _ORDERING:  # = and in find wrapped values as written
+                return self._truncate_number_inclusive()
+            if self._literal_wraps():
+                return None  # the literal's own truncation wrapped: no bound on the partition
+            projected = self._truncate_number_inclusive()
+            # a partition value above `top` may hold wrapped values from the type's bottom
+            return None if projected is None else or_(projected, self.make(Op.GT, [top]))
         if isinstance(t, TimeTransform):
             projected = self._truncate_number_inclusive()
             if self._time_fix_applies():
@@ -148,13 +158,34 @@ class _Projector:
             if self.src == STRING or not isinstance(pred.literal if pred.literals else 0,
                                                       (int, Decimal)):
                 return self._truncate_array_strict()
-            return self._truncate_number_strict()
+            top = self._wrap_top()
+            if top is None or pred.op not in _ORDERING:
+                return self._truncate_number_strict()
+            if self._literal_wraps():
+                return None
+            projected = self._truncate_number_strict()
+            # a partition value above `top` may hold wrapped values: it proves nothing
+            return None if projected is None else and_(projected, self.make(Op.LT_EQ, [top]))
         if isinstance(t, TimeTransform):
             projected = self._truncate_number_strict()
             if self._time_fix_applies():
                 return _fix_strict_time(projected)
             return projected
         return None
+
+    def _wrap_top(self) -> int | None:
+        """For truncate of an int or long: the largest partition value that cannot be a wrapped
+        one. Iceberg Java truncates in fixed width (``v - ((v % W) + W) % W``), so a value within
+        W - 1 of the type's minimum wraps to the top of the range (truncate(10) of Long.MIN_VALUE
+        is 9223372036854775806), and icectl writes the same. None for other transforms/types."""
+        if not isinstance(self.t, TruncateTransform) or self.src not in (INT, LONG):
+            return None
+        rng = _type_range(self.src)
+        assert rng is not None
+        return rng[1] - self.t.width + 1
+
+    def _literal_wraps(self) -> bool:
+        return any(isinstance(v, int) and self.apply(v) > v for v in self.pred.literals)
 
     def _time_fix_applies(self) -> bool:
         # day of a date is the date itself: no early-writer bug to compensate for
