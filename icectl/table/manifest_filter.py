@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
+from icectl.expr.eval_rows import partition_key
 from icectl.expr.ordering import compare, is_nan
 from icectl.spec.manifests import DATA, MANIFEST_DATA, MANIFEST_DELETES, DataFile, ManifestFile
 from icectl.spec.metadata import TableMetadata
@@ -101,28 +102,31 @@ class RemovalFilter:
         live = [m for m in manifests if lists_live_files(m)]
         by_path = {m.manifest_path for m in live}
         chosen: set[str] = set()
-        wanted: set[tuple[int, int, tuple]] = set()  # (kind, spec id, partition) to look for
+        # (kind, spec id, partition) to look for, keyed so that -0.0 and 0.0 stay apart
+        wanted: dict[tuple, tuple[int, int, tuple]] = {}
         for f in self.files:
             if f.manifest_path is not None and f.manifest_path in by_path:
                 chosen.add(f.manifest_path)
             else:
-                wanted.add((_kind(f), f.spec_id, tuple(f.partition)))
+                part = tuple(f.partition)
+                wanted[(_kind(f), f.spec_id, partition_key(part))] = (_kind(f), f.spec_id, part)
         chosen.update(m.manifest_path for m in live if m.content in self.path_only)
-        chosen.update(m.manifest_path for m in self.in_partitions(live, wanted))
+        chosen.update(m.manifest_path for m in self.in_partitions(live, wanted.values()))
         return [m for m in live if m.manifest_path in chosen]
 
     def in_partitions(self, manifests: Sequence[ManifestFile],
                       wanted: Iterable[tuple[int, int, tuple]]) -> list[ManifestFile]:
         """The manifests with live files whose kind and spec match one of ``wanted``
         (kind, spec id, partition tuple) and whose summaries can hold that partition."""
-        groups: dict[tuple[int, int], set[tuple]] = {}
+        groups: dict[tuple[int, int], dict[tuple, tuple]] = {}
         for kind, spec_id, partition in wanted:
-            groups.setdefault((kind, spec_id), set()).add(partition)
+            groups.setdefault((kind, spec_id), {})[partition_key(partition)] = partition
         out = []
         for m in manifests:
             parts = groups.get((m.content, m.partition_spec_id))
             if parts and lists_live_files(m) and any(
-                    summaries_may_contain(m, self._ptype(m.partition_spec_id), p) for p in parts):
+                    summaries_may_contain(m, self._ptype(m.partition_spec_id), p)
+                    for p in parts.values()):
                 out.append(m)
         return out
 

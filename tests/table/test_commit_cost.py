@@ -379,3 +379,17 @@ def test_delete_rows_of_one_partition_opens_one_manifest(tmp_path: Path, monkeyp
     assert opened == [1]
     live = _live(Table.load(t.location))
     assert len(live) == 87 and not any("/m17-" in path for path in live)
+
+
+def test_signed_zero_partitions_removed_together_open_their_two_manifests(tmp_path: Path) -> None:
+    # -0.0 and 0.0 are equal in Python: as one key, one of the two partitions was looked for and
+    # the other file found only by reading every manifest
+    values = [None, math.nan, -0.0, 0.0, -5.5, 3.25, 1e300]
+    t = _build(tmp_path, values)
+    live = _live(t)
+    files = [replace(live[f"{t.location}/data/m{i}-f0.parquet"], manifest_path=None) for i in (2, 3)]
+    p = RowDeltaProducer(t, t.metadata.current_snapshot_id, removed=[(f, "") for f in files])
+    p.commit()
+    assert p.manifests_opened == 2
+    after = _live(Table.load(t.location))
+    assert all(f.file_path not in after for f in files)
