@@ -9,8 +9,8 @@ Same layout and protocol as the reference's Hadoop tables (HadoopTableOperations
   cleaned up, and then probe N+1, N+2 ... so a stale hint still finds the newest version. With
   ``write.metadata.delete-after-commit.enabled`` old versions are deleted, which can leave gaps,
   so readers of such tables also confirm the newest version with a listing;
-* a commit writes the whole new metadata to ``metadata/<uuid>.metadata.json`` and flushes it to
-  disk, then renames it to ``v<N+1>`` with a rename that can never replace an existing file.
+* a commit writes the whole new metadata to ``metadata/<uuid>.icectl.metadata.json`` and
+  flushes it to disk, then renames it to ``v<N+1>`` with a rename that never replaces a file.
 
 Deleting old versions frees their names, so "the rename succeeded" alone does not prove that a
 commit extended the newest version: a writer that stalled long enough could rename into a name
@@ -24,25 +24,34 @@ bytes) and raises :class:`VersionConflict`, so the caller re-reads, re-validates
 When the check cannot tell (the newer versions that would show it were deleted by other writers'
 clean-up before they could be read), or the commit is stopped after its rename started, it raises
 :class:`~icectl.errors.CommitStateUnknown` and removes nothing: unknown means keep.
-The hint is never moved backwards (see :func:`write_version_hint`).
+The hint is never moved backwards (see :func:`write_version_hint`). On local disks a commit also
+waits out Iceberg Java writers whose rename may still replace its version, and checks it was not
+replaced (see :mod:`icectl.table.java_renames`).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
-import re
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from hashlib import blake2b
 
 from icectl.errors import (CommitConflict, CommitStateUnknown, CorruptMetadata, IcectlError, NotFound,
-                           StorageError, ValidationError)
+                           ValidationError)
 from icectl.io.files import DestinationExists, FileIO, join
 from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
 from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
 from icectl.spec.properties import METADATA_COMPRESSION
 from icectl.spec.properties import METADATA_DELETE_AFTER_COMMIT as DELETE_AFTER_COMMIT
 from icectl.spec.properties import WRITE_METADATA_PATH as WRITE_METADATA_LOCATION
+from icectl.table.java_renames import settle, temp_metadata_name
+from icectl.table.versions import (VERSION_HINT, VERSION_NAME, find_metadata_file, metadata_dir,
+                                   metadata_file_path, newest_listed, version_hint_path)
+from icectl.table.versions import codec_name as _codec
+from icectl.table.versions import list_versions as _list_versions
+from icectl.table.versions import probe_forward as _probe_forward
+from icectl.table.versions import read_hint as _read_hint
 
 __all__ = [
     "VersionConflict", "CommittedVersion", "metadata_dir", "version_hint_path", "metadata_file_path",
@@ -51,10 +60,6 @@ __all__ = [
     "IncompleteVersion", "IncompleteMetadata", "find_incomplete_versions",
     "set_aside_incomplete_version", "read_version",
 ]
-
-VERSION_HINT = "version-hint.text"
-
-VERSION_NAME = re.compile(r"^v(\d+)(\.metadata\.json|\.gz\.metadata\.json|\.metadata\.json\.gz)$")
 
 
 class VersionConflict(CommitConflict):
@@ -74,71 +79,7 @@ class CommittedVersion:
     version: int
     metadata_location: str
     metadata: TableMetadata
-
-
-def metadata_dir(location: str) -> str:
-    return join(location, "metadata")
-
-
-def version_hint_path(location: str) -> str:
-    return join(metadata_dir(location), VERSION_HINT)
-
-
-def metadata_file_path(location: str, version: int, codec: str = "none") -> str:
-    ext = ".gz.metadata.json" if _codec(codec) == "gzip" else ".metadata.json"
-    return join(metadata_dir(location), f"v{version}{ext}")
-
-
-def _codec(name: str | None) -> str:
-    codec = (name or "none").strip().lower()
-    if codec not in ("none", "gzip"):
-        raise ValidationError(f"invalid {METADATA_COMPRESSION}: {name!r} (expected none or gzip)")
-    return codec
-
-
-def find_metadata_file(io: FileIO, location: str, version: int) -> str | None:
-    """The existing metadata file for a version, trying each name the reference may have used."""
-    d = metadata_dir(location)
-    for name in (f"v{version}.metadata.json", f"v{version}.gz.metadata.json", f"v{version}.metadata.json.gz"):
-        path = join(d, name)
-        if io.exists(path):
-            return path
-    return None
-
-
-def _read_hint(io: FileIO, location: str) -> int | None:
-    try:
-        text = io.read(version_hint_path(location)).decode("utf-8").strip()
-        value = int(text)
-        return value if value >= 0 else None
-    except (NotFound, StorageError, UnicodeDecodeError, ValueError):
-        return None
-
-
-def _list_versions(io: FileIO, location: str) -> list[int]:
-    versions = []
-    for name in io.list_names(metadata_dir(location), prefix="v"):
-        m = VERSION_NAME.match(name)
-        if m:
-            versions.append(int(m.group(1)))
-    return versions
-
-
-def newest_listed(io: FileIO, location: str) -> tuple[int, str] | None:
-    """The highest version whose file exists, by listing ``metadata/``."""
-    for v in sorted(set(_list_versions(io, location)), reverse=True):
-        p = find_metadata_file(io, location, v)
-        if p is not None:
-            return v, p
-    return None
-
-
-def _probe_forward(io: FileIO, location: str, version: int, path: str) -> tuple[int, str]:
-    while True:
-        nxt = find_metadata_file(io, location, version + 1)
-        if nxt is None:
-            return version, path
-        version, path = version + 1, nxt
+    digest: bytes | None = field(default=None, compare=False)  # of the file's bytes, when known
 
 
 def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
@@ -277,10 +218,11 @@ def set_aside_incomplete_version(io: FileIO, location: str) -> IncompleteVersion
     return None
 
 
-def read_version(io: FileIO, location: str, version: int, path: str) -> TableMetadata:
-    """Read a version's metadata; an unfinished newest version is reported with its repair."""
+def read_version(io: FileIO, location: str, version: int, path: str, data: bytes | None = None) -> TableMetadata:
+    """Read a version's metadata (from ``data`` when already read); an unfinished newest version
+    is reported with its repair."""
     try:
-        return read_metadata(io, path)
+        return metadata_from_bytes(data, path) if data is not None else read_metadata(io, path)
     except CorruptMetadata:
         inc = _incomplete(io, location, version, path)
         if inc is not None:
@@ -310,16 +252,17 @@ def load_current(io: FileIO, location: str) -> CommittedVersion:
         version, path = found
         found = None
         try:
-            md = read_version(io, location, version, path)
+            data = io.read(path)
         except NotFound:
             continue  # deleted between listing and reading by a concurrent commit's clean-up
+        md = read_version(io, location, version, path, data)
         if _cleans_up(md):
             # Versions are deleted on this table: a gap may hide newer versions from probing.
             newest = newest_listed(io, location)
             if newest is not None and newest[0] > version:
                 found = _probe_forward(io, location, *newest)
                 continue
-        return CommittedVersion(version, path, md)
+        return CommittedVersion(version, path, md, _digest(data))
     raise NotFound(f"no Iceberg table at {location} (its metadata kept changing while being read)")
 
 
@@ -429,6 +372,51 @@ def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, ve
         f"removed before they could be read: every file of the commit is kept; check the table before retrying")
 
 
+def _digest(data: bytes) -> bytes:
+    return blake2b(data, digest_size=16).digest()
+
+
+def _check_base_kept(io: FileIO, location: str, base: CommittedVersion | None, next_version: int) -> None:
+    """Local disks, before the rename: wait out Java writers that may still rename over the base
+    (:mod:`icectl.table.java_renames`), then check it still holds the bytes it was read with, so
+    that nothing is built on a version about to be replaced. VersionConflict when it was replaced."""
+    settle(io, metadata_dir(location))
+    if base is None or base.digest is None:
+        return
+    try:
+        replaced = _digest(io.read(base.metadata_location)) != base.digest
+    except NotFound:
+        return  # removed by a clean-up: the check of the newest version decides
+    if replaced:
+        raise VersionConflict(next_version, f"the base {base.metadata_location} was replaced by another "
+                                            f"writer (a rename that replaces, as Iceberg Java's on a local filesystem)",
+                              conflict=True)
+
+
+def _check_not_replaced(io: FileIO, location: str, base: CommittedVersion | None, version: int,
+                        final: str, new: TableMetadata, data: bytes) -> None:
+    """Local disks, after the rename: wait out Java writers that may still rename over it
+    (:mod:`icectl.table.java_renames`); VersionConflict when one replaced it and no later version
+    was built on it first."""
+    settle(io, metadata_dir(location))
+    try:
+        if io.read(final) == data:
+            return
+    except IcectlError:
+        return  # gone (another writer's clean-up) or unreadable: the checks that follow decide
+    later = []
+    for v in sorted(v for v in set(_list_versions(io, location)) if v > version):
+        path = find_metadata_file(io, location, v)
+        try:
+            if path is not None:
+                later.append(read_metadata(io, path))
+        except (NotFound, CorruptMetadata):
+            continue
+    if not _built_on(io, base, final, new, data, later):
+        raise VersionConflict(version, f"{final} was replaced by another writer (a rename that "
+                                       f"replaces, as Iceberg Java's on a local filesystem)", conflict=True)
+
+
 _CHECK_ROUNDS = 5
 
 
@@ -516,15 +504,18 @@ def commit(
     ext = ".gz.metadata.json" if codec == "gzip" else ".metadata.json"
     next_version = (base.version if base is not None else 0) + 1
     final = metadata_file_path(location, next_version, codec)
-    temp = join(metadata_dir(location), f"{uuid.uuid4()}{ext}")
+    temp = join(metadata_dir(location), temp_metadata_name(ext))
     data = metadata_to_bytes(new, compress=codec == "gzip")
 
-    if io.is_object_store(location):
-        _create_version(io, location, base, next_version, final, data)
-    else:
+    local = not io.is_object_store(location)
+    if local:
         _rename_version(io, location, base, next_version, final, temp, data)
+    else:
+        _create_version(io, location, base, next_version, final, data)
 
     try:
+        if local:
+            _check_not_replaced(io, location, base, next_version, final, new, data)
         _check_extended(io, location, base, next_version, final, new, data)
     except VersionConflict:
         _undo_rename(io, final, data)
@@ -547,7 +538,7 @@ def commit(
         # the caller keeps (and does not retry) what the commit wrote.
         raise CommitStateUnknown(f"{final} was committed to {location}, but the commit was interrupted "
                                  f"before it finished: every file of the commit is kept; check the table before retrying") from e
-    return CommittedVersion(next_version, final, new)
+    return CommittedVersion(next_version, final, new, _digest(data))
 
 
 def _create_version(io: FileIO, location: str, base: CommittedVersion | None, next_version: int,
@@ -580,6 +571,7 @@ def _rename_version(io: FileIO, location: str, base: CommittedVersion | None, ne
     io.write_exclusive(temp, data, durable=True)
     renaming = False
     try:
+        _check_base_kept(io, location, base, next_version)
         _check_newest(io, location, base, next_version)
         # Names of other codecs for the same version also mean "taken".
         other = find_metadata_file(io, location, next_version)

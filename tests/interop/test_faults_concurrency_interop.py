@@ -11,7 +11,9 @@ are negative and Spark deletes only its own, so no icectl file can be removed by
 Checks: every acknowledged commit (exit 0) is in the final table (its files live and its rows
 counted, its column, its property, its expired snapshots gone); every other exit is 6 and leaves
 nothing behind; Spark and icectl read the table; the row count is exactly what the acknowledged
-commits add up to; metadata versions are contiguous.
+commits add up to; metadata versions are contiguous. A slow test races Java's own property
+commits (HadoopTables in this JVM) against icectl's, the window where Java's rename replaced an
+icectl version.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from __future__ import annotations
 import json
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from spark_support import java_table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "faults"))
 
@@ -180,7 +184,7 @@ def _fresh_read(spark: Any, ident: str, loc: str) -> Any:
     except Exception as e:  # noqa: BLE001 - py4j wraps Java's ValidationException
         if "Metadata file for version" not in str(e):
             raise
-        return spark.read.format("iceberg").load(loc)
+        return spark.read.format("iceberg").load(str(loc))
 
 
 @pytest.mark.parametrize("delete_after_commit", [False, True])
@@ -194,3 +198,59 @@ def test_concurrent_commands_with_spark(spark: Any, ice_table: Any, tmp_path: Pa
 def test_concurrent_commands_with_spark_many(spark: Any, ice_table: Any, tmp_path: Path,
                                              delete_after_commit: bool) -> None:
     _run_suite(spark, ice_table, tmp_path, delete_after_commit, steps=10 * scale())
+
+
+def _java_property_commits(spark: Any, loc: str, n: int, until: float, acked: list[str]) -> None:
+    """Iceberg Java commits of one property each (HadoopTables, this JVM), until ``until``."""
+    i = 0
+    while time.monotonic() < until:
+        key = f"java{n}.{i}"
+        i += 1
+        try:
+            java_table(spark, loc).updateProperties().set(key, "v").commit()
+        except Exception:  # noqa: BLE001 - a refused commit is an outcome; only acknowledged ones count
+            continue
+        acked.append(key)
+
+
+def _icectl_property_commits(loc: str, n: int, until: float, acked: list[str], errors: list[str]) -> None:
+    i = 0
+    while time.monotonic() < until:
+        key = f"ice{n}.{i}"
+        i += 1
+        done = run_icectl("properties", "set", loc, f"{key}=v", timeout=300)
+        if done.returncode == EXIT_OK:
+            acked.append(key)
+        elif done.returncode != EXIT_CONFLICT or "Traceback" in done.stderr:
+            errors.append(f"exit {done.returncode}: {done.stderr.strip()[:300]}")
+
+
+@pytest.mark.slow
+def test_java_and_icectl_commits_racing_lose_nothing(spark: Any, ice_table: Any) -> None:
+    """Java's Hadoop tables check that v<N> is free, then rename onto it, replacing on a local
+    filesystem: a Java commit that checked just before icectl's rename replaced icectl's version
+    after it (an acknowledged icectl commit lost). Java and icectl commit small changes as fast as
+    they can for a while; every acknowledged commit of either must be in the final table."""
+    loc = str(ice_table.location)
+    create_table(ice_table.location)
+    until = time.monotonic() + 60 * scale()
+    java_acked: list[str] = []
+    ice_acked: list[str] = []
+    errors: list[str] = []
+    threads = [threading.Thread(target=_java_property_commits, args=(spark, loc, n, until, java_acked))
+               for n in range(3)]
+    threads += [threading.Thread(target=_icectl_property_commits, args=(loc, n, until, ice_acked, errors))
+                for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    view = TableView.read(ice_table.location)
+    lost_ice = [k for k in ice_acked if k not in view.properties]
+    lost_java = [k for k in java_acked if k not in view.properties]
+    print(f"\nJava and icectl racing: acknowledged Java {len(java_acked)}, icectl {len(ice_acked)}; "
+          f"lost Java {len(lost_java)}, icectl {len(lost_ice)}")
+    assert not errors, errors[:3]
+    assert java_acked and ice_acked
+    assert not lost_ice and not lost_java, (lost_ice, lost_java)
+    check_versions(ice_table.location, delete_after_commit=False)
