@@ -25,10 +25,14 @@ from __future__ import annotations
 
 import datetime as _dt
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from icectl import command_files
 from icectl.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from icectl.spec.metadata import TableMetadata
+    from icectl.table.table import Table as _Table
 
 __all__ = ["load_table", "Table"]
 
@@ -143,7 +147,7 @@ def _ref(ref: str | None, branch: str | None) -> str | None:
 class Table:
     """An Iceberg table of a filesystem or object store (see :func:`load_table`)."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: _Table) -> None:
         self._table = table
 
     def __repr__(self) -> str:
@@ -156,7 +160,7 @@ class Table:
         return self._table.location
 
     @property
-    def metadata(self) -> Any:
+    def metadata(self) -> TableMetadata:
         """The table's current :class:`icectl.spec.metadata.TableMetadata`."""
         return self._table.metadata
 
@@ -169,7 +173,7 @@ class Table:
         return self._table.metadata.current_snapshot_id
 
     @property
-    def table(self) -> Any:
+    def table(self) -> _Table:
         """The underlying :class:`icectl.table.table.Table` (for the lower-level modules)."""
         return self._table
 
