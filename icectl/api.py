@@ -31,6 +31,15 @@ from icectl import command_files
 from icectl.errors import InvalidInput
 
 if TYPE_CHECKING:
+    from icectl.ops.append import AppendResult
+    from icectl.ops.arrow_rows import ScanResult
+    from icectl.ops.compact import CompactResult
+    from icectl.ops.compact_deletes import CompactDeletesResult
+    from icectl.ops.expire import ExpireResult
+    from icectl.ops.plan import PlanReport
+    from icectl.ops.row_deletes import DeleteResult
+    from icectl.ops.upsert import UpsertResult
+    from icectl.ops.write import WriteResult
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table as _Table
 
@@ -189,7 +198,7 @@ class Table:
              case_sensitive: bool = False, from_snapshot: int | None = None,
              to_snapshot: int | None = None, tasks: bool = False, explain: bool = False,
              split_size: int | None = None, open_file_cost: int | None = None,
-             lookback: int | None = None, workers: int | None = None) -> Any:
+             lookback: int | None = None, workers: int | None = None) -> PlanReport:
         """Plan a scan: the data files a filter reads, with their residuals and delete files, as
         ``icectl plan`` does. Returns an :class:`icectl.ops.plan.PlanReport`: ``to_json()`` is
         ``icectl plan --json`` (``tasks``/``explain`` as its options), ``files`` the planned
@@ -209,7 +218,7 @@ class Table:
              ref: str | None = None, branch: str | None = None, as_of: Any = None,
              from_snapshot: int | None = None, to_snapshot: int | None = None,
              case_sensitive: bool = False, with_metadata: bool = False,
-             batch_rows: int | None = None) -> Any:
+             batch_rows: int | None = None) -> ScanResult:
         """Read rows as ``icectl scan`` does (deletes applied, columns found by field id); the
         scan is planned now and read when the result is consumed (a
         :class:`icectl.ops.arrow_rows.ScanResult`: ``to_arrow()``, ``to_batches()``, ``count()``)."""
@@ -232,7 +241,7 @@ class Table:
 
     def write(self, data: Any, *, branch: str = "main", file_format: str | None = None,
               summary: Mapping[str, str] | None = None, ignore_extra_columns: bool = False,
-              rounding: str | None = None) -> Any:
+              rounding: str | None = None) -> WriteResult:
         """Append rows (an Arrow table, or a Parquet, CSV or JSON-lines file) as one snapshot,
         as ``icectl write``; returns its :class:`icectl.ops.write.WriteResult`."""
         from icectl.ops.append import check_summary_properties
@@ -250,7 +259,7 @@ class Table:
     def append(self, files: Any, *, branch: str = "main", partition: Mapping[str, str] | None = None,
                file_format: str | None = None, summary: Mapping[str, str] | None = None,
                skip_existing: bool | str = False, workers: int | None = None,
-               idempotency_key: str | None = None) -> Any:
+               idempotency_key: str | None = None) -> AppendResult:
         """Register existing data files (paths) as one append snapshot, as ``icectl append``;
         returns its :class:`icectl.ops.append.AppendResult`."""
         from icectl.ops.append import append_files, check_summary_properties
@@ -264,7 +273,7 @@ class Table:
                                 idempotency_key=idempotency_key)
 
     def delete(self, filter: str, *, mode: str | None = None, branch: str | None = None,
-               dry_run: bool = False, case_sensitive: bool = False) -> Any:
+               dry_run: bool = False, case_sensitive: bool = False) -> DeleteResult:
         """Delete the rows matching ``filter`` as one snapshot, as ``icectl delete --filter``:
         ``mode`` copy-on-write or merge-on-read (default: ``write.delete.mode``). Returns its
         :class:`icectl.ops.delete_rows.DeleteResult`."""
@@ -276,7 +285,7 @@ class Table:
 
     def upsert(self, data: Any, on: Sequence[str] | str, *, branch: str | None = None,
                file_format: str | None = None, dry_run: bool = False,
-               rounding: str | None = None) -> Any:
+               rounding: str | None = None) -> UpsertResult:
         """Replace the rows whose key columns ``on`` equal a row of ``data`` (an Arrow table or a
         file) and add the others, as ``icectl upsert --key``; returns its
         :class:`icectl.ops.upsert.UpsertResult`."""
@@ -294,7 +303,8 @@ class Table:
                 workers: int | None = None, strategy: str = "binpack", sort_order: str | None = None,
                 target_file_size: int | None = None, min_input_files: int = 5,
                 delete_file_threshold: int | None = None, partial_progress: int | None = None,
-                branch: str | None = None, deletes: bool = False, dry_run: bool = False) -> Any:
+                branch: str | None = None, deletes: bool = False,
+                dry_run: bool = False) -> CompactResult | CompactDeletesResult:
         """Rewrite small files (or, with ``deletes``, delete files) as ``icectl compact``, the work
         run by ``engine``: ``"local"`` (``workers`` processes), ``"spark"`` (the active Spark
         session, or ``spark``, a SparkSession) or an engine object. Returns its
@@ -329,7 +339,7 @@ class Table:
     def expire(self, older_than: Any = None, *, retain_last: int | None = None,
                snapshot_ids: Sequence[int] = (), clean_expired_metadata: bool = False,
                dry_run: bool = False, delete_outside_location: bool = False,
-               workers: int | None = None) -> Any:
+               workers: int | None = None) -> ExpireResult:
         """Expire snapshots and delete the files only they reached, as ``icectl expire``;
         ``older_than`` a time (default: ``history.expire.max-snapshot-age-ms``). Returns its
         :class:`icectl.ops.expire.ExpireResult` (files that could not be deleted are in

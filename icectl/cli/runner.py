@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from icectl.cli.output import err
 from icectl.errors import (EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, IcectlError,
                            Interrupted, StorageError)
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
@@ -149,7 +152,7 @@ def table_location(table: str, warehouse: Optional[str]) -> str:
     return resolve_table_location(table, warehouse)
 
 
-def load_table(table: str, warehouse: Optional[str]):
+def load_table(table: str, warehouse: Optional[str]) -> Table:
     from icectl.table.table import Table
 
     return Table.load(table_location(table, warehouse))
