@@ -411,3 +411,46 @@ def test_the_loose_list_names_real_loose_parameters() -> None:
                 found |= any(arg.arg == name and (arg.annotation is None or ast.unparse(arg.annotation) == "Any")
                              for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs])
         assert found, f"{rel}: {where}({name}) is typed now: drop it from LOOSE_ALLOWED"
+
+
+# -- ops/inspect.py serves `icectl inspect` only ------------------------------------------------
+
+# the modules of the inspect command; every other module takes the views it shows from
+# spec/views.py (schemas, specs, sort orders, the table summary, partitions) and a snapshot's
+# manifests from table/snapshot_manifests.py
+INSPECT_COMMAND = {"cli/inspect_cmds.py", "ops/inspect_tables.py"}
+
+
+def inspect_imports(tree: ast.AST) -> list[int]:
+    """Lines that import icectl.ops.inspect (module level or in a function)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "icectl.ops.inspect" for a in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                node.module == "icectl.ops.inspect" or
+                (node.module == "icectl.ops" and any(a.name == "inspect" for a in node.names))):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_inspect_command_uses_its_views() -> None:
+    problems = []
+    for path, _layer, tree in modules():
+        rel = path.relative_to(PKG).as_posix()
+        if rel not in INSPECT_COMMAND:
+            problems += [f"{rel}:{n}" for n in inspect_imports(tree)]
+    assert not problems, "import icectl.ops.inspect outside the inspect command: " + ", ".join(problems)
+
+
+def test_the_inspect_check_sees_every_form() -> None:
+    cases = {
+        "from icectl.ops.inspect import partition_json\n": True,
+        "def f():\n    from icectl.ops.inspect import schema_view\n": True,
+        "from icectl.ops import inspect as views\n": True,
+        "import icectl.ops.inspect\n": True,
+        "from icectl.ops import inspect_tables\n": False,
+        "from icectl.spec.views import partition_json\nimport inspect\n": False,
+    }
+    for src, bad in cases.items():
+        assert bool(inspect_imports(ast.parse(src))) == bad, src

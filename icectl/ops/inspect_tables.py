@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from icectl.ops.inspect import iso_ms, json_value_or_text, read_manifests, snapshot_entries
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.reserved import DATA, POSITION_DELETES
 from icectl.spec.snapshots import Snapshot
+from icectl.spec.views import iso_ms, json_value_or_text
+from icectl.table.snapshot_manifests import read_manifests, snapshot_entries
 
 if TYPE_CHECKING:
     from icectl.io.files import FileIO

@@ -166,7 +166,7 @@ class PlanReport:
 
     def _partition(self, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:
         from icectl.expr.evaluators import partition_key
-        from icectl.ops.inspect import partition_json
+        from icectl.spec.views import partition_json
 
         key = (spec_id, partition_key(values))  # -0.0 and 0.0 are different partitions
         got = self._partitions.get(key)
