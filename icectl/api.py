@@ -66,29 +66,15 @@ def load_table(location_or_identifier: Any, warehouse: Any = None,
     return Table(_Table.load(ident, None if warehouse is None else os.fspath(warehouse), io=io))
 
 
-def _parse_filter(text: Any, what: str = "filter") -> Any:
-    """A filter given as text, parsed here once (None: every row); an expression of
-    :mod:`icectl.expr` is taken as it is."""
+def _parse_filter(text: Any) -> Any:
+    """A filter given as text, parsed here once (None: every row; the parser refuses what is
+    not text and empty text); an expression of :mod:`icectl.expr` is taken as it is."""
     from icectl.expr.expressions import Expression
     from icectl.expr.parser import parse_filter
 
     if text is None or isinstance(text, Expression):
         return text
-    if not isinstance(text, str):
-        raise InvalidInput(f"the {what} must be text, e.g. \"id > 5\" (got {type(text).__name__})",
-                           argument=what)
-    if not text.strip():
-        raise InvalidInput(f"the {what} is empty: give a row filter, or none to select every row",
-                           argument=what)
     return parse_filter(text)
-
-
-def _filter_text(text: Any, what: str = "filter") -> str:
-    """The text of a filter an operation parses itself (checked here before any work)."""
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput(f"the {what} must be non-empty text, e.g. \"id > 5\" (to match every "
-                           "row: \"true\")", argument=what)
-    return text
 
 
 def time_ms(value: Any, what: str) -> int | None:
@@ -136,15 +122,6 @@ def _columns(columns: Any) -> list[str] | None:
     if isinstance(columns, str):
         return [c for c in columns.split(",")]
     return [str(c) for c in columns]
-
-
-def _incremental(from_snapshot: int | None, to_snapshot: int | None) -> bool:
-    """Whether a plan or scan is incremental; one needs the snapshot it starts after, as on the
-    command line."""
-    if to_snapshot is not None and from_snapshot is None:
-        raise InvalidInput("an incremental read needs the snapshot to start after",
-                           argument="from_snapshot")
-    return from_snapshot is not None
 
 
 def _ref(ref: str | None, branch: str | None) -> str | None:
@@ -206,7 +183,6 @@ class Table:
         ``to_arrow()`` (a row per file) answer from the decoded columns."""
         from icectl.ops.plan import plan_table
 
-        _incremental(from_snapshot, to_snapshot)
         return plan_table(
             self._table, None, filter_expr=_parse_filter(filter), tasks=tasks, explain=explain,
             as_of_ms=time_ms(as_of, "as_of"), columns=_columns(columns), snapshot_id=snapshot_id,
@@ -225,16 +201,11 @@ class Table:
         from icectl.ops.arrow_rows import ScanResult
         from icectl.scan.reader import DEFAULT_BATCH_ROWS, open_scan
 
-        incremental: dict[str, Any] = {}
-        if _incremental(from_snapshot, to_snapshot):
-            from icectl.ops.changes import check_append_range
-
-            check_append_range(self._table, from_snapshot, to_snapshot)
-            incremental = {"from_snapshot": from_snapshot, "to_snapshot": to_snapshot}
         s = open_scan(self._table, None, filter_expr=_parse_filter(filter), columns=_columns(columns),
                       snapshot_id=snapshot_id, ref=_ref(ref, branch), as_of=time_ms(as_of, "as_of"),
                       case_sensitive=case_sensitive, with_metadata=with_metadata,
-                      batch_rows=batch_rows or DEFAULT_BATCH_ROWS, **incremental)
+                      batch_rows=batch_rows or DEFAULT_BATCH_ROWS, from_snapshot=from_snapshot,
+                      to_snapshot=to_snapshot)
         return ScanResult(s)
 
     # -- changing --------------------------------------------------------------------------
@@ -280,7 +251,7 @@ class Table:
         from icectl.ops.delete_rows import delete_rows
 
         with _operation():
-            return delete_rows(self._table, _filter_text(filter), mode=mode, branch=branch,
+            return delete_rows(self._table, filter, mode=mode, branch=branch,
                                dry_run=dry_run, case_sensitive=case_sensitive)
 
     def upsert(self, data: Any, on: Sequence[str] | str, *, branch: str | None = None,
@@ -333,8 +304,7 @@ class Table:
                 target_file_size=target_file_size, min_input_files=min_input_files,
                 delete_file_threshold=DELETE_FILE_THRESHOLD_DEFAULT if delete_file_threshold is None
                 else delete_file_threshold, partial_progress=partial_progress)
-            return compact_table(self._table, None if filter is None else _filter_text(filter),
-                                 opts, engine=eng, branch=branch, dry_run=dry_run)
+            return compact_table(self._table, filter, opts, engine=eng, branch=branch, dry_run=dry_run)
 
     def expire(self, older_than: Any = None, *, retain_last: int | None = None,
                snapshot_ids: Sequence[int] = (), clean_expired_metadata: bool = False,
@@ -346,9 +316,6 @@ class Table:
         ``failed``, refused ones in ``refused``; the command line exits non-zero for those)."""
         from icectl.ops.expire import expire_snapshots
 
-        if retain_last is not None and retain_last < 1:
-            raise InvalidInput(f"retain_last must be at least 1 (got {retain_last})",
-                               argument="retain_last")
         with _operation():
             return expire_snapshots(
                 self._table, older_than_ms=time_ms(older_than, "older_than"),

@@ -24,17 +24,8 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
     from icectl.cli.runner import apply_no_cache, load_table, parse_time_option
     from icectl.ops.plan import plan_table
 
-    if filter_text is not None and not filter_text.strip():
-        raise InvalidInput("--filter is empty: give a row filter, or leave --filter out to plan every file")
-    incremental = from_snapshot is not None or to_snapshot is not None
-    if to_snapshot is not None and from_snapshot is None:
-        raise InvalidInput("--to-snapshot needs --from-snapshot")
-    if incremental and any(x is not None for x in (snapshot, ref, as_of)):
-        raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, --ref or --as-of")
     as_of_ms = parse_time_option(as_of, "--as-of") if as_of is not None else None
     fmt = _output_format(out_format, json_out, summary, tasks, explain)
-    if workers is not None and workers < 1:
-        raise InvalidInput(f"--workers must be at least 1 (got {workers})")
     apply_no_cache(no_cache)
     t = load_table(table, warehouse)
     cols = None if columns is None else [c for c in columns.split(",")]

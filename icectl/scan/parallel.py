@@ -52,7 +52,7 @@ def check_workers(workers: int | None) -> int:
     if workers is None:
         return default_workers()
     if workers < 1:
-        raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
+        raise InvalidInput(f"the number of workers must be at least 1 (got {workers})", argument="workers")
     return workers
 
 

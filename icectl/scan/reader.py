@@ -189,7 +189,12 @@ def open_scan(table: Table, filter_text: str | None = None, *, columns: Sequence
               batch_rows: int = DEFAULT_BATCH_ROWS, filter_expr: Expression | None = None,
               from_snapshot: int | None = None, to_snapshot: int | None = None) -> Scan:
     """Plan a scan of ``table`` and return it ready to read. ``from_snapshot``/``to_snapshot``:
-    an incremental scan (the planner's: rows appended after one snapshot up to another)."""
+    an incremental scan (the planner's: rows appended after one snapshot up to another),
+    refused over a snapshot that is not an append (its deleted rows would still be read)."""
+    from icectl.scan.plan_setup import check_append_range, is_incremental
+
+    if is_incremental(from_snapshot, to_snapshot, snapshot_id, ref, as_of):
+        check_append_range(table.metadata, from_snapshot, to_snapshot)
     plan = _plan(table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive,
                  dict(filter_expr=filter_expr, from_snapshot=from_snapshot, to_snapshot=to_snapshot))
     return scan_of_plan(table, plan, with_metadata=with_metadata, batch_rows=batch_rows)
