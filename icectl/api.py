@@ -116,14 +116,6 @@ def _operation() -> Iterator[None]:
         raise
 
 
-def _columns(columns: Any) -> list[str] | None:
-    if columns is None:
-        return None
-    if isinstance(columns, str):
-        return [c for c in columns.split(",")]
-    return [str(c) for c in columns]
-
-
 def _ref(ref: str | None, branch: str | None) -> str | None:
     if ref is not None and branch is not None and ref != branch:
         raise InvalidInput("give a ref or a branch, not both", argument="branch")
@@ -185,7 +177,7 @@ class Table:
 
         return plan_table(
             self._table, None, filter_expr=_parse_filter(filter), tasks=tasks, explain=explain,
-            as_of_ms=time_ms(as_of, "as_of"), columns=_columns(columns), snapshot_id=snapshot_id,
+            as_of_ms=time_ms(as_of, "as_of"), columns=columns, snapshot_id=snapshot_id,
             ref=_ref(ref, branch), case_sensitive=case_sensitive, from_snapshot=from_snapshot,
             to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost,
             lookback=lookback, workers=workers)
@@ -201,7 +193,7 @@ class Table:
         from icectl.ops.arrow_rows import ScanResult
         from icectl.scan.reader import DEFAULT_BATCH_ROWS, open_scan
 
-        s = open_scan(self._table, None, filter_expr=_parse_filter(filter), columns=_columns(columns),
+        s = open_scan(self._table, None, filter_expr=_parse_filter(filter), columns=columns,
                       snapshot_id=snapshot_id, ref=_ref(ref, branch), as_of=time_ms(as_of, "as_of"),
                       case_sensitive=case_sensitive, with_metadata=with_metadata,
                       batch_rows=batch_rows or DEFAULT_BATCH_ROWS, from_snapshot=from_snapshot,
@@ -263,11 +255,8 @@ class Table:
         from icectl.ops.arrow_rows import as_rows
         from icectl.ops.upsert import upsert_rows
 
-        keys = [on] if isinstance(on, str) else list(on)
-        if not keys:
-            raise InvalidInput("give the key columns to match rows on", argument="on")
-        with _operation():
-            return upsert_rows(self._table, as_rows(data), keys, file_format=file_format,
+        with _operation():  # the key columns are checked before anything is written
+            return upsert_rows(self._table, as_rows(data), on, file_format=file_format,
                                branch=branch, dry_run=dry_run, rounding=rounding)
 
     def compact(self, filter: str | None = None, *, engine: Any = "local", spark: Any = None,

@@ -28,7 +28,6 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
     fmt = _output_format(out_format, json_out, summary, tasks, explain)
     apply_no_cache(no_cache)
     t = load_table(table, warehouse)
-    cols = None if columns is None else [c for c in columns.split(",")]
     streamed = None
     if fmt == "jsonl":
         from icectl.ops.plan import PlanReport
@@ -36,7 +35,7 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
         lines = PlanReport(t.metadata, None)
         streamed = lambda run: _write_chunks(lines.jsonl_chunks([run], json_default))  # noqa: E731
     report = plan_table(
-        t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=cols,
+        t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=columns,
         snapshot_id=snapshot, ref=ref, case_sensitive=case_sensitive, from_snapshot=from_snapshot,
         to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost,
         lookback=lookback, workers=workers, on_files=streamed)

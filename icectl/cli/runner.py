@@ -24,7 +24,7 @@ DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
 
 # library keywords whose option has another name (the rest: the same name, dashed)
-OPTION_OF_ARGUMENT = {"filter": "filter_text", "storage_options": "storage_option", "summary_properties": "summary", "partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
+OPTION_OF_ARGUMENT = {"filter": "filter_text", "keys": "key", "storage_options": "storage_option", "summary_properties": "summary", "partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
                       "snapshot_id": "snapshot", "max_workers": "workers"}
 
 

@@ -70,8 +70,7 @@ def scan(
     check_output_options(fmt, limit, output, count)
     apply_no_cache(no_cache)
     t = load_table(table, warehouse)
-    cols = None if columns is None else columns.split(",")
-    s = open_scan(t, filter_text, columns=cols, snapshot_id=snapshot, ref=ref, as_of=None if as_of is None else parse_time_option(as_of, "--as-of"),
+    s = open_scan(t, filter_text, columns=columns, snapshot_id=snapshot, ref=ref, as_of=None if as_of is None else parse_time_option(as_of, "--as-of"),
                   case_sensitive=case_sensitive, with_metadata=with_metadata,
                   from_snapshot=from_snapshot, to_snapshot=to_snapshot)
     if count:

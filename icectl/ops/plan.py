@@ -181,7 +181,7 @@ class PlanReport:
 
 def plan_table(table: Table, filter_text: str | None = None, *, tasks: bool = False,
                explain: bool = False, as_of_ms: int | None = None,
-               columns: Sequence[str] | None = None, **options: Any) -> PlanReport:
+               columns: str | Sequence[str] | None = None, **options: Any) -> PlanReport:
     """Plan a scan of ``table``; ``options`` are those of :func:`icectl.scan.plan_scan`
     (``workers``, ``on_files`` among them)."""
     from icectl.scan import plan_scan

@@ -65,13 +65,17 @@ def bind_filter(filter_text: str | None, filter_expr: Expression | None, schema:
     return rewrite_not(expr)
 
 
-def resolve_columns(columns: Sequence[str] | None, schema: Schema,
+def resolve_columns(columns: str | Sequence[str] | None, schema: Schema,
                      case_sensitive: bool) -> tuple[str, ...] | None:
+    """The columns to read by their schema names: ``columns`` a sequence of names or one text of
+    comma-separated names (as the command line and the API take them); None reads all."""
     if columns is None:
         return None
+    if isinstance(columns, str):
+        columns = columns.split(",")
     out = []
     for c in columns:
-        c = c.strip()
+        c = str(c).strip()
         if not c:
             continue
         f = schema.find_field_or_none(c, case_sensitive)

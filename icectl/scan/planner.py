@@ -229,7 +229,7 @@ def plan_scan(
     snapshot_id: int | None = None,
     ref: str | None = None,
     as_of: str | int | None = None,
-    columns: Sequence[str] | None = None,
+    columns: str | Sequence[str] | None = None,
     case_sensitive: bool = False,
     from_snapshot: int | None = None,
     to_snapshot: int | None = None,
@@ -291,7 +291,7 @@ def plan_scan(
 
 def _prepare(table: Table, filter_text: str | None, filter_expr: Expression | None,
              snapshot_id: int | None, ref: str | None, as_of: str | int | None,
-             columns: Sequence[str] | None, case_sensitive: bool, from_snapshot: int | None,
+             columns: str | Sequence[str] | None, case_sensitive: bool, from_snapshot: int | None,
              to_snapshot: int | None, split_size: int | None, open_file_cost: int | None,
              lookback: int | None, explain: bool) -> tuple[_Scan, PlanResult]:
     """Step 1: the snapshot, schema and bound filter; an empty result to fill."""

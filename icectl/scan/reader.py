@@ -183,7 +183,7 @@ def write_parquet_batches(path: str, schema: pa.Schema, batches: Iterator[pa.Rec
     return n
 
 
-def open_scan(table: Table, filter_text: str | None = None, *, columns: Sequence[str] | None = None,
+def open_scan(table: Table, filter_text: str | None = None, *, columns: str | Sequence[str] | None = None,
               snapshot_id: int | None = None, ref: str | None = None, as_of: str | None = None,
               case_sensitive: bool = False, with_metadata: bool = False,
               batch_rows: int = DEFAULT_BATCH_ROWS, filter_expr: Expression | None = None,
@@ -230,7 +230,7 @@ def _projection(schema: Schema, column_names: Sequence[str]) -> list[NestedField
     return [by_id[fid] for fid in order]
 
 
-def _plan(table: Table, filter_text: str | None, columns: Sequence[str] | None,
+def _plan(table: Table, filter_text: str | None, columns: str | Sequence[str] | None,
           snapshot_id: int | None, ref: str | None, as_of: str | None,
           case_sensitive: bool, extra: dict | None = None) -> PlanResult:
     """The planner's answer (the one place it is used)."""
