@@ -46,6 +46,7 @@ from icectl.spec.types import INT, LONG, STRING
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table
+    from icectl.scan.reader import Scan, ScanFile
 
 __all__ = ["ChangeSet", "read_changes", "changelog_snapshots",
            "INSERT", "DELETE", "UPDATE_BEFORE", "UPDATE_AFTER", "CHANGE_COLUMNS"]
@@ -119,7 +120,7 @@ class _Reader:
             got = self._plans[snapshot_id] = (scan, {f.path: f for f in scan.files})
         return got
 
-    def read(self, scan: Any, f: Any) -> pa.Table:
+    def read(self, scan: Scan, f: ScanFile) -> pa.Table:
         self.files_read += 1
         one = replace(scan, files=[f], _pos_cache={}, _eq_cache={})
         batches = list(one.batches())
@@ -128,7 +129,7 @@ class _Reader:
         return pa.Table.from_batches(batches, one.arrow_schema())
 
 
-def _delete_ids(f: Any) -> frozenset:
+def _delete_ids(f: ScanFile) -> frozenset:
     return frozenset((d.path, getattr(d, "content_offset", None)) for d in f.deletes)
 
 

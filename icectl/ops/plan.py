@@ -16,6 +16,7 @@ from icectl.spec.metadata import TableMetadata
 
 if TYPE_CHECKING:
     from icectl.table.table import Table
+    from icectl.scan.plan_result import PlannedFile, ScanTask
 
 __all__ = ["PlanReport", "plan_table"]
 
@@ -239,7 +240,7 @@ def _delete_view(d: Any) -> dict[str, Any]:
     }
 
 
-def _file_view(f: Any, partition: Callable[[int, tuple], tuple[dict[str, Any], str]]) -> dict[str, Any]:
+def _file_view(f: PlannedFile, partition: Callable[[int, tuple], tuple[dict[str, Any], str]]) -> dict[str, Any]:
     pj, ppath = partition(f.spec_id, f.partition)
     return {
         "path": f.path,
@@ -255,7 +256,7 @@ def _file_view(f: Any, partition: Callable[[int, tuple], tuple[dict[str, Any], s
     }
 
 
-def _task_view(t: Any) -> dict[str, Any]:
+def _task_view(t: ScanTask) -> dict[str, Any]:
     return {
         "length": t.length,
         "files": len(t.files),
