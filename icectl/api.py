@@ -25,10 +25,23 @@ from __future__ import annotations
 
 import datetime as _dt
 from contextlib import contextmanager
-from typing import Any, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Sequence
 
 from icectl import command_files
 from icectl.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from icectl.ops.append import AppendResult
+    from icectl.ops.arrow_rows import ScanResult
+    from icectl.ops.compact import CompactResult
+    from icectl.ops.compact_deletes import CompactDeletesResult
+    from icectl.ops.expire import ExpireResult
+    from icectl.ops.plan import PlanReport
+    from icectl.ops.row_deletes import DeleteResult
+    from icectl.ops.upsert import UpsertResult
+    from icectl.ops.write import WriteResult
+    from icectl.spec.metadata import TableMetadata
+    from icectl.table.table import Table as _Table
 
 __all__ = ["load_table", "Table"]
 
@@ -53,29 +66,15 @@ def load_table(location_or_identifier: Any, warehouse: Any = None,
     return Table(_Table.load(ident, None if warehouse is None else os.fspath(warehouse), io=io))
 
 
-def _parse_filter(text: Any, what: str = "filter") -> Any:
-    """A filter given as text, parsed here once (None: every row); an expression of
-    :mod:`icectl.expr` is taken as it is."""
+def _parse_filter(text: Any) -> Any:
+    """A filter given as text, parsed here once (None: every row; the parser refuses what is
+    not text and empty text); an expression of :mod:`icectl.expr` is taken as it is."""
     from icectl.expr.expressions import Expression
     from icectl.expr.parser import parse_filter
 
     if text is None or isinstance(text, Expression):
         return text
-    if not isinstance(text, str):
-        raise InvalidInput(f"the {what} must be text, e.g. \"id > 5\" (got {type(text).__name__})",
-                           argument=what)
-    if not text.strip():
-        raise InvalidInput(f"the {what} is empty: give a row filter, or none to select every row",
-                           argument=what)
     return parse_filter(text)
-
-
-def _filter_text(text: Any, what: str = "filter") -> str:
-    """The text of a filter an operation parses itself (checked here before any work)."""
-    if not isinstance(text, str) or not text.strip():
-        raise InvalidInput(f"the {what} must be non-empty text, e.g. \"id > 5\" (to match every "
-                           "row: \"true\")", argument=what)
-    return text
 
 
 def time_ms(value: Any, what: str) -> int | None:
@@ -117,23 +116,6 @@ def _operation() -> Iterator[None]:
         raise
 
 
-def _columns(columns: Any) -> list[str] | None:
-    if columns is None:
-        return None
-    if isinstance(columns, str):
-        return [c for c in columns.split(",")]
-    return [str(c) for c in columns]
-
-
-def _incremental(from_snapshot: int | None, to_snapshot: int | None) -> bool:
-    """Whether a plan or scan is incremental; one needs the snapshot it starts after, as on the
-    command line."""
-    if to_snapshot is not None and from_snapshot is None:
-        raise InvalidInput("an incremental read needs the snapshot to start after",
-                           argument="from_snapshot")
-    return from_snapshot is not None
-
-
 def _ref(ref: str | None, branch: str | None) -> str | None:
     if ref is not None and branch is not None and ref != branch:
         raise InvalidInput("give a ref or a branch, not both", argument="branch")
@@ -143,7 +125,7 @@ def _ref(ref: str | None, branch: str | None) -> str | None:
 class Table:
     """An Iceberg table of a filesystem or object store (see :func:`load_table`)."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: _Table) -> None:
         self._table = table
 
     def __repr__(self) -> str:
@@ -156,7 +138,7 @@ class Table:
         return self._table.location
 
     @property
-    def metadata(self) -> Any:
+    def metadata(self) -> TableMetadata:
         """The table's current :class:`icectl.spec.metadata.TableMetadata`."""
         return self._table.metadata
 
@@ -169,7 +151,7 @@ class Table:
         return self._table.metadata.current_snapshot_id
 
     @property
-    def table(self) -> Any:
+    def table(self) -> _Table:
         """The underlying :class:`icectl.table.table.Table` (for the lower-level modules)."""
         return self._table
 
@@ -185,7 +167,7 @@ class Table:
              case_sensitive: bool = False, from_snapshot: int | None = None,
              to_snapshot: int | None = None, tasks: bool = False, explain: bool = False,
              split_size: int | None = None, open_file_cost: int | None = None,
-             lookback: int | None = None, workers: int | None = None) -> Any:
+             lookback: int | None = None, workers: int | None = None) -> PlanReport:
         """Plan a scan: the data files a filter reads, with their residuals and delete files, as
         ``icectl plan`` does. Returns an :class:`icectl.ops.plan.PlanReport`: ``to_json()`` is
         ``icectl plan --json`` (``tasks``/``explain`` as its options), ``files`` the planned
@@ -193,10 +175,9 @@ class Table:
         ``to_arrow()`` (a row per file) answer from the decoded columns."""
         from icectl.ops.plan import plan_table
 
-        _incremental(from_snapshot, to_snapshot)
         return plan_table(
             self._table, None, filter_expr=_parse_filter(filter), tasks=tasks, explain=explain,
-            as_of_ms=time_ms(as_of, "as_of"), columns=_columns(columns), snapshot_id=snapshot_id,
+            as_of_ms=time_ms(as_of, "as_of"), columns=columns, snapshot_id=snapshot_id,
             ref=_ref(ref, branch), case_sensitive=case_sensitive, from_snapshot=from_snapshot,
             to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost,
             lookback=lookback, workers=workers)
@@ -205,30 +186,25 @@ class Table:
              ref: str | None = None, branch: str | None = None, as_of: Any = None,
              from_snapshot: int | None = None, to_snapshot: int | None = None,
              case_sensitive: bool = False, with_metadata: bool = False,
-             batch_rows: int | None = None) -> Any:
+             batch_rows: int | None = None) -> ScanResult:
         """Read rows as ``icectl scan`` does (deletes applied, columns found by field id); the
         scan is planned now and read when the result is consumed (a
         :class:`icectl.ops.arrow_rows.ScanResult`: ``to_arrow()``, ``to_batches()``, ``count()``)."""
         from icectl.ops.arrow_rows import ScanResult
         from icectl.scan.reader import DEFAULT_BATCH_ROWS, open_scan
 
-        incremental: dict[str, Any] = {}
-        if _incremental(from_snapshot, to_snapshot):
-            from icectl.ops.changes import check_append_range
-
-            check_append_range(self._table, from_snapshot, to_snapshot)
-            incremental = {"from_snapshot": from_snapshot, "to_snapshot": to_snapshot}
-        s = open_scan(self._table, None, filter_expr=_parse_filter(filter), columns=_columns(columns),
+        s = open_scan(self._table, None, filter_expr=_parse_filter(filter), columns=columns,
                       snapshot_id=snapshot_id, ref=_ref(ref, branch), as_of=time_ms(as_of, "as_of"),
                       case_sensitive=case_sensitive, with_metadata=with_metadata,
-                      batch_rows=batch_rows or DEFAULT_BATCH_ROWS, **incremental)
+                      batch_rows=batch_rows or DEFAULT_BATCH_ROWS, from_snapshot=from_snapshot,
+                      to_snapshot=to_snapshot)
         return ScanResult(s)
 
     # -- changing --------------------------------------------------------------------------
 
     def write(self, data: Any, *, branch: str = "main", file_format: str | None = None,
               summary: Mapping[str, str] | None = None, ignore_extra_columns: bool = False,
-              rounding: str | None = None) -> Any:
+              rounding: str | None = None) -> WriteResult:
         """Append rows (an Arrow table, or a Parquet, CSV or JSON-lines file) as one snapshot,
         as ``icectl write``; returns its :class:`icectl.ops.write.WriteResult`."""
         from icectl.ops.append import check_summary_properties
@@ -246,7 +222,7 @@ class Table:
     def append(self, files: Any, *, branch: str = "main", partition: Mapping[str, str] | None = None,
                file_format: str | None = None, summary: Mapping[str, str] | None = None,
                skip_existing: bool | str = False, workers: int | None = None,
-               idempotency_key: str | None = None) -> Any:
+               idempotency_key: str | None = None) -> AppendResult:
         """Register existing data files (paths) as one append snapshot, as ``icectl append``;
         returns its :class:`icectl.ops.append.AppendResult`."""
         from icectl.ops.append import append_files, check_summary_properties
@@ -260,37 +236,35 @@ class Table:
                                 idempotency_key=idempotency_key)
 
     def delete(self, filter: str, *, mode: str | None = None, branch: str | None = None,
-               dry_run: bool = False, case_sensitive: bool = False) -> Any:
+               dry_run: bool = False, case_sensitive: bool = False) -> DeleteResult:
         """Delete the rows matching ``filter`` as one snapshot, as ``icectl delete --filter``:
         ``mode`` copy-on-write or merge-on-read (default: ``write.delete.mode``). Returns its
         :class:`icectl.ops.delete_rows.DeleteResult`."""
         from icectl.ops.delete_rows import delete_rows
 
         with _operation():
-            return delete_rows(self._table, _filter_text(filter), mode=mode, branch=branch,
+            return delete_rows(self._table, filter, mode=mode, branch=branch,
                                dry_run=dry_run, case_sensitive=case_sensitive)
 
     def upsert(self, data: Any, on: Sequence[str] | str, *, branch: str | None = None,
                file_format: str | None = None, dry_run: bool = False,
-               rounding: str | None = None) -> Any:
+               rounding: str | None = None) -> UpsertResult:
         """Replace the rows whose key columns ``on`` equal a row of ``data`` (an Arrow table or a
         file) and add the others, as ``icectl upsert --key``; returns its
         :class:`icectl.ops.upsert.UpsertResult`."""
         from icectl.ops.arrow_rows import as_rows
         from icectl.ops.upsert import upsert_rows
 
-        keys = [on] if isinstance(on, str) else list(on)
-        if not keys:
-            raise InvalidInput("give the key columns to match rows on", argument="on")
-        with _operation():
-            return upsert_rows(self._table, as_rows(data), keys, file_format=file_format,
+        with _operation():  # the key columns are checked before anything is written
+            return upsert_rows(self._table, as_rows(data), on, file_format=file_format,
                                branch=branch, dry_run=dry_run, rounding=rounding)
 
     def compact(self, filter: str | None = None, *, engine: Any = "local", spark: Any = None,
                 workers: int | None = None, strategy: str = "binpack", sort_order: str | None = None,
                 target_file_size: int | None = None, min_input_files: int = 5,
                 delete_file_threshold: int | None = None, partial_progress: int | None = None,
-                branch: str | None = None, deletes: bool = False, dry_run: bool = False) -> Any:
+                branch: str | None = None, deletes: bool = False,
+                dry_run: bool = False) -> CompactResult | CompactDeletesResult:
         """Rewrite small files (or, with ``deletes``, delete files) as ``icectl compact``, the work
         run by ``engine``: ``"local"`` (``workers`` processes), ``"spark"`` (the active Spark
         session, or ``spark``, a SparkSession) or an engine object. Returns its
@@ -319,22 +293,18 @@ class Table:
                 target_file_size=target_file_size, min_input_files=min_input_files,
                 delete_file_threshold=DELETE_FILE_THRESHOLD_DEFAULT if delete_file_threshold is None
                 else delete_file_threshold, partial_progress=partial_progress)
-            return compact_table(self._table, None if filter is None else _filter_text(filter),
-                                 opts, engine=eng, branch=branch, dry_run=dry_run)
+            return compact_table(self._table, filter, opts, engine=eng, branch=branch, dry_run=dry_run)
 
     def expire(self, older_than: Any = None, *, retain_last: int | None = None,
                snapshot_ids: Sequence[int] = (), clean_expired_metadata: bool = False,
                dry_run: bool = False, delete_outside_location: bool = False,
-               workers: int | None = None) -> Any:
+               workers: int | None = None) -> ExpireResult:
         """Expire snapshots and delete the files only they reached, as ``icectl expire``;
         ``older_than`` a time (default: ``history.expire.max-snapshot-age-ms``). Returns its
         :class:`icectl.ops.expire.ExpireResult` (files that could not be deleted are in
         ``failed``, refused ones in ``refused``; the command line exits non-zero for those)."""
         from icectl.ops.expire import expire_snapshots
 
-        if retain_last is not None and retain_last < 1:
-            raise InvalidInput(f"retain_last must be at least 1 (got {retain_last})",
-                               argument="retain_last")
         with _operation():
             return expire_snapshots(
                 self._table, older_than_ms=time_ms(older_than, "older_than"),

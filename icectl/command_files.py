@@ -36,7 +36,10 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Iterable, Iterator
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 __all__ = ["register", "register_operation", "settle", "discard", "discard_operation", "critical",
            "checkpoint", "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
@@ -77,7 +80,7 @@ _received: int | None = None  # the first of SIGNALS this process received
 
 # -- writers ---------------------------------------------------------------------------------------
 
-def register(io: Any, path: str) -> str:
+def register(io: FileIO, path: str) -> str:
     """Record a file about to be created by the current command (call before opening it)."""
     check_driver()
     checkpoint()
@@ -86,7 +89,7 @@ def register(io: Any, path: str) -> str:
     return path
 
 
-def register_operation(io: Any, base_dir: str, operation_id: str,
+def register_operation(io: FileIO, base_dir: str, operation_id: str,
                        task_indices: Iterable[int] | None = None) -> None:
     """Record that tasks (possibly in other processes) write files under ``base_dir`` named
     ``<task index:05d>-...-<operation_id>-...`` (only those ``task_indices`` when given)."""
@@ -122,7 +125,7 @@ def _keeping(error: BaseException | None = None) -> bool:
     return False
 
 
-def discard(io: Any, paths: Iterable[str]) -> None:
+def discard(io: FileIO, paths: Iterable[str]) -> None:
     """Delete files the current command wrote and no longer needs (a failure's clean-up), unless
     a commit's outcome is unknown or a commit already took them."""
     if _keeping():
@@ -135,7 +138,7 @@ def discard(io: Any, paths: Iterable[str]) -> None:
             _reg.files.pop(p, None)
 
 
-def discard_operation(io: Any, base_dir: str, operation_id: str) -> None:
+def discard_operation(io: FileIO, base_dir: str, operation_id: str) -> None:
     """Delete the files of a registered operation's tasks (see :func:`register_operation`) that
     no commit took, also those of tasks whose results never came back."""
     if _keeping():
@@ -147,7 +150,7 @@ def discard_operation(io: Any, base_dir: str, operation_id: str) -> None:
         _sweep(*op)
 
 
-def _sweep(io: Any, base_dir: str, operation_id: str, indices: frozenset[int] | None) -> None:
+def _sweep(io: FileIO, base_dir: str, operation_id: str, indices: frozenset[int] | None) -> None:
     try:
         found = [f.path for f in io.walk(base_dir)]
     except Exception:  # noqa: BLE001 - nothing written, or the directory is gone

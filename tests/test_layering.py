@@ -332,3 +332,125 @@ def test_the_circle_check_finds_circles() -> None:
                      "if TYPE_CHECKING:\n    from icectl.expr.expressions import And\n"
                      "def f():\n    from icectl.expr.expressions import Or\n")
     assert module_imports(tree, known) == {"icectl.expr.visitor"}
+
+
+# -- the layers' objects are typed --------------------------------------------------------------
+
+# parameter (and field) names that always hold one of the model's objects: a table, its metadata,
+# its file IO, a snapshot, a manifest, a spec, a sort order or a data file's metrics. Each must be
+# annotated with its type, never left bare or ``Any`` (TYPE_CHECKING imports keep the layers).
+TYPED_NAMES = frozenset({"table", "tbl", "md", "io", "file_io", "snapshot", "manifest", "spec",
+                         "sort_order", "data_file"})
+# (module, function or class, name) left loose, each with its reason
+LOOSE_ALLOWED = {
+    **{("ops/compact.py", fn, name): "r6-compactplan's file (typed there or after the merge)"
+       for fn, name in [("plan_compaction", "table"), ("_ref", "md"), ("_sort_order", "md"),
+                        ("compact_table", "table"), ("_run_and_commit", "table")]},
+    **{("ops/compact_deletes.py", fn, name): "r6-compactplan's file (typed there or after the merge)"
+       for fn, name in [("_load_head", "table"), ("_load_head", "snapshot"), ("compact_deletes", "table"),
+                        ("_tasks", "table"), ("_tasks", "md"), ("__init__", "table")]},
+    ("io/avro.py", "load_manifest", "file_io"): "r6-mergebytes' file (typed there or after the merge)",
+    ("io/avro.py", "write_manifest", "spec"): "r6-mergebytes' file (typed there or after the merge)",
+}
+
+
+def loose_model_names(rel: str, tree: ast.AST) -> list[str]:
+    """``name (where)`` of every parameter or class field in TYPED_NAMES that is unannotated or
+    annotated ``Any``."""
+    def loose(annotation: ast.expr | None) -> bool:
+        return annotation is None or ast.unparse(annotation).strip("'\"") in ("Any", "typing.Any")
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):  # (a lambda's cannot be)
+            where = node.name
+            a = node.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                if arg.arg in TYPED_NAMES and loose(arg.annotation) and \
+                        (rel, where, arg.arg) not in LOOSE_ALLOWED:
+                    found.append(f"{rel}:{node.lineno} {where}({arg.arg})")
+        elif isinstance(node, ast.ClassDef):
+            for stmt in node.body:
+                if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and \
+                        stmt.target.id in TYPED_NAMES and loose(stmt.annotation) and \
+                        (rel, node.name, stmt.target.id) not in LOOSE_ALLOWED:
+                    found.append(f"{rel}:{stmt.lineno} {node.name}.{stmt.target.id}")
+    return found
+
+
+def test_model_objects_are_typed() -> None:
+    problems = []
+    for path, _layer, tree in modules():
+        problems += loose_model_names(path.relative_to(PKG).as_posix(), tree)
+    assert not problems, "loose (Any or unannotated) model parameters: " + ", ".join(problems)
+
+
+def test_the_typing_check_catches_a_loose_table() -> None:
+    cases = {
+        "from typing import Any\ndef f(table: Any) -> None: ...\n": True,
+        "def f(table, x: int) -> None: ...\n": True,
+        "def f(*, md: 'Any') -> None: ...\n": True,
+        "class S:\n    table: Any\n": True,
+        "class A:\n    def m(self, io: Any) -> None: ...\n": True,
+        "def f(table: Table, md: TableMetadata, io: FileIO | None = None) -> None: ...\n": False,
+        "def f(value: Any, rows) -> None: ...\n": False,
+        "f = lambda table: table.io\n": False,
+    }
+    for src, bad in cases.items():
+        assert bool(loose_model_names("ops/x.py", ast.parse(src))) == bad, src
+
+
+def test_the_loose_list_names_real_loose_parameters() -> None:
+    """An entry whose parameter got typed (or renamed) is removed, so the list stays honest."""
+    trees = {path.relative_to(PKG).as_posix(): tree for path, _layer, tree in modules()}
+    for rel, where, name in LOOSE_ALLOWED:
+        found = False
+        for node in ast.walk(trees[rel]):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == where:
+                a = node.args
+                found |= any(arg.arg == name and (arg.annotation is None or ast.unparse(arg.annotation) == "Any")
+                             for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs])
+        assert found, f"{rel}: {where}({name}) is typed now: drop it from LOOSE_ALLOWED"
+
+
+# -- ops/inspect.py serves `icectl inspect` only ------------------------------------------------
+
+# the modules of the inspect command; every other module takes the views it shows from
+# spec/views.py (schemas, specs, sort orders, the table summary, partitions) and a snapshot's
+# manifests from table/snapshot_manifests.py
+INSPECT_COMMAND = {"cli/inspect_cmds.py", "ops/inspect_tables.py"}
+
+
+def inspect_imports(tree: ast.AST) -> list[int]:
+    """Lines that import icectl.ops.inspect (module level or in a function)."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name == "icectl.ops.inspect" for a in node.names):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (
+                node.module == "icectl.ops.inspect" or
+                (node.module == "icectl.ops" and any(a.name == "inspect" for a in node.names))):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_only_the_inspect_command_uses_its_views() -> None:
+    problems = []
+    for path, _layer, tree in modules():
+        rel = path.relative_to(PKG).as_posix()
+        if rel not in INSPECT_COMMAND:
+            problems += [f"{rel}:{n}" for n in inspect_imports(tree)]
+    assert not problems, "import icectl.ops.inspect outside the inspect command: " + ", ".join(problems)
+
+
+def test_the_inspect_check_sees_every_form() -> None:
+    cases = {
+        "from icectl.ops.inspect import partition_json\n": True,
+        "def f():\n    from icectl.ops.inspect import schema_view\n": True,
+        "from icectl.ops import inspect as views\n": True,
+        "import icectl.ops.inspect\n": True,
+        "from icectl.ops import inspect_tables\n": False,
+        "from icectl.spec.views import partition_json\nimport inspect\n": False,
+    }
+    for src, bad in cases.items():
+        assert bool(inspect_imports(ast.parse(src))) == bad, src

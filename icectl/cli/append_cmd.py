@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, List, Optional
+from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
 from icectl.cli.common import values, JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import EXIT_PARTIAL, InvalidInput, NotFound, StorageError
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 APPEND_HELP = """Append existing data files to TABLE as one new snapshot (rows are not read or copied).
 
@@ -204,7 +207,7 @@ def _render(result: Any) -> None:
         tail)
 
 
-def idempotent_no_op(tbl: Any, branch: str, key: str, summary: dict[str, str],
+def idempotent_no_op(tbl: Table, branch: str, key: str, summary: dict[str, str],
                      json_out: bool) -> dict[str, str] | None:
     """For commands that write before committing (write): None, after reporting the no-op,
     when ``key`` is already committed on ``branch``; else ``summary`` with the key added (the
@@ -221,7 +224,7 @@ def idempotent_no_op(tbl: Any, branch: str, key: str, summary: dict[str, str],
     return {**summary, IDEMPOTENCY_KEY: key}
 
 
-def report_key_committed(tbl: Any, branch: str, key: str, snapshot_id: int, json_out: bool) -> None:
+def report_key_committed(tbl: Table, branch: str, key: str, snapshot_id: int, json_out: bool) -> None:
     err(f"nothing committed to {tbl.location} ({branch}): idempotency key {key!r} already committed "
         f"by snapshot {snapshot_id}")
     if json_out:

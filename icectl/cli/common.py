@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
-from typing import Annotated, Any, Callable, List, Optional, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional, TypeVar
 
 import typer
 
@@ -32,6 +32,9 @@ from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report thr
     WAREHOUSE_ENV,
 )
 from icectl.cli.runner import cli_message as runner_cli_message
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,7 +60,7 @@ def _command_options() -> dict[str, str]:
 READ_ONLY_COMMANDS = ("inspect", "plan", "scan", "check", "orphans", "properties list", "drop")
 
 
-def load_table(table: str, warehouse: Optional[str]) -> Any:
+def load_table(table: str, warehouse: Optional[str]) -> Table:
     """The table TABLE names; for a command that changes tables, UnsupportedFeature (exit 9,
     with the reason) when it is a table icectl does not commit to."""
     from icectl.cli.runner import load_table as load

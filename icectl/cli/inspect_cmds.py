@@ -30,6 +30,14 @@ def _short(v: Any) -> Any:
     return "" if v is None else v
 
 
+def _show(v: Any, json_out: bool, columns: list[str], rows: list[list[Any]], title: Optional[str] = None) -> None:
+    """A view as its --json object, or as a table of ``rows``."""
+    if json_out:
+        emit_json(v)
+        return
+    emit_table(columns, rows, title=title)
+
+
 @app.command("table", help="Summary of a table: location, format, current snapshot, schema, spec, sort order, properties, totals.\n\nExample: icectl inspect table ./wh/db/events")
 @handle_errors
 def inspect_table(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
@@ -71,29 +79,23 @@ def inspect_schema(
 ) -> None:
     t = load_table(table, warehouse)
     v = views.schema_view(t.metadata, schema_id)
-    if json_out:
-        emit_json(v)
-        return
     title = f"schema {v['schema-id']}{' (current)' if v['current'] else ''}"
     if v["identifier-fields"]:
         title += f", identifier fields: {', '.join(v['identifier-fields'])}"
-    emit_table(["id", "name", "type", "required", "doc"],
-               [[c["id"], c["name"], c["type"], c["required"], c["doc"]] for c in v["columns"]], title=title)
+    _show(v, json_out, ["id", "name", "type", "required", "doc"],
+          [[c["id"], c["name"], c["type"], c["required"], c["doc"]] for c in v["columns"]], title=title)
 
 
 def _partitions(table: str, warehouse: Optional[str], json_out: bool) -> None:
     t = load_table(table, warehouse)
     v = views.partitions_view(t.metadata)
-    if json_out:
-        emit_json(v)
-        return
     rows = []
     for s in v["specs"]:
         if not s["fields"]:
             rows.append([s["spec-id"], s["default"], "", "", "", ""])
         for f in s["fields"]:
             rows.append([s["spec-id"], s["default"], f["field-id"], f["name"], f["transform"], f["source-column"]])
-    emit_table(["spec-id", "default", "field-id", "name", "transform", "source"], rows)
+    _show(v, json_out, ["spec-id", "default", "field-id", "name", "transform", "source"], rows)
 
 
 @app.command("partitions", help="Per partition value of the current snapshot (or --snapshot/--ref): records, data files, size, position and equality delete counts, last update - like the reference's `partitions` table. --spec shows the partition specs instead (as `inspect spec`).\n\nExamples:\n\n  icectl inspect partitions ./wh/db/events\n\n  icectl inspect partitions ./wh/db/events --spec --json")
@@ -111,16 +113,13 @@ def inspect_partitions(
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
     v = inspect_tables.partitions_table(t.io, t.metadata, s)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["partition", "spec", "records", "files", "size", "pos-del-recs", "pos-del-files",
-                "eq-del-recs", "eq-del-files", "last-updated-at", "last-snapshot"],
-               [[_partition_text(r.get("partition")), _short(r["spec-id"]), r["record-count"], r["file-count"],
-                 r["total-data-file-size-in-bytes"], r["position-delete-record-count"],
-                 r["position-delete-file-count"], r["equality-delete-record-count"],
-                 r["equality-delete-file-count"], _short(r["last-updated-at"]),
-                 _short(r["last-updated-snapshot-id"])] for r in v])
+    _show(v, json_out, ["partition", "spec", "records", "files", "size", "pos-del-recs", "pos-del-files",
+                        "eq-del-recs", "eq-del-files", "last-updated-at", "last-snapshot"],
+                       [[_partition_text(r.get("partition")), _short(r["spec-id"]), r["record-count"], r["file-count"],
+                         r["total-data-file-size-in-bytes"], r["position-delete-record-count"],
+                         r["position-delete-file-count"], r["equality-delete-record-count"],
+                         r["equality-delete-file-count"], _short(r["last-updated-at"]),
+                         _short(r["last-updated-snapshot-id"])] for r in v])
 
 
 def _partition_text(p: Optional[dict[str, Any]]) -> str:
@@ -146,13 +145,10 @@ def inspect_entries(
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
     v = inspect_tables.entries_table(t.io, t.metadata, s)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["status", "snapshot-id", "seq", "file-seq", "content", "records", "path"],
-               [[e["status-name"], _short(e["snapshot-id"]), _short(e["sequence-number"]),
-                 _short(e["file-sequence-number"]), views.FILE_CONTENT_NAMES.get(e["data-file"]["content"]),
-                 e["data-file"]["record-count"], e["data-file"]["file-path"]] for e in v])
+    _show(v, json_out, ["status", "snapshot-id", "seq", "file-seq", "content", "records", "path"],
+                       [[e["status-name"], _short(e["snapshot-id"]), _short(e["sequence-number"]),
+                         _short(e["file-sequence-number"]), views.FILE_CONTENT_NAMES.get(e["data-file"]["content"]),
+                         e["data-file"]["record-count"], e["data-file"]["file-path"]] for e in v])
 
 
 @app.command("all-files", help="Live data and delete files of every manifest reachable from any snapshot, each manifest read once - like the reference's `all_files` table.\n\nExample: icectl inspect all-files ./wh/db/events --json")
@@ -162,12 +158,9 @@ def inspect_all_files(table: TableArg, warehouse: WarehouseOpt = None, json_out:
 
     t = load_table(table, warehouse)
     v = inspect_tables.all_files_table(t.io, t.metadata)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["content", "spec", "records", "size", "path"],
-               [[views.FILE_CONTENT_NAMES.get(f["content"]), f["spec-id"], f["record-count"],
-                 f["file-size-in-bytes"], f["file-path"]] for f in v])
+    _show(v, json_out, ["content", "spec", "records", "size", "path"],
+                       [[views.FILE_CONTENT_NAMES.get(f["content"]), f["spec-id"], f["record-count"],
+                         f["file-size-in-bytes"], f["file-path"]] for f in v])
 
 
 @app.command("position-deletes", help="Rows of the position delete files and deletion vectors of the current snapshot (or --snapshot/--ref): data file, position, partition, spec, delete file - like the reference's `position_deletes` table (without `row`).\n\nExample: icectl inspect position-deletes ./wh/db/events --json")
@@ -181,11 +174,8 @@ def inspect_position_deletes(
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
     v = inspect_tables.position_deletes_table(t.io, t.metadata, s)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["file-path", "pos", "spec", "delete-file-path"],
-               [[r["file-path"], r["pos"], r["spec-id"], r["delete-file-path"]] for r in v])
+    _show(v, json_out, ["file-path", "pos", "spec", "delete-file-path"],
+                       [[r["file-path"], r["pos"], r["spec-id"], r["delete-file-path"]] for r in v])
 
 
 def _summary_brief(summary: dict[str, str]) -> str:
@@ -199,14 +189,9 @@ def _summary_brief(summary: dict[str, str]) -> str:
 def inspect_snapshots(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     t = load_table(table, warehouse)
     v = views.snapshots_view(t.metadata)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(
-        ["snapshot-id", "parent-id", "seq", "timestamp", "operation", "refs", "summary"],
-        [[s["snapshot-id"], s["parent-snapshot-id"], s["sequence-number"], s["timestamp"], s["operation"],
-          ",".join(s["refs"]), _summary_brief(s["summary"])] for s in v],
-    )
+    _show(v, json_out, ["snapshot-id", "parent-id", "seq", "timestamp", "operation", "refs", "summary"],
+                       [[s["snapshot-id"], s["parent-snapshot-id"], s["sequence-number"], s["timestamp"], s["operation"],
+                         ",".join(s["refs"]), _summary_brief(s["summary"])] for s in v])
 
 
 def _manifest_rows(ms: list[dict[str, Any]]) -> list[list[Any]]:
@@ -254,11 +239,8 @@ def inspect_snapshot(
 def inspect_history(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     t = load_table(table, warehouse)
     v = views.history_view(t.metadata)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["made-current-at", "snapshot-id", "parent-id", "is-current-ancestor"],
-               [[h["made-current-at"], h["snapshot-id"], h["parent-id"], h["is-current-ancestor"]] for h in v])
+    _show(v, json_out, ["made-current-at", "snapshot-id", "parent-id", "is-current-ancestor"],
+                       [[h["made-current-at"], h["snapshot-id"], h["parent-id"], h["is-current-ancestor"]] for h in v])
 
 
 @app.command("refs", help="Branches and tags with their snapshots and retention settings.\n\nExample: icectl inspect refs ./wh/db/events --json")
@@ -266,12 +248,9 @@ def inspect_history(table: TableArg, warehouse: WarehouseOpt = None, json_out: J
 def inspect_refs(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     t = load_table(table, warehouse)
     v = views.refs_view(t.metadata)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["name", "type", "snapshot-id", "max-ref-age-ms", "min-snapshots-to-keep", "max-snapshot-age-ms"],
-               [[r["name"], r["type"], r["snapshot-id"], r["max-ref-age-ms"], r["min-snapshots-to-keep"],
-                 r["max-snapshot-age-ms"]] for r in v])
+    _show(v, json_out, ["name", "type", "snapshot-id", "max-ref-age-ms", "min-snapshots-to-keep", "max-snapshot-age-ms"],
+                       [[r["name"], r["type"], r["snapshot-id"], r["max-ref-age-ms"], r["min-snapshots-to-keep"],
+                         r["max-snapshot-age-ms"]] for r in v])
 
 
 @app.command("manifests", help="Manifests of the current snapshot (or --snapshot/--ref) with file and row counts and partition summaries.\n\nExample: icectl inspect manifests ./wh/db/events")
@@ -283,10 +262,7 @@ def inspect_manifests(
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
     v = views.manifests_view(t.io, t.metadata, s)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(MANIFEST_COLUMNS, _manifest_rows(v))
+    _show(v, json_out, MANIFEST_COLUMNS, _manifest_rows(v))
 
 
 @app.command("files", help="Live data and delete files of the current snapshot (or --snapshot/--ref): partition, records, size, sequence numbers.\n\nExample: icectl inspect files ./wh/db/events --content deletes --json")
@@ -303,12 +279,9 @@ def inspect_files(
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
     v = views.files_view(t.io, t.metadata, s, content)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["content", "partition", "records", "size", "data-seq", "file-seq", "path"],
-               [[f["content"], f["partition-path"], f["record-count"], f["file-size-in-bytes"],
-                 f["data-sequence-number"], f["file-sequence-number"], f["file-path"]] for f in v])
+    _show(v, json_out, ["content", "partition", "records", "size", "data-seq", "file-seq", "path"],
+                       [[f["content"], f["partition-path"], f["record-count"], f["file-size-in-bytes"],
+                         f["data-sequence-number"], f["file-sequence-number"], f["file-path"]] for f in v])
 
 
 @app.command("metadata-log", help="Previous metadata files and the current one, oldest first.\n\nExample: icectl inspect metadata-log ./wh/db/events")
@@ -316,10 +289,7 @@ def inspect_files(
 def inspect_metadata_log(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     t = load_table(table, warehouse)
     v = views.metadata_log_view(t.metadata, t.metadata_location)
-    if json_out:
-        emit_json(v)
-        return
-    emit_table(["timestamp", "current", "metadata-file"], [[e["timestamp"], e["current"], e["metadata-file"]] for e in v])
+    _show(v, json_out, ["timestamp", "current", "metadata-file"], [[e["timestamp"], e["current"], e["metadata-file"]] for e in v])
 
 
 def register(root: typer.Typer) -> None:

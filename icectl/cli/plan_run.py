@@ -24,20 +24,10 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
     from icectl.cli.runner import apply_no_cache, load_table, parse_time_option
     from icectl.ops.plan import plan_table
 
-    if filter_text is not None and not filter_text.strip():
-        raise InvalidInput("--filter is empty: give a row filter, or leave --filter out to plan every file")
-    incremental = from_snapshot is not None or to_snapshot is not None
-    if to_snapshot is not None and from_snapshot is None:
-        raise InvalidInput("--to-snapshot needs --from-snapshot")
-    if incremental and any(x is not None for x in (snapshot, ref, as_of)):
-        raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, --ref or --as-of")
     as_of_ms = parse_time_option(as_of, "--as-of") if as_of is not None else None
     fmt = _output_format(out_format, json_out, summary, tasks, explain)
-    if workers is not None and workers < 1:
-        raise InvalidInput(f"--workers must be at least 1 (got {workers})")
     apply_no_cache(no_cache)
     t = load_table(table, warehouse)
-    cols = None if columns is None else [c for c in columns.split(",")]
     streamed = None
     if fmt == "jsonl":
         from icectl.ops.plan import PlanReport
@@ -45,7 +35,7 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
         lines = PlanReport(t.metadata, None)
         streamed = lambda run: _write_chunks(lines.jsonl_chunks([run], json_default))  # noqa: E731
     report = plan_table(
-        t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=cols,
+        t, filter_text, tasks=tasks, explain=explain, as_of_ms=as_of_ms, columns=columns,
         snapshot_id=snapshot, ref=ref, case_sensitive=case_sensitive, from_snapshot=from_snapshot,
         to_snapshot=to_snapshot, split_size=split_size, open_file_cost=open_file_cost,
         lookback=lookback, workers=workers, on_files=streamed)

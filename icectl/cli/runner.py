@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from icectl.cli.output import err
 from icectl.errors import (EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, IcectlError,
                            Interrupted, StorageError)
 
+if TYPE_CHECKING:
+    from icectl.table.table import Table
+
 DEBUG_ENV = "ICECTL_DEBUG"
 WAREHOUSE_ENV = "ICECTL_WAREHOUSE"  # the default of --warehouse
 
 # library keywords whose option has another name (the rest: the same name, dashed)
-OPTION_OF_ARGUMENT = {"storage_options": "storage_option", "summary_properties": "summary", "partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
+OPTION_OF_ARGUMENT = {"filter": "filter_text", "keys": "key", "storage_options": "storage_option", "summary_properties": "summary", "partition_values": "partition", "file_format": "format", "as_of_ms": "as_of",
                       "snapshot_id": "snapshot", "max_workers": "workers"}
 
 
@@ -149,7 +152,7 @@ def table_location(table: str, warehouse: Optional[str]) -> str:
     return resolve_table_location(table, warehouse)
 
 
-def load_table(table: str, warehouse: Optional[str]):
+def load_table(table: str, warehouse: Optional[str]) -> Table:
     from icectl.table.table import Table
 
     return Table.load(table_location(table, warehouse))

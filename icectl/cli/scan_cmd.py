@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -10,11 +10,7 @@ from icectl.cli.cache_cmd import NoCacheOpt, apply_no_cache
 from icectl.cli.common import TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
 from icectl.cli.output import emit_text
 from icectl.cli.rows_out import CountOpt, FormatOpt, LimitOpt, OutputOpt, check_output_options, emit_rows
-from icectl.errors import InvalidInput
 from icectl.expr.parser import FILTER_HELP
-
-if TYPE_CHECKING:
-    from icectl.table.table import Table
 
 SCAN_HELP = """Read the rows of TABLE: the planned data files with their position deletes,
 deletion vectors (v3) and equality deletes applied, then the rows filtered by --filter.
@@ -72,16 +68,11 @@ def scan(
     from icectl.scan.reader import open_scan
 
     check_output_options(fmt, limit, output, count)
-    if to_snapshot is not None and from_snapshot is None:
-        raise InvalidInput("--to-snapshot needs --from-snapshot")
-    if from_snapshot is not None and any(x is not None for x in (snapshot, ref, as_of)):
-        raise InvalidInput("--from-snapshot/--to-snapshot cannot be combined with --snapshot, --ref or --as-of")
     apply_no_cache(no_cache)
     t = load_table(table, warehouse)
-    cols = None if columns is None else columns.split(",")
-    s = open_scan(t, filter_text, columns=cols, snapshot_id=snapshot, ref=ref, as_of=None if as_of is None else parse_time_option(as_of, "--as-of"),
+    s = open_scan(t, filter_text, columns=columns, snapshot_id=snapshot, ref=ref, as_of=None if as_of is None else parse_time_option(as_of, "--as-of"),
                   case_sensitive=case_sensitive, with_metadata=with_metadata,
-                  **_incremental(t, from_snapshot, to_snapshot))
+                  from_snapshot=from_snapshot, to_snapshot=to_snapshot)
     if count:
         n = s.count()
         emit_text(str(n if limit is None else min(n, limit)))
@@ -91,12 +82,3 @@ def scan(
         emit_rows(s, batches, fmt, output)
     finally:
         batches.close()
-
-
-def _incremental(t: Table, from_snapshot: int | None, to_snapshot: int | None) -> dict[str, Any]:
-    if from_snapshot is None:
-        return {}
-    from icectl.ops.changes import check_append_range
-
-    check_append_range(t, from_snapshot, to_snapshot)
-    return {"from_snapshot": from_snapshot, "to_snapshot": to_snapshot}

@@ -11,7 +11,7 @@ same inputs and require equal answers.
 from __future__ import annotations
 
 import struct
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from icectl.expr.binding import bind
 from icectl.expr.expressions import BoundPredicate, Expression, is_bound, rewrite_not
@@ -35,7 +35,7 @@ from icectl.spec.types import (
 from icectl.spec.values import from_bytes, to_human
 
 __all__ = ["Result", "MIGHT", "prepare", "evaluate_reasons", "evaluate_columns", "show",
-           "show_literals", "FileStats", "ColumnStats", "complete_counts", "decode_column", "FLOAT_TYPES"]
+           "show_literals", "FileMetrics", "FileStats", "ColumnStats", "complete_counts", "decode_column", "FLOAT_TYPES"]
 
 Result = tuple[bool, str]
 MIGHT: Result = (True, "")
@@ -157,10 +157,28 @@ def complete_counts(record_count: Any, values: dict, nulls: dict) -> tuple[dict,
     return values, nulls
 
 
+class FileMetrics(Protocol):
+    """What the metrics evaluators read of a file: a manifest's data file or a Parquet footer's
+    (or one row group's) metrics; maps keyed by field id, bounds single-value serialized."""
+
+    @property
+    def record_count(self) -> int: ...
+    @property
+    def value_counts(self) -> Mapping[int, int] | None: ...
+    @property
+    def null_value_counts(self) -> Mapping[int, int] | None: ...
+    @property
+    def nan_value_counts(self) -> Mapping[int, int] | None: ...
+    @property
+    def lower_bounds(self) -> Mapping[int, bytes] | None: ...
+    @property
+    def upper_bounds(self) -> Mapping[int, bytes] | None: ...
+
+
 class FileStats:
     """One data file's metrics, bounds decoded on demand."""
 
-    def __init__(self, f: Any):
+    def __init__(self, f: FileMetrics):
         self.f = f
         self.record_count = f.record_count
         self.values, self.nulls = complete_counts(f.record_count, f.value_counts or {},

@@ -9,7 +9,7 @@ each predicate with :func:`_rule`, which returns None (might match) or the reaso
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from icectl.expr.eval_base import (
     FLOAT_TYPES,
@@ -24,6 +24,9 @@ from icectl.expr.expressions import AlwaysTrue, BoundPredicate, Expression, Oper
 from icectl.expr.ordering import IN_PREDICATE_LIMIT, compare, uuid_bounds
 from icectl.spec.types import UUID, StructType
 from icectl.spec.values import from_bytes
+
+if TYPE_CHECKING:
+    from icectl.spec.manifests import ManifestFile
 
 __all__ = ["ManifestEvaluator", "manifests_might_match"]
 
@@ -135,7 +138,7 @@ class ManifestEvaluator:
         self.expr = rewrite_not(partition_expr)
         self.positions = {f.field_id: i for i, f in enumerate(partition_type.fields())}
 
-    def eval(self, manifest: Any) -> Result:
+    def eval(self, manifest: ManifestFile) -> Result:
         if isinstance(self.expr, AlwaysTrue):
             return (True, "no filter on partitions")
         summaries = manifest.partitions

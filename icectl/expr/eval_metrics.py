@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from icectl.expr.eval_base import (
     MIGHT,
     ColumnStats,
+    FileMetrics,
     FileStats,
     Result,
     evaluate_columns,
@@ -44,7 +45,7 @@ class MetricsEvaluator:
                  case_sensitive: bool = False):
         self.expr = prepare(expr, schema, case_sensitive)
 
-    def eval(self, data_file: Any) -> Result:
+    def eval(self, data_file: FileMetrics) -> Result:
         if data_file.record_count == 0:
             return (False, "the file has no records")
         if data_file.record_count < 0:

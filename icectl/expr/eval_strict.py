@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from icectl.expr.eval_base import FLOAT_TYPES, ColumnStats, FileStats, evaluate_columns, prepare
+from icectl.expr.eval_base import FLOAT_TYPES, ColumnStats, FileMetrics, FileStats, evaluate_columns, prepare
 from icectl.expr.eval_rows import Bools
 from icectl.expr.expressions import BoundPredicate, Expression, Operation
 from icectl.expr.ordering import compare
@@ -74,7 +74,7 @@ class StrictMetricsEvaluator:
                  case_sensitive: bool = False):
         self.expr = prepare(expr, schema, case_sensitive)
 
-    def eval(self, data_file: Any) -> bool:
+    def eval(self, data_file: FileMetrics) -> bool:
         if data_file.record_count <= 0:
             return True
         m = FileStats(data_file)

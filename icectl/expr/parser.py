@@ -85,7 +85,7 @@ def _fail(src: str, pos: int, msg: str) -> InvalidInput:
     else:
         shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in src[pos:pos + 20])
         near = "'" + shown + ("..." if len(src) > pos + 20 else "") + "'"
-    err = InvalidInput(f"invalid filter at position {pos + 1}: {msg}, near {near}")
+    err = InvalidInput(f"invalid filter at position {pos + 1}: {msg}, near {near}", argument="filter")
     err.position = pos + 1  # type: ignore[attr-defined]
     return err
 
@@ -499,8 +499,8 @@ def _negated(e: Expression, nots: int) -> Expression:
 def parse_filter(text: str) -> Expression:
     """Parse filter text into an unbound expression (see :data:`FILTER_HELP`)."""
     if not isinstance(text, str):
-        raise InvalidInput(f"a filter must be text, not {type(text).__name__}")
-    if not text.strip():
-        raise _fail("", 0, "empty filter (give a condition, or leave out the filter option "
-                    "to select every row)")
+        raise InvalidInput(f"a filter must be text, e.g. \"id > 5\", not {type(text).__name__}",
+                           argument="filter")
+    if not text.strip():  # never a full scan by mistake
+        raise _fail("", 0, "empty filter (give a condition, or no filter to select every row)")
     return _Parser(text).parse()

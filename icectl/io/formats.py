@@ -10,9 +10,12 @@ Parquet footers (metrics, statistics, schema) are read by :mod:`icectl.io.parque
 from __future__ import annotations
 
 import io as _io
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from icectl.errors import InvalidInput, NotFound, StorageError
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 __all__ = ["FORMATS", "detect_format", "orc_record_count", "avro_record_count"]
 
@@ -39,11 +42,11 @@ def detect_format(path: str, explicit: str | None = None) -> str:
                        "(parquet, orc or avro)", argument="file_format")
 
 
-def _open(file_io: Any, path: str) -> Any:
+def _open(file_io: FileIO, path: str) -> Any:
     return file_io.open(path, "rb")
 
 
-def orc_record_count(file_io: Any, path: str) -> int:
+def orc_record_count(file_io: FileIO, path: str) -> int:
     """Rows in an ORC file, from its footer."""
     try:
         from pyarrow import orc
@@ -58,7 +61,7 @@ def orc_record_count(file_io: Any, path: str) -> int:
         raise InvalidInput(f"{path} is not a readable ORC file: {e}") from e
 
 
-def avro_record_count(file_io: Any, path: str) -> int:
+def avro_record_count(file_io: FileIO, path: str) -> int:
     """Records in an Avro container file: the sum of its block counts (no record decoding)."""
     import fastavro
 

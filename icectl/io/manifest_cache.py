@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import InvalidInput
-from icectl.io.files import is_local, local_path
+from icectl.io.files import FileIO, is_local, local_path
 
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "file_key", "get",
            "info", "manifest_key", "put", "put_payload", "set_enabled"]
@@ -112,7 +112,7 @@ def _max_or_default() -> int:
         return DEFAULT_MAX
 
 
-def _size_and_mtime(file_io: Any, path: str) -> tuple[int, int] | None:
+def _size_and_mtime(file_io: FileIO, path: str) -> tuple[int, int] | None:
     """A file's size and modification time in nanoseconds, or None when they cannot be had
     cheaply (then it is not cached; the read reports the real problem)."""
     try:
@@ -129,7 +129,7 @@ def _digest(key: tuple) -> bytes:
     return _sha256(repr(key).encode("utf-8", "surrogatepass")).digest()
 
 
-def manifest_key(file_io: Any, path: str, length: int, inputs: tuple) -> bytes | None:
+def manifest_key(file_io: FileIO, path: str, length: int, inputs: tuple) -> bytes | None:
     """The key digest of a manifest, or None when its modification time cannot be had cheaply
     or its size is not the recorded length (then it is not cached)."""
     found = _size_and_mtime(file_io, path)
@@ -138,7 +138,7 @@ def manifest_key(file_io: Any, path: str, length: int, inputs: tuple) -> bytes |
     return _digest((FORMAT_VERSION, path, length, found[1], tuple(inputs)))
 
 
-def file_key(file_io: Any, path: str, inputs: tuple) -> bytes | None:
+def file_key(file_io: FileIO, path: str, inputs: tuple) -> bytes | None:
     """The key digest of an immutable file whose length is not recorded anywhere (a manifest
     list): its path, size and modification time as found now, and ``inputs``; None when they
     cannot be had cheaply."""

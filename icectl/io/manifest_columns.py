@@ -32,6 +32,7 @@ from icectl.spec.manifests import DATA, inherit_columns
 
 if TYPE_CHECKING:
     from icectl.io.manifest_codegen import Decoder
+    from icectl.io.files import FileIO
 
 __all__ = ["ManifestColumns", "ColumnStats", "ManifestRequest", "decode_manifest",
            "load_manifest_columns", "manifest_request", "cached_manifest_columns", "keep_decoded",
@@ -357,7 +358,7 @@ def manifest_request(path: str, length: int, *, wanted_stats: frozenset[int] | s
                            (added_snapshot_id, sequence_number, first_row_id))
 
 
-def cached_manifest_columns(file_io: Any, req: ManifestRequest,
+def cached_manifest_columns(file_io: FileIO, req: ManifestRequest,
                             ) -> tuple[ManifestColumns | None, ManifestRequest, bytes | None]:
     """A cached decoding of ``req`` (in memory, else on disk), or None with the request to
     decode (widened to the statistics a cached entry already had, so the stored entry keeps
@@ -398,7 +399,7 @@ def keep_decoded(req: ManifestRequest, disk_key: bytes | None, cols: ManifestCol
 
 
 def load_manifest_columns(
-    file_io: Any,
+    file_io: FileIO,
     path: str,
     length: int,
     *,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
 from icectl.spec.manifests import (
@@ -15,6 +15,9 @@ from icectl.spec.manifests import (
     manifest_file_type,
     manifest_list_avro_schema,
 )
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 __all__ = ["read_manifest_list", "load_manifest_list", "write_manifest_list"]
 
@@ -62,7 +65,7 @@ def read_manifest_list(source: Any, format_version: int | None = None) -> list[M
     return out
 
 
-def load_manifest_list(file_io: Any, path: str, format_version: int | None = None, *,
+def load_manifest_list(file_io: FileIO, path: str, format_version: int | None = None, *,
                        cached: bool = False) -> list[ManifestFile]:
     """Read a manifest list through a FileIO; with ``cached``, through the persistent cache of
     decoded files (:mod:`icectl.io.manifest_cache`: keyed by the list's path, size and

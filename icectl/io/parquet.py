@@ -38,7 +38,7 @@ import math
 import threading
 import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import Any, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
 
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
@@ -72,6 +72,9 @@ from icectl.spec.types import (
     PrimitiveType,
 )
 from icectl.spec.values import to_bytes, unscaled_to_decimal
+
+if TYPE_CHECKING:
+    from icectl.spec.sorting import SortOrder
 
 __all__ = [
     "FileMetrics", "ParquetField", "ParquetColumn", "read_parquet_footer_metrics",
@@ -568,7 +571,7 @@ def read_parquet_footer_metrics(
     properties: Mapping[str, str],
     name_mapping: NameMapping | None = None,
     *,
-    sort_order: Any = None,
+    sort_order: SortOrder | None = None,
     config: MetricsConfig | None = None,
 ) -> FileMetrics:
     """Metrics of an existing Parquet file, from its footer only.

@@ -12,7 +12,7 @@ logical type to ``uuid``. Types with no Iceberg equivalent are refused.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO
@@ -46,6 +46,9 @@ from icectl.spec.types import (
     is_promotion_allowed,
 )
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 __all__ = [
     "read_parquet_schema", "arrow_schema_to_struct", "arrow_type_to_iceberg", "check_file_schema",
     "footer_null_proof",
@@ -72,7 +75,7 @@ def read_parquet_schema(file_io: FileIO, path: str) -> StructType:
     return arrow_schema_to_struct(arrow_schema)
 
 
-def arrow_schema_to_struct(schema: Any) -> StructType:
+def arrow_schema_to_struct(schema: pa.Schema) -> StructType:
     counter = itertools.count(1)
     return StructType([_field(f, lambda: next(counter)) for f in schema])
 

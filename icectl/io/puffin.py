@@ -31,10 +31,13 @@ import zlib
 from array import array
 from sys import byteorder
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from icectl.errors import CorruptMetadata, IcectlError, StorageError
 from icectl.spec.reserved import ROW_POSITION_ID as ROW_POSITION_FIELD_ID
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 __all__ = ["DV_MAGIC", "read_deletion_vector", "parse_deletion_vector", "parse_roaring64",
            "serialize_roaring64", "deletion_vector_blob", "PuffinBlob",
@@ -156,7 +159,7 @@ def parse_deletion_vector(blob: bytes, what: str = "deletion vector") -> list[in
     return parse_roaring64(body[4:], what)
 
 
-def read_deletion_vector(file_io: Any, path: str, offset: int | None,
+def read_deletion_vector(file_io: FileIO, path: str, offset: int | None,
                          length: int | None) -> list[int]:
     """Read and parse the blob of a deletion vector entry."""
     if offset is None or length is None:

@@ -1,6 +1,6 @@
 """Change reads: the rows a table's snapshots inserted and deleted (``icectl changes``), as
-Spark's ``create_changelog_view`` procedure shows them, and the range check of incremental reads
-(``icectl scan --from-snapshot``).
+Spark's ``create_changelog_view`` procedure shows them (the snapshot range is
+:func:`icectl.scan.plan_setup.snapshot_range`, the one an incremental scan reads).
 
 **Which snapshots.** The ancestors of ``to_snapshot`` (default: the current snapshot) after
 ``from_snapshot`` (exclusive; None: from the first snapshot), oldest first, without ``replace``
@@ -36,17 +36,19 @@ from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import pyarrow as pa
 
-from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, ValidationError
+from icectl.errors import InvalidInput, NotFound
 from icectl.expr.ordering import value_key
+from icectl.scan.plan_setup import snapshot_range
 from icectl.spec.schema import Schema
-from icectl.spec.snapshots import Snapshot, ancestors_of
+from icectl.spec.snapshots import Snapshot
 from icectl.spec.types import INT, LONG, STRING
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table
+    from icectl.scan.reader import Scan, ScanFile
 
-__all__ = ["ChangeSet", "read_changes", "changelog_snapshots", "check_append_range",
+__all__ = ["ChangeSet", "read_changes", "changelog_snapshots",
            "INSERT", "DELETE", "UPDATE_BEFORE", "UPDATE_AFTER", "CHANGE_COLUMNS"]
 
 INSERT, DELETE = "INSERT", "DELETE"
@@ -55,42 +57,9 @@ CHANGE_COLUMNS = ("_change_type", "_change_ordinal", "_commit_snapshot_id")
 _RANK = {DELETE: 0, UPDATE_BEFORE: 1, UPDATE_AFTER: 1, INSERT: 2}
 
 
-def _range(md: TableMetadata, from_id: int | None, to_id: int | None) -> list[Snapshot]:
-    """The ancestors of ``to_id`` after ``from_id`` (exclusive), oldest first."""
-    if to_id is None:
-        to_id = md.current_snapshot_id
-        if to_id is None:
-            raise NotFound("the table has no snapshots")
-    if md.snapshot_by_id(to_id) is None:
-        raise NotFound(f"snapshot {to_id} does not exist in table {md.location}")
-    if from_id is not None and md.snapshot_by_id(from_id) is None:
-        raise NotFound(f"snapshot {from_id} does not exist in table {md.location}")
-    out: list[Snapshot] = []
-    reached = from_id is None
-    for s in ancestors_of(to_id, md.snapshot_by_id):
-        if s.snapshot_id == from_id:
-            reached = True
-            break
-        out.append(s)
-    if not reached:
-        raise ValidationError(f"snapshot {from_id} is not an ancestor of snapshot {to_id}")
-    return out[::-1]
-
-
 def changelog_snapshots(md: TableMetadata, from_id: int | None, to_id: int | None = None) -> list[Snapshot]:
     """The snapshots whose changes a change read shows (see the module docs)."""
-    return [s for s in _range(md, from_id, to_id) if s.operation != "replace"]
-
-
-def check_append_range(table: Table, from_id: int, to_id: int | None = None) -> None:
-    """Refuse an incremental read over a snapshot that is not an append (or a ``replace``,
-    which changes no rows): its deleted rows would silently still be read."""
-    for s in _range(table.metadata, from_id, to_id):
-        if s.operation not in ("append", "replace"):
-            raise UnsupportedFeature(
-                f"snapshot {s.snapshot_id} in the range is an {s.operation!r} snapshot: an "
-                "incremental read covers appended rows only; read the range's inserted and "
-                "deleted rows as changes instead")
+    return [s for s in snapshot_range(md, from_id, to_id) if s.operation != "replace"]
 
 
 @dataclass
@@ -151,7 +120,7 @@ class _Reader:
             got = self._plans[snapshot_id] = (scan, {f.path: f for f in scan.files})
         return got
 
-    def read(self, scan: Any, f: Any) -> pa.Table:
+    def read(self, scan: Scan, f: ScanFile) -> pa.Table:
         self.files_read += 1
         one = replace(scan, files=[f], _pos_cache={}, _eq_cache={})
         batches = list(one.batches())
@@ -160,7 +129,7 @@ class _Reader:
         return pa.Table.from_batches(batches, one.arrow_schema())
 
 
-def _delete_ids(f: Any) -> frozenset:
+def _delete_ids(f: ScanFile) -> frozenset:
     return frozenset((d.path, getattr(d, "content_offset", None)) for d in f.deletes)
 
 

@@ -253,7 +253,7 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
                     *, branch: str | None = None, case_sensitive: bool = False
                     ) -> tuple[int | None, int, list[GroupPlan]]:
     """(starting snapshot id, target file size, file groups) of a compaction; nothing written."""
-    from icectl.ops.inspect import partition_json
+    from icectl.spec.views import partition_json
     from icectl.scan.planner import plan_scan
 
     opts = options or CompactOptions()

@@ -28,7 +28,7 @@ class CreateResult:
 
     def to_json(self) -> dict[str, Any]:
         """The new table's summary, as `icectl inspect table --json` shows it."""
-        from icectl.ops.inspect import metadata_summary
+        from icectl.spec.views import metadata_summary
 
         return metadata_summary(self.metadata, self.metadata_location)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 from icectl.command_files import io_threads
 from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
@@ -39,6 +39,9 @@ from icectl.spec.transforms import (
     YearTransform,
 )
 from icectl.spec.types import BINARY, STRING, IcebergType, NestedField
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
 
 __all__ = ["Scanned", "ScanContext", "scan_all", "describe", "SpansPartitions", "DEFAULT_WORKERS"]
 
@@ -60,7 +63,7 @@ class Scanned:
 
 
 
-def _scan_parquet(file_io: Any, path: str, schema: Schema, size: int, ctx: "ScanContext") -> Scanned:
+def _scan_parquet(file_io: FileIO, path: str, schema: Schema, size: int, ctx: "ScanContext") -> Scanned:
     footer = read_footer(file_io, path)
     fields = parquet_schema_fields(file_io, path, ctx.mapping, footer=footer)
     problems = check_file_schema(fields, schema, footer_null_proof(footer, ctx.mapping))
@@ -90,7 +93,7 @@ class ScanContext:
     partition_source_ids: frozenset[int] = frozenset()  # columns whose statistics place files
 
 
-def _scan(file_io: Any, path: str, fmt: str | None, schema: Schema, ctx: ScanContext) -> Scanned:
+def _scan(file_io: FileIO, path: str, fmt: str | None, schema: Schema, ctx: ScanContext) -> Scanned:
     try:
         info = file_io.info(path)
     except NotFound:
@@ -221,7 +224,7 @@ def _place(scanned: Scanned, spec: PartitionSpec, schema: Schema,
     return tuple(values)
 
 
-def scan_all(file_io: Any, paths: Sequence[str], fmt: str | None, schema: Schema, ctx: ScanContext,
+def scan_all(file_io: FileIO, paths: Sequence[str], fmt: str | None, schema: Schema, ctx: ScanContext,
               max_workers: int | None, progress: Callable[[int, int], None] | None,
               errors: list[tuple[str, str]] | None = None) -> list[Scanned]:
     """Every file's footer facts, read by a bounded thread pool, in the order given. With

@@ -23,7 +23,7 @@ failure call :meth:`DataFileSink.abort` and delete ``written_paths``.
 from __future__ import annotations
 
 import uuid as _uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -40,6 +40,9 @@ from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partition_path import partition_path
 from icectl.spec.types import DOUBLE, FLOAT
 
+if TYPE_CHECKING:
+    from icectl.table.table import Table
+
 __all__ = ["DataFileSink", "BUFFER_BYTES_DEFAULT"]
 
 BUFFER_BYTES_DEFAULT = RUN_BYTES_DEFAULT
@@ -49,7 +52,7 @@ class DataFileSink:
     """See the module docs. ``table`` needs ``io`` and ``metadata`` (schema, spec,
     sort_order, properties); ``data_dir`` is the table's data location."""
 
-    def __init__(self, table: Any, data_dir: str, written_paths: list[str], *,
+    def __init__(self, table: Table, data_dir: str, written_paths: list[str], *,
                  operation_id: str | None = None, task_index: int = 0,
                  buffer_bytes: int | None = None) -> None:
         md = table.metadata

@@ -100,7 +100,9 @@ def resolve_keys(schema: Schema, keys: str | Sequence[str]) -> Schema:
     matches names) as a schema of their own, in the order given."""
     given = [keys] if isinstance(keys, str) else list(keys)  # each may list several: "id,ts"
     names = [k.strip() for g in given for k in g.split(",")]
-    if not names or any(not n for n in names):
+    if not names:
+        raise InvalidInput("give the key columns to match rows on", argument="keys")
+    if any(not n for n in names):
         raise InvalidInput(f"key columns {','.join(names)!r}: a column name is empty")
     out = []
     for n in names:

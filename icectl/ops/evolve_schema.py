@@ -62,7 +62,7 @@ class SchemaChange(EvolveResult):
     """A schema change; its JSON view adds the new current schema."""
 
     def to_json(self) -> dict[str, Any]:
-        from icectl.ops.inspect import schema_view
+        from icectl.spec.views import schema_view
 
         md = self.after
         out = super().to_json()

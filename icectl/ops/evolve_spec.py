@@ -24,7 +24,7 @@ class SpecChange(EvolveResult):
     """A partition spec change; its JSON view adds the new default spec."""
 
     def to_json(self) -> dict[str, Any]:
-        from icectl.ops.inspect import spec_string, spec_view
+        from icectl.spec.views import spec_string, spec_view
 
         md = self.after
         out = super().to_json()

@@ -54,7 +54,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from icectl.command_files import io_threads
-from icectl.errors import NotFound, ValidationError
+from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.files import FileIO, join
 from icectl.ops.deletion import (
     GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
@@ -139,7 +139,8 @@ def plan_retention(
     """Apply the retention rules (see the module docs) to ``md``; no I/O."""
     require_gc_enabled(md.properties, "expire snapshots")
     if retain_last is not None and retain_last < 1:
-        raise ValidationError(f"number of snapshots to retain must be at least 1, not {retain_last}")
+        raise InvalidInput(f"the number of snapshots to retain must be at least 1, not {retain_last}",
+                           argument="retain_last")
     explicit = list(dict.fromkeys(snapshot_ids))
     for sid in explicit:
         if md.snapshot_by_id(sid) is None:

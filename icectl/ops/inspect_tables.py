@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from icectl.ops.inspect import iso_ms, json_value_or_text, read_manifests, snapshot_entries
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import unified_partition_type
 from icectl.spec.reserved import DATA, POSITION_DELETES
 from icectl.spec.snapshots import Snapshot
+from icectl.spec.views import iso_ms, json_value_or_text
+from icectl.table.snapshot_manifests import read_manifests, snapshot_entries
 
 if TYPE_CHECKING:
     from icectl.io.files import FileIO
+    from icectl.spec.manifests import DataFile
 
 
 def unified_partition_fields(md: TableMetadata) -> list[tuple[int, str, Any]]:
@@ -90,7 +92,7 @@ def _bounds(m: dict[int, bytes] | None) -> dict[str, str] | None:
     return None if m is None else {str(k): v.hex() for k, v in sorted(m.items())}
 
 
-def data_file_view(md: TableMetadata, f: Any, unified: list[tuple[int, str, Any]]) -> dict[str, Any]:
+def data_file_view(md: TableMetadata, f: DataFile, unified: list[tuple[int, str, Any]]) -> dict[str, Any]:
     """A manifest entry's data_file as the reference's ``entries`` table shows it (binary
     bounds as hex; the partition over the fields of every spec, as in ``partitions``)."""
     pjson = _unified_partition(md, unified, f.spec_id, f.partition)

@@ -16,6 +16,7 @@ from icectl.spec.metadata import TableMetadata
 
 if TYPE_CHECKING:
     from icectl.table.table import Table
+    from icectl.scan.plan_result import PlannedFile, ScanTask
 
 __all__ = ["PlanReport", "plan_table"]
 
@@ -166,7 +167,7 @@ class PlanReport:
 
     def _partition(self, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:
         from icectl.expr.evaluators import partition_key
-        from icectl.ops.inspect import partition_json
+        from icectl.spec.views import partition_json
 
         key = (spec_id, partition_key(values))  # -0.0 and 0.0 are different partitions
         got = self._partitions.get(key)
@@ -181,7 +182,7 @@ class PlanReport:
 
 def plan_table(table: Table, filter_text: str | None = None, *, tasks: bool = False,
                explain: bool = False, as_of_ms: int | None = None,
-               columns: Sequence[str] | None = None, **options: Any) -> PlanReport:
+               columns: str | Sequence[str] | None = None, **options: Any) -> PlanReport:
     """Plan a scan of ``table``; ``options`` are those of :func:`icectl.scan.plan_scan`
     (``workers``, ``on_files`` among them)."""
     from icectl.scan import plan_scan
@@ -239,7 +240,7 @@ def _delete_view(d: Any) -> dict[str, Any]:
     }
 
 
-def _file_view(f: Any, partition: Callable[[int, tuple], tuple[dict[str, Any], str]]) -> dict[str, Any]:
+def _file_view(f: PlannedFile, partition: Callable[[int, tuple], tuple[dict[str, Any], str]]) -> dict[str, Any]:
     pj, ppath = partition(f.spec_id, f.partition)
     return {
         "path": f.path,
@@ -255,7 +256,7 @@ def _file_view(f: Any, partition: Callable[[int, tuple], tuple[dict[str, Any], s
     }
 
 
-def _task_view(t: Any) -> dict[str, Any]:
+def _task_view(t: ScanTask) -> dict[str, Any]:
     return {
         "length": t.length,
         "files": len(t.files),

@@ -217,7 +217,7 @@ def cherry_pick(table: Table, snapshot_id: int) -> RefResult:
     _validate_not_picked(md, snapshot_id)
 
     # The data files the picked snapshot added, re-added as a new append on main.
-    from icectl.ops.inspect import read_manifests
+    from icectl.table.snapshot_manifests import read_manifests
     from icectl.table.producer import FastAppendProducer
 
     added = []

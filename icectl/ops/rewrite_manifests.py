@@ -16,6 +16,7 @@ from icectl.table.manifest_rewrite import RewriteManifestsProducer, manifest_tar
 
 if TYPE_CHECKING:
     from icectl.table.table import Table
+    from icectl.spec.manifests import ManifestFile
 
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
 
@@ -60,7 +61,7 @@ class RewriteManifestsResult:
         }
 
 
-def _manifest_view(m: Any) -> dict[str, Any]:
+def _manifest_view(m: ManifestFile) -> dict[str, Any]:
     return {
         "path": m.manifest_path,
         "length": m.manifest_length,

@@ -148,7 +148,7 @@ def run_rewrite_task_guarded(task: RewriteTask) -> RewriteTaskResult | TaskFaile
         return TaskFailed(task.task_index, type(e).__name__, str(e))
 
 
-def results_or_raise(file_io: Any, outcomes: Sequence[RewriteTaskResult | TaskFailed]
+def results_or_raise(file_io: FileIO, outcomes: Sequence[RewriteTaskResult | TaskFailed]
                      ) -> list[RewriteTaskResult]:
     """The results of guarded tasks; if any failed, the files the others wrote are deleted and
     the first failure is raised (as its icectl error kind, else as a RuntimeError)."""

@@ -86,10 +86,10 @@ def delete_filter(filter_text: str | None, filter_expr: Expression | None) -> Ex
         raise InvalidInput("give the rows to delete as filter text or as an expression, not both")
     if filter_expr is not None:
         return filter_expr
-    if not filter_text or not filter_text.strip():
+    if filter_text is None or (isinstance(filter_text, str) and not filter_text.strip()):
         raise InvalidInput("the filter is empty; to delete every row the filter is: true",
                            argument="filter_text")
-    return parse_filter(filter_text)
+    return parse_filter(filter_text)  # (refuses what is not text)
 
 
 def branch_ref(md: TableMetadata, branch: str | None) -> tuple[str, str | None]:

@@ -23,7 +23,7 @@ class SortOrderChange(EvolveResult):
     """A sort order change; its JSON view adds the new default order."""
 
     def to_json(self) -> dict[str, Any]:
-        from icectl.ops.inspect import sort_order_string, sort_order_view
+        from icectl.spec.views import sort_order_string, sort_order_view
 
         md = self.after
         out = super().to_json()

@@ -71,6 +71,8 @@ from icectl.spec.types import (
 if TYPE_CHECKING:
     from icectl.io.files import FileIO
     from icectl.table.table import Table
+    from icectl.spec.partitioning import PartitionSpec
+    from icectl.spec.sorting import SortOrder
 
 __all__ = ["WriteResult", "write_rows", "write_data_files", "read_rows", "data_location", "FORMATS"]
 
@@ -199,7 +201,7 @@ def _csv_header(data: pa.Buffer, parse: Any) -> list[str]:
         return list(reader.schema.names)
 
 
-def read_rows(file_io: Any, source: str, fmt: str | None = None, schema: Schema | None = None,
+def read_rows(file_io: FileIO, source: str, fmt: str | None = None, schema: Schema | None = None,
               stdin: Any = None) -> tuple[pa.Table, str]:
     """Rows of ``source`` (a path, a URL or ``-`` for ``stdin``) and the format they were read as."""
     import pyarrow.csv as pcsv
@@ -455,7 +457,7 @@ def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, fil
 class _TaskTable:
     """What :func:`write_data_files` needs of a table, rebuilt from a task's plain data."""
 
-    def __init__(self, io: FileIO, location: str, schema: Schema, spec: Any, order: Any,
+    def __init__(self, io: FileIO, location: str, schema: Schema, spec: PartitionSpec, order: SortOrder | None,
                  properties: Mapping[str, str]) -> None:
         from types import SimpleNamespace
 

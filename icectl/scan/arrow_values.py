@@ -10,7 +10,7 @@ from internal values (defaults, partition values).
 from __future__ import annotations
 
 import uuid as _uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -19,6 +19,9 @@ from icectl.errors import InvalidInput
 from icectl.io.parquet import arrow_field_id
 from icectl.io.parquet_write import arrow_type
 from icectl.spec.types import UUID, IcebergType, ListType, MapType, StructType
+
+if TYPE_CHECKING:
+    from icectl.spec.schema import Schema
 
 __all__ = ["to_internal", "internal_to_arrow", "conform", "field_chain", "struct_field_column"]
 
@@ -231,7 +234,7 @@ def conform(arr: Any, t: IcebergType, file_field: Any = None) -> Any:
     return _storage(arr).cast(target)
 
 
-def field_chain(schema: Any, field_id: int) -> list[int]:
+def field_chain(schema: Schema, field_id: int) -> list[int]:
     """The ids from a top-level column down to ``field_id``, every step a struct field; raises
     InvalidInput for a field inside a list or map (rows are filtered on struct fields only)."""
     chain = [field_id]
@@ -244,7 +247,7 @@ def field_chain(schema: Any, field_id: int) -> list[int]:
     return chain
 
 
-def struct_field_column(top: Any, schema: Any, chain: list[int]) -> Any:
+def struct_field_column(top: Any, schema: Schema, chain: list[int]) -> Any:
     """The values of the field at the end of ``chain`` (see :func:`field_chain`) in ``top``, the
     column of ``chain[0]`` conformed to the schema: null where it or any enclosing struct is."""
     arr = top

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import pickle
 import threading
-from typing import Any, Iterator, Sequence
+from typing import Iterator, Sequence
 
 from icectl.errors import InvalidInput
 from icectl import command_files
@@ -52,7 +52,7 @@ def check_workers(workers: int | None) -> int:
     if workers is None:
         return default_workers()
     if workers < 1:
-        raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
+        raise InvalidInput(f"the number of workers must be at least 1 (got {workers})", argument="workers")
     return workers
 
 
@@ -68,7 +68,7 @@ def _can_fork() -> bool:
     return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
 
 
-def load_in_order(file_io: Any, requests: Sequence[ManifestRequest],
+def load_in_order(file_io: FileIO, requests: Sequence[ManifestRequest],
                   workers: int | None = None) -> Iterator[ManifestColumns]:
     """The decoded columns of each request, in order: cached ones as they are, the others
     decoded (in ``workers`` forked processes when more than a few miss) and cached."""

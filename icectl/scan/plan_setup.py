@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.expr.binding import bind
 from icectl.expr.expressions import (
     TRUE,
@@ -65,13 +65,17 @@ def bind_filter(filter_text: str | None, filter_expr: Expression | None, schema:
     return rewrite_not(expr)
 
 
-def resolve_columns(columns: Sequence[str] | None, schema: Schema,
+def resolve_columns(columns: str | Sequence[str] | None, schema: Schema,
                      case_sensitive: bool) -> tuple[str, ...] | None:
+    """The columns to read by their schema names: ``columns`` a sequence of names or one text of
+    comma-separated names (as the command line and the API take them); None reads all."""
     if columns is None:
         return None
+    if isinstance(columns, str):
+        columns = columns.split(",")
     out = []
     for c in columns:
-        c = c.strip()
+        c = str(c).strip()
         if not c:
             continue
         f = schema.find_field_or_none(c, case_sensitive)
@@ -96,23 +100,57 @@ def split_options(md: TableMetadata, split_size: int | None, open_file_cost: int
     return size, cost, look
 
 
-def appended_snapshots(md: TableMetadata, from_id: int | None, to_id: int) -> set[int]:
-    """Snapshots after ``from_id`` (exclusive) up to ``to_id`` whose operation is append."""
+def snapshot_range(md: TableMetadata, from_id: int | None, to_id: int | None) -> list[Snapshot]:
+    """The ancestors of ``to_id`` (None: the current snapshot) after ``from_id`` (exclusive;
+    None: from the first snapshot), oldest first."""
+    if to_id is None:
+        to_id = md.current_snapshot_id
+        if to_id is None:
+            raise NotFound("the table has no snapshots")
     if md.snapshot_by_id(to_id) is None:
         raise NotFound(f"snapshot {to_id} does not exist in table {md.location}")
     if from_id is not None and md.snapshot_by_id(from_id) is None:
         raise NotFound(f"snapshot {from_id} does not exist in table {md.location}")
-    out: set[int] = set()
+    out: list[Snapshot] = []
     reached = from_id is None
     for s in ancestors_of(to_id, md.snapshot_by_id):
         if s.snapshot_id == from_id:
             reached = True
             break
-        if s.operation == "append":
-            out.add(s.snapshot_id)
+        out.append(s)
     if not reached:
         raise ValidationError(f"snapshot {from_id} is not an ancestor of snapshot {to_id}")
-    return out
+    return out[::-1]
+
+
+def appended_snapshots(md: TableMetadata, from_id: int | None, to_id: int) -> set[int]:
+    """Snapshots after ``from_id`` (exclusive) up to ``to_id`` whose operation is append."""
+    return {s.snapshot_id for s in snapshot_range(md, from_id, to_id) if s.operation == "append"}
+
+
+def is_incremental(from_snapshot: int | None, to_snapshot: int | None, snapshot_id: int | None = None,
+                   ref: str | None = None, as_of: str | int | None = None) -> bool:
+    """Whether a plan or scan reads incrementally (the rows appended after ``from_snapshot`` up
+    to ``to_snapshot``), refusing an end without a start and an incremental read that also
+    travels in time: the one statement of these rules for the command line and the API."""
+    if to_snapshot is not None and from_snapshot is None:
+        raise InvalidInput("an incremental read needs the snapshot to start after",
+                           argument="from_snapshot")
+    if from_snapshot is not None and any(x is not None for x in (snapshot_id, ref, as_of)):
+        raise InvalidInput("an incremental read (from one snapshot to another) cannot be combined "
+                           "with a snapshot id, a ref or a time to travel to", argument="from_snapshot")
+    return from_snapshot is not None
+
+
+def check_append_range(md: TableMetadata, from_id: int, to_id: int | None = None) -> None:
+    """Refuse reading the rows of an incremental range over a snapshot that is not an append
+    (or a ``replace``, which changes no rows): its deleted rows would silently still be read."""
+    for s in snapshot_range(md, from_id, to_id):
+        if s.operation not in ("append", "replace"):
+            raise UnsupportedFeature(
+                f"snapshot {s.snapshot_id} in the range is an {s.operation!r} snapshot: an "
+                "incremental read covers appended rows only; read the range's inserted and "
+                "deleted rows as changes instead")
 
 
 def appended_manifests(io: FileIO, md: TableMetadata, append_ids: set[int]) -> list[ManifestFile]:

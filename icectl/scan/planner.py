@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from itertools import compress
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from icectl.errors import InvalidInput, NotFound, ValidationError
+from icectl.errors import NotFound, ValidationError
 from icectl.expr.evaluators import (
     ManifestEvaluator,
     MetricsEvaluator,
@@ -78,6 +78,7 @@ from icectl.scan.plan_setup import (
     appended_manifests,
     appended_snapshots,
     bind_filter,
+    is_incremental,
     manifest_stat_ids,
     parse_as_of,
     resolve_columns,
@@ -228,7 +229,7 @@ def plan_scan(
     snapshot_id: int | None = None,
     ref: str | None = None,
     as_of: str | int | None = None,
-    columns: Sequence[str] | None = None,
+    columns: str | Sequence[str] | None = None,
     case_sensitive: bool = False,
     from_snapshot: int | None = None,
     to_snapshot: int | None = None,
@@ -290,16 +291,13 @@ def plan_scan(
 
 def _prepare(table: Table, filter_text: str | None, filter_expr: Expression | None,
              snapshot_id: int | None, ref: str | None, as_of: str | int | None,
-             columns: Sequence[str] | None, case_sensitive: bool, from_snapshot: int | None,
+             columns: str | Sequence[str] | None, case_sensitive: bool, from_snapshot: int | None,
              to_snapshot: int | None, split_size: int | None, open_file_cost: int | None,
              lookback: int | None, explain: bool) -> tuple[_Scan, PlanResult]:
     """Step 1: the snapshot, schema and bound filter; an empty result to fill."""
     md: TableMetadata = table.metadata
     size, cost, look = split_options(md, split_size, open_file_cost, lookback)
-    incremental = from_snapshot is not None or to_snapshot is not None
-    if incremental and any(x is not None for x in (snapshot_id, ref, as_of)):
-        raise InvalidInput("an incremental plan (from one snapshot to another) cannot be combined with a "
-                           "snapshot id, a ref or a time to travel to")
+    incremental = is_incremental(from_snapshot, to_snapshot, snapshot_id, ref, as_of)
     append_ids: frozenset[int] | None = None
     if incremental:
         to_id = to_snapshot if to_snapshot is not None else md.current_snapshot_id

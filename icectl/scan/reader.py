@@ -65,6 +65,8 @@ from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, Str
 
 if TYPE_CHECKING:
     from icectl.scan.plan_result import PlannedFile, PlanResult
+    from icectl.io.files import FileIO
+    from icectl.table.table import Table
 
 __all__ = ["open_scan", "scan_of_plan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
            "LAST_UPDATED_SEQ_FIELD_ID"]
@@ -93,7 +95,7 @@ class ScanFile:
 class Scan:
     """A planned scan, ready to read."""
 
-    table: Any
+    table: Table
     schema: Schema
     projected: list[NestedField]
     snapshot_id: int | None
@@ -181,19 +183,24 @@ def write_parquet_batches(path: str, schema: pa.Schema, batches: Iterator[pa.Rec
     return n
 
 
-def open_scan(table: Any, filter_text: str | None = None, *, columns: Sequence[str] | None = None,
+def open_scan(table: Table, filter_text: str | None = None, *, columns: str | Sequence[str] | None = None,
               snapshot_id: int | None = None, ref: str | None = None, as_of: str | None = None,
               case_sensitive: bool = False, with_metadata: bool = False,
               batch_rows: int = DEFAULT_BATCH_ROWS, filter_expr: Expression | None = None,
               from_snapshot: int | None = None, to_snapshot: int | None = None) -> Scan:
     """Plan a scan of ``table`` and return it ready to read. ``from_snapshot``/``to_snapshot``:
-    an incremental scan (the planner's: rows appended after one snapshot up to another)."""
+    an incremental scan (the planner's: rows appended after one snapshot up to another),
+    refused over a snapshot that is not an append (its deleted rows would still be read)."""
+    from icectl.scan.plan_setup import check_append_range, is_incremental
+
+    if is_incremental(from_snapshot, to_snapshot, snapshot_id, ref, as_of):
+        check_append_range(table.metadata, from_snapshot, to_snapshot)
     plan = _plan(table, filter_text, columns, snapshot_id, ref, as_of, case_sensitive,
                  dict(filter_expr=filter_expr, from_snapshot=from_snapshot, to_snapshot=to_snapshot))
     return scan_of_plan(table, plan, with_metadata=with_metadata, batch_rows=batch_rows)
 
 
-def scan_of_plan(table: Any, plan: PlanResult, files: Sequence[PlannedFile] | None = None, *,
+def scan_of_plan(table: Table, plan: PlanResult, files: Sequence[PlannedFile] | None = None, *,
                  with_metadata: bool = False, batch_rows: int = DEFAULT_BATCH_ROWS) -> Scan:
     """A scan reading ``files`` (default: all) of an existing plan (a
     :class:`~icectl.scan.plan_result.PlanResult`) with its schema, columns and residuals: an
@@ -223,7 +230,7 @@ def _projection(schema: Schema, column_names: Sequence[str]) -> list[NestedField
     return [by_id[fid] for fid in order]
 
 
-def _plan(table: Any, filter_text: str | None, columns: Sequence[str] | None,
+def _plan(table: Table, filter_text: str | None, columns: str | Sequence[str] | None,
           snapshot_id: int | None, ref: str | None, as_of: str | None,
           case_sensitive: bool, extra: dict | None = None) -> PlanResult:
     """The planner's answer (the one place it is used)."""
@@ -551,7 +558,7 @@ def _key_values(arr: Any, t: Any) -> list[Any]:
 
 
 @contextmanager
-def _open_parquet(file_io: Any, path: str) -> Iterator[Any]:
+def _open_parquet(file_io: FileIO, path: str) -> Iterator[Any]:
     """A ``ParquetFile``; local files are opened by pyarrow itself (no Python file object
     called back from pyarrow's threads)."""
     if is_local(path):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
 from icectl.errors import InvalidInput
 from icectl.spec import properties as _props
@@ -33,6 +33,9 @@ from icectl.spec.types import (
     PrimitiveType,
     StructType,
 )
+
+if TYPE_CHECKING:
+    from icectl.spec.sorting import SortOrder
 
 __all__ = [
     "MetricsMode", "NONE", "COUNTS", "FULL", "DEFAULT_MODE", "parse_metrics_mode",
@@ -189,7 +192,7 @@ def _limited_field_ids(schema: Schema, limit: int) -> list[int]:
     return ids
 
 
-def _sorted_column_names(sort_order: Any, schema: Schema | None) -> Iterator[str]:
+def _sorted_column_names(sort_order: SortOrder | None, schema: Schema | None) -> Iterator[str]:
     if sort_order is None or schema is None:
         return
     for sf in sort_order.fields:
@@ -200,7 +203,7 @@ def _sorted_column_names(sort_order: Any, schema: Schema | None) -> Iterator[str
 
 
 def metrics_config(
-    properties: Mapping[str, str], schema: Schema | None = None, sort_order: Any = None,
+    properties: Mapping[str, str], schema: Schema | None = None, sort_order: SortOrder | None = None,
 ) -> MetricsConfig:
     """The metrics configuration of a table, as the reference derives it (MetricsConfig.forTable).
 

@@ -37,7 +37,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 from icectl import __version__
 from icectl.errors import CorruptMetadata, NotFound, ValidationError
 from icectl.io import avro
-from icectl.io.files import join
+from icectl.io.files import FileIO, join
 from icectl.spec.manifests import (
     ADDED,
     DELETED,
@@ -508,7 +508,7 @@ def _unreadable(snapshot: Snapshot, why: str) -> str:
     return f"the table's current snapshot {snapshot.snapshot_id} is unreadable: {why}"
 
 
-def unreadable_current_snapshot(io, md: TableMetadata) -> str | None:
+def unreadable_current_snapshot(io: FileIO, md: TableMetadata) -> str | None:
     """Why the current snapshot cannot be read (a missing manifest list or manifest), or None."""
     snap = md.current_snapshot()
     if snap is None or snap.manifest_list is None:

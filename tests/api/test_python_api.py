@@ -434,3 +434,47 @@ def test_plan_to_arrow_lists_the_planned_files(table: icectl.Table, flt: str | N
         "partition-path": f["partition-path"], "record-count": f["record-count"],
         "file-size-in-bytes": f["file-size-in-bytes"], "residual": f["residual"],
         "delete-files": len(f["delete-files"])} for f in want]
+
+
+def test_one_rule_one_message_for_the_cli_and_the_api(table: icectl.Table, wh: Path) -> None:
+    """The rules both the command line and the API apply are stated once, below them: the API
+    raises the library's error naming its argument, and the command line prints the same message
+    prefixed by the option that sets that argument, with the same exit code."""
+    from clirun import icectl as run_cli
+
+    from icectl.errors import IcectlError
+
+    first = table.current_snapshot_id
+    table.write(ROWS.slice(0, 2))
+    loc, s = table.location, str(first)
+    cases = [  # (the API call, the command line, the option named)
+        (lambda: table.scan(to_snapshot=first), ["scan", loc, "--to-snapshot", s], "--from-snapshot"),
+        (lambda: table.plan(to_snapshot=first), ["plan", loc, "--to-snapshot", s], "--from-snapshot"),
+        (lambda: table.scan(from_snapshot=first, snapshot_id=first),
+         ["scan", loc, "--from-snapshot", s, "--snapshot", s], "--from-snapshot"),
+        (lambda: table.plan(from_snapshot=first, ref="main"),
+         ["plan", loc, "--from-snapshot", s, "--ref", "main"], "--from-snapshot"),
+        (lambda: table.plan(" "), ["plan", loc, "--filter", " "], "--filter"),
+        (lambda: table.scan(""), ["scan", loc, "--filter", ""], "--filter"),
+        (lambda: table.plan("id >"), ["plan", loc, "--filter", "id >"], "--filter"),
+        (lambda: table.plan(workers=0), ["plan", loc, "--workers", "0"], "--workers"),
+        (lambda: table.scan(columns="id,nope"), ["scan", loc, "--columns", "id,nope"], "--columns"),
+        (lambda: table.delete(" "), ["delete", loc, "--filter", " "], "--filter"),
+        (lambda: table.compact(filter=""), ["compact", loc, "--filter", ""], "--filter"),
+    ]
+    before = files_under(wh)
+    for call, args, option in cases:
+        with pytest.raises(IcectlError) as e:
+            call()
+        assert e.value.argument is not None and "--" not in str(e.value), args
+        r = run_cli(*args)
+        assert r.returncode == e.value.exit_code and r.stdout == "", (args, r.stderr)
+        assert r.stderr.splitlines() == [f"icectl: error: {option}: {e.value}"], args
+    assert files_under(wh) == before  # refused before anything is written
+    # an incremental scan over a snapshot that is not an append: refused the same way by both
+    table.delete("id = 1")
+    with pytest.raises(UnsupportedFeature) as e:
+        table.scan(from_snapshot=first)
+    r = run_cli("scan", loc, "--from-snapshot", s)
+    assert r.returncode == 9 and r.stderr.splitlines() == [f"icectl: error: {e.value}"]
+    assert table.plan(from_snapshot=first).file_count == 1  # a plan lists the appended files

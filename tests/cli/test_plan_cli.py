@@ -191,7 +191,7 @@ def test_plan_output_option_errors(tmp_path) -> None:
                          (["--format", "jsonl", "--summary"], "--summary"),
                          (["--summary", "--explain"], "--explain"),
                          (["--json", "--format", "text"], "--json cannot"),
-                         (["--workers", "0"], "--workers must be at least 1")):
+                         (["--workers", "0"], "--workers: the number of workers must be at least 1")):
         r = _icectl(tmp_path, "plan", loc, *args)
         assert r.returncode == 2, (args, r.stderr)
         assert needle in r.stderr and "Traceback" not in r.stderr and r.stdout == ""

@@ -217,5 +217,6 @@ def test_an_empty_filter_is_an_error_not_a_full_scan(history) -> None:
     for text in ("", "  "):
         r = icectl("plan", loc, "--filter", text)
         assert r.returncode == 2 and r.stdout == ""
-        assert r.stderr.splitlines() == ["icectl: error: --filter is empty: give a row filter, or leave "
-                                         "--filter out to plan every file"]
+        assert r.stderr.splitlines() == ["icectl: error: --filter: invalid filter at position 1: empty "
+                                         "filter (give a condition, or no filter to select every row), "
+                                         "near end of input"]

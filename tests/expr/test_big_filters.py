@@ -86,7 +86,7 @@ def test_non_ascii_column_names(table: str, text: str, rows: int) -> None:
 def test_empty_filter_is_an_error(table: str, text: str) -> None:
     r = icectl("plan", table, "--filter", text)
     assert r.returncode == 2, (r.returncode, r.stdout)
-    assert "--filter is empty" in r.stderr
+    assert "--filter: invalid filter at position 1: empty filter" in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1
     assert r.stdout == ""
 

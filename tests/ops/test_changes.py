@@ -131,13 +131,16 @@ def test_cli_incremental_scan_and_changes(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["id,cat", "3,a"]
     p = _cli("scan", t.location, "--to-snapshot", str(b))
-    assert p.returncode == 2 and "--to-snapshot needs --from-snapshot" in p.stderr
+    assert p.returncode == 2 and p.stderr.splitlines() == [
+        "icectl: error: --from-snapshot: an incremental read needs the snapshot to start after"]
+    p = _cli("scan", t.location, "--from-snapshot", str(a), "--ref", "main")
+    assert p.returncode == 2 and p.stderr.startswith("icectl: error: --from-snapshot: an incremental read "), p.stderr
     delete_rows(Table.load(t.location), "id = 3", mode="merge-on-read")
     p = _cli("scan", t.location, "--from-snapshot", str(a))
     assert p.returncode == 9 and "'delete' snapshot" in p.stderr, p.stderr
     with pytest.raises(UnsupportedFeature):
-        from icectl.ops.changes import check_append_range
-        check_append_range(Table.load(t.location), a)
+        from icectl.scan.plan_setup import check_append_range
+        check_append_range(Table.load(t.location).metadata, a)
     p = _cli("changes", t.location, "--from", str(b), "--format", "jsonl")
     assert p.returncode == 0, p.stderr
     rows = [json.loads(x) for x in p.stdout.splitlines()]

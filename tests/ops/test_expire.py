@@ -9,7 +9,7 @@ import os
 import pytest
 from expire_history import DAY, History
 
-from icectl.errors import NotFound, ValidationError
+from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.ops.expire import PENDING_PREFIX, expire_snapshots, plan_retention
 from icectl.ops.orphans import referenced_files
 from icectl.ops.timeargs import parse_cutoff, parse_duration_ms, parse_timestamp_ms
@@ -146,8 +146,9 @@ def test_refusals(tmp_path):
         plan_retention(h.md, now=h.clock)
     h2 = history(tmp_path, name="u")
     h2.append()
-    with pytest.raises(ValidationError, match="at least 1"):
+    with pytest.raises(InvalidInput, match="at least 1") as e:
         plan_retention(h2.md, retain_last=0, now=h2.clock)
+    assert e.value.argument == "retain_last"  # bad input (exit 2), as the command line refuses --retain-last 0
 
 
 # -- files ---------------------------------------------------------------------------------------
