@@ -283,12 +283,15 @@ _DECODERS: dict[tuple, Decoder] = {}
 
 
 def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
-                    nan_wanted: tuple[int, ...] | None = None) -> Decoder:
+                    nan_wanted: tuple[int, ...] | None = None, *,
+                    extents: bool = False) -> Decoder:
     """The decoder for a writer schema keeping metrics of ``wanted`` field ids (NaN counts of
-    ``nan_wanted``), cached by those three."""
+    ``nan_wanted``), cached by those and ``extents``. With ``extents`` it also keeps where each
+    entry's encoded data_file starts and ends (``s_df0``, ``s_df1``) and, when the record has
+    one, where its first_row_id field does (``s_fr0``, ``s_fr1``): a merge copies those bytes."""
     if nan_wanted is None:
         nan_wanted = wanted
-    key = (schema_json, wanted, nan_wanted)
+    key = (schema_json, wanted, nan_wanted, extents)
     dec = _DECODERS.get(key)
     if dec is not None:
         return dec
@@ -302,7 +305,9 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
             g.emit(_IND, f"s_{name} = v")
             g.sinks.append(f"s_{name}")
         elif name == "data_file":
-            _emit_data_file(g, layout, wanted, nan_wanted, regions)
+            _mark(g, extents, "s_df0")
+            _emit_data_file(g, layout, wanted, nan_wanted, regions, extents)
+            _mark(g, extents, "s_df1")
         else:
             g.skip(_IND, f["type"])
     src = ["def decode(buf, count, app):", "    pos = 0", "    for _ in range(count):"]
@@ -326,8 +331,16 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
 _IND = 2  # indentation of the per-entry loop body
 
 
+def _mark(g: _Gen, extents: bool, sink: str) -> None:
+    """With ``extents``: the current position kept in ``sink``."""
+    if extents:
+        g.emit(_IND, f"{sink} = pos")
+        g.sinks.append(sink)
+
+
 def _emit_data_file(g: _Gen, layout: ManifestLayout, wanted: tuple[int, ...],
-                    nan_wanted: tuple[int, ...], regions: dict[str, Region]) -> None:
+                    nan_wanted: tuple[int, ...], regions: dict[str, Region],
+                    extents: bool = False) -> None:
     """Code for the data_file record: plain columns, the partition fields (in the order of
     ``layout.partition``) and runs of metric maps read as one :class:`Region` each."""
     region: list[tuple[str, tuple, int | None]] = []
@@ -357,9 +370,11 @@ def _emit_data_file(g: _Gen, layout: ManifestLayout, wanted: tuple[int, ...],
             continue
         flush_region()
         if hn in _DATA_FILE_COLUMNS:
+            _mark(g, extents and hn == "first_row_id", "s_fr0")
             g.read(_IND, h["type"], "v")
             g.emit(_IND, f"s_{hn} = v")
             g.sinks.append(f"s_{hn}")
+            _mark(g, extents and hn == "first_row_id", "s_fr1")
         elif hn == "partition":
             for i, pf in enumerate(layout.partition):
                 g.read(_IND, pf.avro_type, "v")
