@@ -7,7 +7,6 @@ a merge through the producer takes the byte path and writes what the record path
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import shutil
@@ -28,13 +27,13 @@ from icectl.table.table import Table
 
 from conftest import FAST_RETRY
 from test_merge_copy import (
-    JAVA_DIR,
     _assert_same_entries,
     _entries,
     _file,
     _same,
     _schema_and_spec,
     _without_sync,
+    java_manifests,
 )
 
 _COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "record_count",
@@ -203,18 +202,7 @@ def test_other_encodings_fall_back():
 
 @pytest.mark.parametrize("table", ["t2", "d2", "t3", "u3"])
 def test_java_manifests_are_copied_by_bytes(table):
-    d = JAVA_DIR / table
-    lst = (d / "manifest-list.avro").read_bytes()
-    version = int(avro.read_avro_metadata(lst)["format-version"])
-    for m in avro.read_manifest_list(lst):
-        raw = (d / m.manifest_path.rsplit("/", 1)[-1]).read_bytes()
-        meta = avro.read_avro_metadata(raw)
-        schema = Schema.from_json(json.loads(meta["schema"]))
-        spec = PartitionSpec.from_fields_json(json.loads(meta["partition-spec"]),
-                                              int(meta["partition-spec-id"]))
-        layout, metadata = avro.manifest_header(
-            spec.partition_type(schema), spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
-            schema_json=schema.to_json(), format_version=version, content=m.content)
+    for m, raw, layout, metadata in java_manifests(table):
         c = manifest_copy.read_carried(raw, m, layout)
         assert c is not None and len(c.status) > 0
         _assert_agree(c, manifest_copy.carried_from_records(

@@ -165,9 +165,9 @@ def test_another_layout_is_not_copied():
     assert avro.read_manifest_records(written, schema=other) is None
 
 
-@pytest.mark.parametrize("table", ["t2", "d2", "t3", "u3"])
-def test_java_manifests_are_copied_as_they_read(table):
-    """Java's manifests (docs in the schema) are in icectl's layout: copied, they read the same."""
+def java_manifests(table: str):
+    """(list entry, bytes, icectl's layout and metadata for it) of each manifest Java wrote
+    for the stored table ``table``."""
     d = JAVA_DIR / table
     lst = (d / "manifest-list.avro").read_bytes()
     version = int(avro.read_avro_metadata(lst)["format-version"])
@@ -180,6 +180,13 @@ def test_java_manifests_are_copied_as_they_read(table):
         layout, metadata = avro.manifest_header(
             spec.partition_type(schema), spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
             schema_json=schema.to_json(), format_version=version, content=m.content)
+        yield m, raw, layout, metadata
+
+
+@pytest.mark.parametrize("table", ["t2", "d2", "t3", "u3"])
+def test_java_manifests_are_copied_as_they_read(table):
+    """Java's manifests (docs in the schema) are in icectl's layout: copied, they read the same."""
+    for m, raw, layout, metadata in java_manifests(table):
         got = avro.read_manifest_records(raw, m, schema=layout)
         assert got is not None
         copy = avro.write_manifest_records(got[0], layout, metadata)
