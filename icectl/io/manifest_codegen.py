@@ -263,6 +263,7 @@ _DATA_FILE_COLUMNS = ("content", "file_path", "file_format", "record_count", "fi
                       "key_metadata", "split_offsets", "equality_ids", "sort_order_id",
                       "first_row_id", "referenced_data_file", "content_offset",
                       "content_size_in_bytes")
+_COPY_COLUMNS = ("record_count", "file_path", "first_row_id")  # all a copy (extents) reads
 _STAT_MAPS = {"value_counts": "vc", "null_value_counts": "nc", "nan_value_counts": "nanc",
               "lower_bounds": "lo", "upper_bounds": "hi"}
 _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
@@ -288,7 +289,8 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
     """The decoder for a writer schema keeping metrics of ``wanted`` field ids (NaN counts of
     ``nan_wanted``), cached by those and ``extents``. With ``extents`` it also keeps where each
     entry's encoded data_file starts and ends (``s_df0``, ``s_df1``) and, when the record has
-    one, where its first_row_id field does (``s_fr0``, ``s_fr1``): a merge copies those bytes."""
+    one, where its first_row_id field does (``s_fr0``, ``s_fr1``): a merge copies those bytes;
+    of the data_file's plain columns it then reads only those a copy needs (``_COPY_COLUMNS``)."""
     if nan_wanted is None:
         nan_wanted = wanted
     key = (schema_json, wanted, nan_wanted, extents)
@@ -369,7 +371,7 @@ def _emit_data_file(g: _Gen, layout: ManifestLayout, wanted: tuple[int, ...],
             region_sinks.extend(f"s_{_STAT_MAPS[hn]}_{fid}" for fid in keys)
             continue
         flush_region()
-        if hn in _DATA_FILE_COLUMNS:
+        if hn in _DATA_FILE_COLUMNS and (not extents or hn in _COPY_COLUMNS):
             _mark(g, extents and hn == "first_row_id", "s_fr0")
             g.read(_IND, h["type"], "v")
             g.emit(_IND, f"s_{hn} = v")
