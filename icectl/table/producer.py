@@ -25,7 +25,8 @@ Parent manifests are read through :meth:`SnapshotProducer.manifest_entries` (cou
 are reused by the next attempt through :meth:`SnapshotProducer.reuse_or_write` (merged bins too).
 
 Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.manifest-merge.enabled``,
-``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``).
+``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``); a merged
+manifest copies its entries' encoded data_file bytes (:mod:`icectl.io.manifest_copy`).
 """
 
 from __future__ import annotations

@@ -264,3 +264,38 @@ def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tm
                    if e.data_file.file_path != victim.file_path), key=lambda e: e.data_file.file_path)
     _assert_same_entries(kept, want)
     assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (0, 99, 1)
+
+
+def test_v1_manifests_of_an_upgraded_table_are_converted(tmp_path):
+    """A table upgraded from v1 to v2: its v1 manifests are in another layout, converted from
+    their entries (sequence number 0 made explicit); the v2 manifest written since is copied."""
+    from icectl.ops.properties import upgrade_table
+
+    table = _table(tmp_path, 1)
+    snap = table.metadata.current_snapshot()
+    before = [e for m in avro.load_manifest_list(table.io, snap.manifest_list)
+              for e in avro.load_manifest(table.io, m)]
+    upgrade_table(table, 2)
+    r = random.Random(3)
+    for i in range(3):
+        FastAppendProducer(table, [(replace(_file(r, 900 + i, 2), first_row_id=None), "")],
+                           merge=False).commit()
+    copied = []
+    real = manifest_copy.read_carried
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(manifest_copy, "read_carried",
+                   lambda *a, **k: copied.append(real(*a, **k)) or copied[-1])
+        result = FastAppendProducer(table, [(replace(_file(r, 910, 2), first_row_id=None), "")]
+                                    ).commit()
+    assert sorted(c is None for c in copied) == [False] * 4 + [True]  # the v1 one converted
+    manifests = avro.load_manifest_list(table.io, result.snapshot.manifest_list)
+    assert len(manifests) == 1
+    after = avro.load_manifest(table.io, manifests[0])
+    old = sorted((e for e in after if e.data_file.file_path in {b.data_file.file_path for b in before}),
+                 key=lambda e: e.data_file.file_path)
+    want = sorted((replace(e, status=EXISTING, sequence_number=0, file_sequence_number=0)
+                   for e in before), key=lambda e: e.data_file.file_path)
+    _assert_same_entries(old, want)
+    assert len(after) == len(before) + 4
+    assert all(e.sequence_number is not None for e in avro.read_manifest(
+        table.io.read(manifests[0].manifest_path)) if e.status == EXISTING)
