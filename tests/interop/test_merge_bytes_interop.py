@@ -1,6 +1,7 @@
 """Manifests Spark wrote, merged by icectl copying their entries' encoded bytes, read back by
-Spark (Iceberg Java 1.10.2): same rows, same live entries (sequence numbers and snapshot ids made
-explicit as Java inherits them; v3 first row ids), and Spark goes on writing on top."""
+Spark (Iceberg Java 1.10.2) and pyiceberg: same rows, same live entries (sequence numbers and
+snapshot ids made explicit as Java inherits them; v3 first row ids), and Spark goes on writing
+on top."""
 
 from __future__ import annotations
 
@@ -74,6 +75,19 @@ def test_spark_manifests_merged_by_bytes_read_by_spark(spark: Any, ice_table: Ic
     assert _live_entries(spark, t, fv) == [e for e in entries if e not in gone]
     deleted = sql_rows(spark, f"SELECT data_file.file_path FROM {t.ident}.entries WHERE status = 2")
     assert sorted(r[0] for r in deleted) == sorted(e[0] for e in gone)
+
+    # pyiceberg reads the merged manifest's entries and the rows as Spark does
+    from pyiceberg.table import StaticTable
+
+    from icectl.table.table import Table
+
+    py = StaticTable.from_metadata(Table.load(str(t.location)).metadata_location)
+    [merged] = py.current_snapshot().manifests(py.io)
+    got = sorted((e.data_file.file_path, e.snapshot_id, e.sequence_number, e.file_sequence_number)
+                 for e in merged.fetch_manifest_entry(py.io, discard_deleted=True))
+    assert got == sorted(e[:4] for e in entries if e not in gone)
+    assert sorted(py.scan().to_arrow().column("id").to_pylist()) == sorted(
+        r[0] for r in rows if r[3] != "gone")
 
     # icectl reads it as Spark does, and Spark goes on writing (and merging) on top
     scan = run_icectl("scan", str(t.location), "--format", "jsonl", "--columns", "id")
