@@ -314,8 +314,8 @@ class SnapshotProducer:
         content: int = MANIFEST_DATA,
         target_size: int | None = None,
     ) -> list[ManifestFile]:
-        """:meth:`write_manifests` of raw entry records (:func:`icectl.io.avro.entry_records`
-        or copied ones) and their partition tuples."""
+        """:meth:`write_manifests` of raw entry records (:func:`icectl.io.avro.entry_records`)
+        and their partition tuples."""
         target = target_size or MergePolicy.from_metadata(base).target_size_bytes
         schema = base.schema
         partition_type = spec.partition_type(schema)
