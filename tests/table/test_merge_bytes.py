@@ -25,7 +25,6 @@ from icectl.table.producer import FastAppendProducer
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from conftest import FAST_RETRY
 from test_merge_copy import (
     _assert_same_entries,
     _entries,
@@ -34,6 +33,7 @@ from test_merge_copy import (
     _schema_and_spec,
     _without_sync,
     java_manifests,
+    merging_table,
 )
 
 _COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "record_count",
@@ -213,19 +213,7 @@ def test_java_manifests_are_copied_by_bytes(table):
 
 
 def _table(tmp_path: Path, version: int) -> Table:
-    from icectl.spec.metadata import new_table_metadata
-
-    r = random.Random(version + 40)
-    schema, spec = _schema_and_spec()
-    location = str(tmp_path / "t")
-    md = new_table_metadata(schema, spec, location=location, properties={
-        "format-version": str(version), **FAST_RETRY,
-        "commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "4"})
-    table = Table.create(location, md)
-    for k in range(4):
-        files = [replace(_file(r, 100 * k + i, version), first_row_id=None) for i in range(25)]
-        FastAppendProducer(table, [(f, "") for f in files]).commit()
-    return table
+    return merging_table(tmp_path, version, random.Random(version + 40), appends=4, files=25)
 
 
 @pytest.mark.parametrize("version", [1, 2, 3])

@@ -194,20 +194,28 @@ def test_java_manifests_are_copied_as_they_read(table):
                              avro.read_manifest(raw, m))
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
-def test_merge_keeps_every_entry_of_every_type(tmp_path, version):
+def merging_table(tmp_path: Path, version: int, r: random.Random, *, appends: int,
+                  files: int) -> Table:
+    """A table of every partition type merging from 4 manifests on, with ``appends`` appends
+    of ``files`` random files each."""
     from icectl.spec.metadata import new_table_metadata
 
-    r = random.Random(version)
     schema, spec = _schema_and_spec()
     location = str(tmp_path / "t")
     md = new_table_metadata(schema, spec, location=location, properties={
         "format-version": str(version), **FAST_RETRY,
         "commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "4"})
     table = Table.create(location, md)
-    for k in range(3):
-        files = [replace(_file(r, 100 * k + i, version), first_row_id=None) for i in range(20)]
-        FastAppendProducer(table, [(f, "") for f in files]).commit()
+    for k in range(appends):
+        added = [replace(_file(r, 100 * k + i, version), first_row_id=None) for i in range(files)]
+        FastAppendProducer(table, [(f, "") for f in added]).commit()
+    return table
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_merge_keeps_every_entry_of_every_type(tmp_path, version):
+    r = random.Random(version)
+    table = merging_table(tmp_path, version, r, appends=3, files=20)
     snap = table.metadata.current_snapshot()
     before = [(m, e) for m in avro.load_manifest_list(table.io, snap.manifest_list)
               for e in avro.load_manifest(table.io, m)]
