@@ -61,7 +61,7 @@ __all__ = [
     "load_manifest_list", "load_manifest", "write_manifest", "write_manifest_raw",
     "write_manifest_list", "read_avro_records", "write_avro_records", "manifest_content_of",
     "read_manifest_records", "manifest_header", "entry_records", "write_manifest_records",
-    "cyclic_gc_paused",
+    "cyclic_gc_paused", "in_layout", "require_sequence_numbers",
 ]
 
 
@@ -170,6 +170,12 @@ def _without_docs(x: Any) -> Any:
     return x
 
 
+def in_layout(file_schema: Any, schema: dict) -> bool:
+    """Whether a manifest's Avro schema is ``schema`` (its ``doc`` attributes aside): its
+    entries are encoded as entries written with ``schema`` are."""
+    return file_schema == schema or _without_docs(file_schema) == schema
+
+
 def read_manifest_records(source: Any, manifest_file: ManifestFile | None = None, *,
                           schema: dict | None = None) -> tuple[list[dict], list[tuple]] | None:
     """A manifest's entries as raw Avro records (as decoded: metrics maps as key/value
@@ -182,7 +188,7 @@ def read_manifest_records(source: Any, manifest_file: ManifestFile | None = None
     is not ``schema``: its records are not in the layout being written.
     """
     f = RawFile(source)
-    if schema is not None and f.schema != schema and _without_docs(f.schema) != schema:
+    if schema is not None and not in_layout(f.schema, schema):
         return None
 
     def decode(wire: Any) -> tuple:
@@ -329,6 +335,14 @@ def entry_records(entries: Iterable[ManifestEntry], partition_type: StructType,
         }
 
 
+def require_sequence_numbers(status: int, sequence_number: int | None,
+                             file_sequence_number: int | None, file_path: str) -> None:
+    """A non-ADDED entry of a v2+ manifest must carry both sequence numbers."""
+    if status != ADDED and (sequence_number is None or file_sequence_number is None):
+        name = "existing" if status == EXISTING else "deleted"
+        raise ValidationError(f"{name} entry for {file_path} needs explicit sequence numbers")
+
+
 def write_manifest_records(records: Iterable[dict], avro_schema: dict,
                            metadata: dict[str, str]) -> bytes:
     """A manifest file's bytes from raw entry records (:func:`entry_records`, or those of
@@ -338,11 +352,10 @@ def write_manifest_records(records: Iterable[dict], avro_schema: dict,
     if metadata.get("format-version", "1") != "1":
         def checked_records() -> Iterator[dict]:
             for r in records:
-                if r["status"] != ADDED and (r.get("sequence_number") is None
-                                             or r.get("file_sequence_number") is None):
-                    status = "existing" if r["status"] == EXISTING else "deleted"
-                    raise ValidationError(f"{status} entry for {r['data_file']['file_path']} "
-                                          "needs explicit sequence numbers")
+                if r["status"] != ADDED:
+                    require_sequence_numbers(r["status"], r.get("sequence_number"),
+                                             r.get("file_sequence_number"),
+                                             r["data_file"]["file_path"])
                 yield r
         checked = checked_records()
     return write_avro_records(avro_schema, checked, metadata,

@@ -30,7 +30,8 @@ from icectl.io.avro_container import (
 from icectl.io.avro_schema import strip_logical
 
 __all__ = ["RawFile", "as_bytes", "compact_json", "read_avro_metadata", "read_avro_records",
-           "collect_records", "write_avro_records", "cyclic_gc_paused"]
+           "collect_records", "write_avro_records", "cyclic_gc_paused", "container_file",
+           "value_encoder", "SEGMENT_OBJECTS"]
 
 _CODEC = "deflate"
 
@@ -286,6 +287,48 @@ def _compile(schema: Any, named: dict[str, Any]) -> _Enc:
 
 
 _BLOCK_BYTES = 64 * 1024
+SEGMENT_OBJECTS = 64  # objects per segment handed to :func:`container_file`
+
+
+def value_encoder(schema: Any) -> Callable[[Any], bytes]:
+    """The bytes of one raw value of the (self-contained) Avro type ``schema``."""
+    enc = _compile(schema, {})
+
+    def encode(v: Any) -> bytes:
+        out: list = []
+        enc(v, out)
+        return b"".join(out)
+    return encode
+
+
+def container_file(schema: dict, metadata: dict[str, str],
+                   segments: Iterable[tuple[int, bytes]]) -> bytes:
+    """An Avro container (deflate) of already encoded objects: ``segments`` are (object count,
+    their bytes), gathered into blocks of about 64 KB; the header keeps ``schema`` as given."""
+    sync = os.urandom(SYNC_SIZE)
+    meta = {"avro.schema": compact_json(schema).encode("utf-8"), "avro.codec": _CODEC.encode()}
+    for k, v in metadata.items():
+        meta[k] = v.encode("utf-8")
+    out = [encode_header(meta, sync)]
+    pending: list[bytes] = []
+    size = count = 0
+
+    def flush() -> None:
+        comp = zlib.compressobj(6, zlib.DEFLATED, -15)
+        body = comp.compress(b"".join(pending)) + comp.flush()
+        out.append(write_long(count) + write_long(len(body)) + body + sync)
+        pending.clear()
+
+    for n, seg in segments:
+        pending.append(seg)
+        size += len(seg)
+        count += n
+        if size >= _BLOCK_BYTES:
+            flush()
+            size = count = 0
+    if count:
+        flush()
+    return b"".join(out)
 
 
 def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str, str], *,
@@ -297,38 +340,24 @@ def write_avro_records(schema: dict, records: Iterable[dict], metadata: dict[str
     header's (manifests: :func:`icectl.io.avro_schema.manifest_wire_schemas`).
     """
     encode = _compile(schema if wire_schema is None else wire_schema, {})
-    sync = os.urandom(SYNC_SIZE)
-    meta = {"avro.schema": compact_json(schema).encode("utf-8"), "avro.codec": _CODEC.encode()}
-    for k, v in metadata.items():
-        meta[k] = v.encode("utf-8")
-    out = [encode_header(meta, sync)]
-    chunks: list = []
-    pending = bytearray()
-    count = 0
 
-    def flush() -> None:
-        nonlocal count
-        comp = zlib.compressobj(6, zlib.DEFLATED, -15)
-        body = comp.compress(bytes(pending)) + comp.flush()
-        out.append(write_long(count) + write_long(len(body)) + body + sync)
-        pending.clear()
+    def segments() -> Iterator[tuple[int, bytes]]:
+        chunks: list = []
         count = 0
+        try:
+            for rec in records:
+                encode(rec, chunks)
+                count += 1
+                if count == SEGMENT_OBJECTS:
+                    yield count, b"".join(chunks)
+                    chunks.clear()
+                    count = 0
+        except ValidationError:
+            raise
+        except (TypeError, AttributeError, KeyError, ValueError, struct.error,
+                OverflowError) as e:
+            raise ValidationError(f"cannot encode Avro record: {e!r}") from e
+        if count:
+            yield count, b"".join(chunks)
 
-    try:
-        for rec in records:
-            encode(rec, chunks)
-            count += 1
-            if len(chunks) > 4096:
-                pending += b"".join(chunks)
-                chunks.clear()
-                if len(pending) >= _BLOCK_BYTES:
-                    flush()
-    except ValidationError:
-        raise
-    except (TypeError, AttributeError, KeyError, ValueError, struct.error,
-            OverflowError) as e:
-        raise ValidationError(f"cannot encode Avro record: {e!r}") from e
-    pending += b"".join(chunks)
-    if count:
-        flush()
-    return b"".join(out)
+    return container_file(schema, metadata, segments())

@@ -263,6 +263,7 @@ _DATA_FILE_COLUMNS = ("content", "file_path", "file_format", "record_count", "fi
                       "key_metadata", "split_offsets", "equality_ids", "sort_order_id",
                       "first_row_id", "referenced_data_file", "content_offset",
                       "content_size_in_bytes")
+_COPY_COLUMNS = ("record_count", "file_path", "first_row_id")  # all a copy (extents) reads
 _STAT_MAPS = {"value_counts": "vc", "null_value_counts": "nc", "nan_value_counts": "nanc",
               "lower_bounds": "lo", "upper_bounds": "hi"}
 _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
@@ -283,12 +284,16 @@ _DECODERS: dict[tuple, Decoder] = {}
 
 
 def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
-                    nan_wanted: tuple[int, ...] | None = None) -> Decoder:
+                    nan_wanted: tuple[int, ...] | None = None, *,
+                    extents: bool = False) -> Decoder:
     """The decoder for a writer schema keeping metrics of ``wanted`` field ids (NaN counts of
-    ``nan_wanted``), cached by those three."""
+    ``nan_wanted``), cached by those and ``extents``. With ``extents`` it also keeps where each
+    entry's encoded data_file starts and ends (``s_df0``, ``s_df1``) and, when the record has
+    one, where its first_row_id field does (``s_fr0``, ``s_fr1``): a merge copies those bytes;
+    of the data_file's plain columns it then reads only those a copy needs (``_COPY_COLUMNS``)."""
     if nan_wanted is None:
         nan_wanted = wanted
-    key = (schema_json, wanted, nan_wanted)
+    key = (schema_json, wanted, nan_wanted, extents)
     dec = _DECODERS.get(key)
     if dec is not None:
         return dec
@@ -302,7 +307,9 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
             g.emit(_IND, f"s_{name} = v")
             g.sinks.append(f"s_{name}")
         elif name == "data_file":
-            _emit_data_file(g, layout, wanted, nan_wanted, regions)
+            _mark(g, extents, "s_df0")
+            _emit_data_file(g, layout, wanted, nan_wanted, regions, extents)
+            _mark(g, extents, "s_df1")
         else:
             g.skip(_IND, f["type"])
     src = ["def decode(buf, count, app):", "    pos = 0", "    for _ in range(count):"]
@@ -326,8 +333,16 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
 _IND = 2  # indentation of the per-entry loop body
 
 
+def _mark(g: _Gen, extents: bool, sink: str) -> None:
+    """With ``extents``: the current position kept in ``sink``."""
+    if extents:
+        g.emit(_IND, f"{sink} = pos")
+        g.sinks.append(sink)
+
+
 def _emit_data_file(g: _Gen, layout: ManifestLayout, wanted: tuple[int, ...],
-                    nan_wanted: tuple[int, ...], regions: dict[str, Region]) -> None:
+                    nan_wanted: tuple[int, ...], regions: dict[str, Region],
+                    extents: bool = False) -> None:
     """Code for the data_file record: plain columns, the partition fields (in the order of
     ``layout.partition``) and runs of metric maps read as one :class:`Region` each."""
     region: list[tuple[str, tuple, int | None]] = []
@@ -356,10 +371,12 @@ def _emit_data_file(g: _Gen, layout: ManifestLayout, wanted: tuple[int, ...],
             region_sinks.extend(f"s_{_STAT_MAPS[hn]}_{fid}" for fid in keys)
             continue
         flush_region()
-        if hn in _DATA_FILE_COLUMNS:
+        if hn in _DATA_FILE_COLUMNS and (not extents or hn in _COPY_COLUMNS):
+            _mark(g, extents and hn == "first_row_id", "s_fr0")
             g.read(_IND, h["type"], "v")
             g.emit(_IND, f"s_{hn} = v")
             g.sinks.append(f"s_{hn}")
+            _mark(g, extents and hn == "first_row_id", "s_fr1")
         elif hn == "partition":
             for i, pf in enumerate(layout.partition):
                 g.read(_IND, pf.avro_type, "v")

@@ -24,7 +24,7 @@ import struct
 import threading
 import zlib
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from icectl.errors import CorruptMetadata
 from icectl.io import manifest_cache
@@ -195,15 +195,14 @@ def _decode_formats(raw: Any) -> list:
     return out
 
 
-def _run_decoder(dec: Decoder, data: bytes, start: int, sync: bytes, codec: str,
-                 path: str) -> tuple[dict[str, Any], int]:
-    """Raw columns by sink name, and the entry count."""
-    from icectl.io.avro_container import decoded_blocks
-
+def run_decoder(dec: Decoder, blocks: Iterable[tuple[int, bytes]],
+                path: str) -> tuple[dict[str, Any], int]:
+    """Raw columns by sink name, and the entry count, of (entry count, uncompressed bytes)
+    blocks (:func:`icectl.io.avro_container.decoded_blocks`)."""
     rows: list[tuple] = []
     count = 0
     try:
-        for n, block in decoded_blocks(data, start, sync, codec):
+        for n, block in blocks:
             end = dec.fn(block, n, rows.append)
             if end != len(block):
                 raise CorruptMetadata(f"manifest {path}: block has {len(block) - end} trailing bytes")
@@ -216,7 +215,8 @@ def _run_decoder(dec: Decoder, data: bytes, start: int, sync: bytes, codec: str,
     return dict(zip(dec.sinks, columns)), count
 
 
-def _partition_columns(dec: Decoder, raw: dict[str, Any], path: str) -> list[list]:
+def partition_columns(dec: Decoder, raw: dict[str, Any], path: str) -> list[list]:
+    """The partition columns of raw decoded columns, in internal representation."""
     out = []
     for i, pf in enumerate(dec.layout.partition):
         column = raw[f"s_p{i}"]
@@ -244,7 +244,7 @@ def decode_manifest(
     (NaN counts only of ``nan_stats``, default all of them), inheriting from the manifest list
     entry's ``added_snapshot_id``, ``sequence_number`` and ``first_row_id``."""
     # (imported here: a plan served by the cache decodes nothing and need not load the decoder)
-    from icectl.io.avro_container import split_header
+    from icectl.io.avro_container import decoded_blocks, split_header
     from icectl.io.avro_schema import wire_schema_jsons
     from icectl.io.manifest_codegen import compile_decoder
 
@@ -267,8 +267,8 @@ def decode_manifest(
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise CorruptMetadata(f"manifest {path} has an unusable schema: {e}") from None
         try:
-            raw, count = _run_decoder(dec, data, start, sync, codec, path)
-            partitions = _partition_columns(dec, raw, path)
+            raw, count = run_decoder(dec, decoded_blocks(data, start, sync, codec), path)
+            partitions = partition_columns(dec, raw, path)
             break
         except CorruptMetadata:
             if i == len(wires) - 1:

@@ -25,7 +25,8 @@ Parent manifests are read through :meth:`SnapshotProducer.manifest_entries` (cou
 are reused by the next attempt through :meth:`SnapshotProducer.reuse_or_write` (merged bins too).
 
 Manifest merging follows the reference's ``ManifestMergeManager`` (``commit.manifest-merge.enabled``,
-``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``).
+``commit.manifest.min-count-to-merge``, ``commit.manifest.target-size-bytes``); a merged
+manifest copies its entries' encoded data_file bytes (:mod:`icectl.io.manifest_copy`).
 """
 
 from __future__ import annotations
@@ -36,19 +37,16 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 from icectl import __version__
 from icectl.errors import CorruptMetadata, NotFound, ValidationError
-from icectl.io import avro
+from icectl.io import avro, manifest_copy
 from icectl.io.files import FileIO, join
 from icectl.spec.manifests import (
     ADDED,
-    DELETED,
-    EXISTING,
     MANIFEST_DATA,
     MANIFEST_DELETES,
     DataFile,
     ManifestEntry,
     ManifestFile,
     assign_manifest_first_row_ids,
-    manifest_entry_avro_schema,
     summarize_columns,
 )
 from icectl.spec.metadata import TableMetadata, add_snapshot, next_sequence_number, now_ms
@@ -63,6 +61,7 @@ from icectl.spec.properties import (  # re-exported: older homes of these names
 )
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
+from icectl.spec.types import StructType
 from icectl.spec.values import to_bytes
 from icectl.table.store import metadata_dir
 from icectl.table.table import CommitAttempt, RetryPolicy, Table
@@ -177,6 +176,7 @@ class SnapshotProducer:
     """Base of snapshot-producing operations (see the module docs)."""
 
     operation: str = "append"
+    copy_entry_bytes: bool = True  # merges copy encoded data_file records (False: raw records)
 
     def __init__(
         self,
@@ -314,8 +314,8 @@ class SnapshotProducer:
         content: int = MANIFEST_DATA,
         target_size: int | None = None,
     ) -> list[ManifestFile]:
-        """:meth:`write_manifests` of raw entry records (:func:`icectl.io.avro.entry_records`
-        or copied ones) and their partition tuples."""
+        """:meth:`write_manifests` of raw entry records (:func:`icectl.io.avro.entry_records`)
+        and their partition tuples."""
         target = target_size or MergePolicy.from_metadata(base).target_size_bytes
         schema = base.schema
         partition_type = spec.partition_type(schema)
@@ -333,19 +333,29 @@ class SnapshotProducer:
                 step = -(-len(chunk) // parts)
                 chunks[:0] = [(i, min(i + step, hi)) for i in range(lo, hi, step)]
                 continue
-            path = self.new_manifest_path()
-            attempt.track(path)
-            self.io.write_exclusive(path, data)
-            self._added_files.update((r["data_file"]["file_path"], None) for r in chunk if r["status"] == ADDED)
-            self.new_manifest_paths.append(path)
-            mf = summarize_columns(
-                [r["status"] for r in chunk], [r["data_file"]["record_count"] for r in chunk],
+            out.append(self._store_manifest(
+                attempt, spec, partition_type, content, data, [r["status"] for r in chunk],
+                [r["data_file"]["record_count"] for r in chunk],
                 [r.get("sequence_number") for r in chunk], partitions[lo:hi],
-                manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
-                content=content, snapshot_id=self.snapshot_id, partition_type=partition_type,
-                to_bytes=to_bytes)
-            out.append(mf)
+                [r["data_file"]["file_path"] for r in chunk]))
         return out
+
+    def _store_manifest(self, attempt: CommitAttempt, spec: PartitionSpec,
+                        partition_type: StructType, content: int, data: bytes,
+                        status: list[int], record_count: list[int], sequence_number: list,
+                        partitions: list[tuple], file_path: list[str]) -> ManifestFile:
+        """Write a new manifest's bytes and return its list entry (summarized from its entries'
+        columns)."""
+        path = self.new_manifest_path()
+        attempt.track(path)
+        self.io.write_exclusive(path, data)
+        self._added_files.update((p, None) for p, st in zip(file_path, status) if st == ADDED)
+        self.new_manifest_paths.append(path)
+        return summarize_columns(
+            status, record_count, sequence_number, partitions,
+            manifest_path=path, manifest_length=len(data), partition_spec_id=spec.spec_id,
+            content=content, snapshot_id=self.snapshot_id, partition_type=partition_type,
+            to_bytes=to_bytes)
 
     def merge_manifests(
         self,
@@ -381,41 +391,38 @@ class SnapshotProducer:
 
     def _merge_bin(self, attempt: CommitAttempt, base: TableMetadata, spec_id: int, content: int,
                    bin_: list[ManifestFile]) -> list[ManifestFile]:
-        """One manifest of the bin's entries, copied as raw Avro records (no DataFiles built)
-        where a manifest is in the layout written, converted from its entries otherwise."""
+        """One manifest of the bin's entries (:mod:`icectl.io.manifest_copy`): encoded data_file
+        records copied where a manifest is in the layout written, its raw records copied where
+        they decode only with fastavro, converted from its entries otherwise."""
         with avro.cyclic_gc_paused():
             spec = base.spec_by_id(spec_id)
             partition_type = spec.partition_type(base.schema)
-            layout = manifest_entry_avro_schema(partition_type, base.format_version)
-            records: list[dict] = []
-            partitions: list[tuple] = []
+            layout, metadata = avro.manifest_header(
+                partition_type, spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
+                schema_json=base.schema.to_json(), format_version=base.format_version,
+                content=content)
+            parts: list[manifest_copy.CarriedEntries] = []
             for m in bin_:
-                # a manifest written by this commit: its added and deleted entries are this
-                # snapshot's (still to inherit its numbers); existing entries of a rewritten
-                # manifest keep the snapshot that added them
                 own = m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
                 if not own:
                     self.manifests_opened += 1
-                got = avro.read_manifest_records(self.io.read(m.manifest_path), None if own else m,
-                                                 schema=layout)
-                if got is None:  # another layout (older schema, another writer): convert
-                    entries = (avro.read_manifest(self.io.read(m.manifest_path)) if own
-                               else avro.load_manifest(self.io, m))
-                    got = (list(avro.entry_records(entries, partition_type, base.format_version, None)),
-                           [e.data_file.partition for e in entries])
-                for rec, part in zip(*got):
-                    status = rec["status"]
-                    if own:
-                        if status != EXISTING:
-                            rec["snapshot_id"] = self.snapshot_id
-                    elif status == DELETED:
-                        if rec["snapshot_id"] != self.snapshot_id:
-                            continue
-                    elif status != ADDED or rec["snapshot_id"] != self.snapshot_id:
-                        rec["status"] = EXISTING
-                    records.append(rec)
-                    partitions.append(part)
-            return self.write_records(attempt, base, spec, records, partitions, content, target_size=1 << 62)
+                raw = self.io.read(m.manifest_path)
+                got = (manifest_copy.read_carried(raw, None if own else m, layout, path=m.manifest_path)
+                       if self.copy_entry_bytes else None)
+                if got is None:
+                    records = avro.read_manifest_records(raw, None if own else m, schema=layout)
+                    if records is None:  # another layout (older schema, another writer): convert
+                        entries = (avro.read_manifest(raw) if own else avro.load_manifest(self.io, m))
+                        records = (list(avro.entry_records(entries, partition_type,
+                                                           base.format_version, None)),
+                                   [e.data_file.partition for e in entries])
+                    got = manifest_copy.carried_from_records(*records, layout)
+                parts.append(manifest_copy.carry(got, own=own, snapshot_id=self.snapshot_id))
+            c = manifest_copy.CarriedEntries.concat(parts)
+            data = manifest_copy.write_carried(layout, metadata, c)
+            return [self._store_manifest(attempt, spec, partition_type, content, data, c.status,
+                                         c.record_count, c.sequence_number, c.partitions,
+                                         c.file_path)]
 
     # -- the template -----------------------------------------------------------------------
 

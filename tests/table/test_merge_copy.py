@@ -165,9 +165,9 @@ def test_another_layout_is_not_copied():
     assert avro.read_manifest_records(written, schema=other) is None
 
 
-@pytest.mark.parametrize("table", ["t2", "d2", "t3", "u3"])
-def test_java_manifests_are_copied_as_they_read(table):
-    """Java's manifests (docs in the schema) are in icectl's layout: copied, they read the same."""
+def java_manifests(table: str):
+    """(list entry, bytes, icectl's layout and metadata for it) of each manifest Java wrote
+    for the stored table ``table``."""
     d = JAVA_DIR / table
     lst = (d / "manifest-list.avro").read_bytes()
     version = int(avro.read_avro_metadata(lst)["format-version"])
@@ -180,6 +180,13 @@ def test_java_manifests_are_copied_as_they_read(table):
         layout, metadata = avro.manifest_header(
             spec.partition_type(schema), spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
             schema_json=schema.to_json(), format_version=version, content=m.content)
+        yield m, raw, layout, metadata
+
+
+@pytest.mark.parametrize("table", ["t2", "d2", "t3", "u3"])
+def test_java_manifests_are_copied_as_they_read(table):
+    """Java's manifests (docs in the schema) are in icectl's layout: copied, they read the same."""
+    for m, raw, layout, metadata in java_manifests(table):
         got = avro.read_manifest_records(raw, m, schema=layout)
         assert got is not None
         copy = avro.write_manifest_records(got[0], layout, metadata)
@@ -187,20 +194,28 @@ def test_java_manifests_are_copied_as_they_read(table):
                              avro.read_manifest(raw, m))
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
-def test_merge_keeps_every_entry_of_every_type(tmp_path, version):
+def merging_table(tmp_path: Path, version: int, r: random.Random, *, appends: int,
+                  files: int) -> Table:
+    """A table of every partition type merging from 4 manifests on, with ``appends`` appends
+    of ``files`` random files each."""
     from icectl.spec.metadata import new_table_metadata
 
-    r = random.Random(version)
     schema, spec = _schema_and_spec()
     location = str(tmp_path / "t")
     md = new_table_metadata(schema, spec, location=location, properties={
         "format-version": str(version), **FAST_RETRY,
         "commit.manifest-merge.enabled": "true", "commit.manifest.min-count-to-merge": "4"})
     table = Table.create(location, md)
-    for k in range(3):
-        files = [replace(_file(r, 100 * k + i, version), first_row_id=None) for i in range(20)]
-        FastAppendProducer(table, [(f, "") for f in files]).commit()
+    for k in range(appends):
+        added = [replace(_file(r, 100 * k + i, version), first_row_id=None) for i in range(files)]
+        FastAppendProducer(table, [(f, "") for f in added]).commit()
+    return table
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_merge_keeps_every_entry_of_every_type(tmp_path, version):
+    r = random.Random(version)
+    table = merging_table(tmp_path, version, r, appends=3, files=20)
     snap = table.metadata.current_snapshot()
     before = [(m, e) for m in avro.load_manifest_list(table.io, snap.manifest_list)
               for e in avro.load_manifest(table.io, m)]
