@@ -349,8 +349,6 @@ LOOSE_ALLOWED = {
     **{("ops/compact_deletes.py", fn, name): "r6-compactplan's file (typed there or after the merge)"
        for fn, name in [("_load_head", "table"), ("_load_head", "snapshot"), ("compact_deletes", "table"),
                         ("_tasks", "table"), ("_tasks", "md"), ("__init__", "table")]},
-    ("io/avro.py", "load_manifest", "file_io"): "r6-mergebytes' file (typed there or after the merge)",
-    ("io/avro.py", "write_manifest", "spec"): "r6-mergebytes' file (typed there or after the merge)",
 }
 
 

@@ -23,7 +23,7 @@ Manifest lists live in :mod:`icectl.io.manifest_list`, generic Avro files of raw
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 from icectl.errors import CorruptMetadata, ValidationError
 from icectl.io.avro_files import (
@@ -55,6 +55,11 @@ from icectl.spec.manifests import (
     manifest_entry_type,
 )
 from icectl.spec.types import StructType
+
+if TYPE_CHECKING:
+    from icectl.io.files import FileIO
+    from icectl.spec.partitioning import PartitionSpec
+    from icectl.spec.schema import Schema
 
 __all__ = [
     "read_avro_metadata", "read_manifest_list", "read_manifest", "read_manifest_with_metadata",
@@ -247,7 +252,7 @@ def read_manifest(
     return read_manifest_with_metadata(source, manifest_file, include_stats=include_stats)[1]
 
 
-def load_manifest(file_io: Any, manifest_file: ManifestFile, *,
+def load_manifest(file_io: FileIO, manifest_file: ManifestFile, *,
                   include_stats: bool = True) -> list[ManifestEntry]:
     """Read a manifest through a FileIO, inheriting from its manifest list entry."""
     return read_manifest(file_io.read(manifest_file.manifest_path), manifest_file,
@@ -383,8 +388,8 @@ def write_manifest_raw(
 
 def write_manifest(
     entries: Iterable[ManifestEntry],
-    spec: Any,
-    schema: Any,
+    spec: PartitionSpec,
+    schema: Schema,
     format_version: int,
     snapshot_id: int | None,
     content: int = MANIFEST_DATA,
