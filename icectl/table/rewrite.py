@@ -40,6 +40,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from icectl.errors import CommitConflict
+from icectl.expr.eval_rows import partition_key
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -58,10 +59,9 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.partition_path import partition_path
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.table import validation
 from icectl.table.manifest_filter import RemovalFilter
-from icectl.table.delete_index import delete_target
+from icectl.table.delete_index import LiveDataFiles, delete_target, is_dangling
 from icectl.table.producer import SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 
@@ -148,8 +148,9 @@ class RewriteFilesProducer(SnapshotProducer):
         self._check_deletes(base, parent)
         new_seq = self.data_sequence_number
         for f, _ in self._added:
-            state.add(f, new_seq if new_seq is not None else 1 << 62)
-        state.touched = {(f.spec_id, f.partition) for f in self.removed_data}
+            state.add_file(f, new_seq if new_seq is not None else 1 << 62)
+        state.touched = {(f.spec_id, partition_key(tuple(f.partition))): (f.spec_id, f.partition)
+                         for f in self.removed_data}
         removing_deletes = self._deletes_to_remove(base, manifests, opened, state, loaded)
         kept = self.carry_forward(manifests, loaded, lambda m, entries: self._rewrite_manifest(
             attempt, base, m, entries, removing_deletes))
@@ -170,7 +171,7 @@ class RewriteFilesProducer(SnapshotProducer):
                     hit = True
                     self.removed_data.append(f)
                 else:
-                    state.add(f, e.data_sequence_number)
+                    state.add_file(f, e.data_sequence_number)
             if hit:
                 loaded[m.manifest_path] = entries
 
@@ -197,14 +198,15 @@ class RewriteFilesProducer(SnapshotProducer):
                   if m.content == MANIFEST_DELETES}
         if self._remove_dangling and state.touched:
             chosen.update(m.manifest_path for m in finder.in_partitions(
-                manifests, {(MANIFEST_DELETES, spec_id, p) for spec_id, p in state.touched}))
+                manifests, [(MANIFEST_DELETES, spec_id, p) for spec_id, p in state.touched.values()]))
             chosen.update(m.manifest_path for m in manifests if m.content == MANIFEST_DELETES
                           and m.partition_spec_id in unpartitioned and lists_live_files(m))
             # the live files of the touched partitions, all of them, for the dangling rules
+            # (none needed when no delete manifest is to be judged)
             done = {m.manifest_path for m in opened}
             more = [m for m in finder.in_partitions(
-                manifests, {(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched})
-                if m.manifest_path not in done]
+                manifests, [(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched.values()])
+                if m.manifest_path not in done] if chosen else []
             self._read_data(more, state, loaded)
             opened = opened + more
             seen = {m.manifest_path for m in opened}
@@ -234,24 +236,20 @@ class RewriteFilesProducer(SnapshotProducer):
         return out
 
     def _dangling(self, f: DataFile, seq: int, state: "_LiveState", unpartitioned: set) -> bool:
+        """The dangling rule (:func:`~icectl.table.delete_index.is_dangling`), judged only
+        where this commit knows every live data file: deletes naming a file it replaces, the
+        other deletes of the partitions it touches, global equality deletes."""
         if f.content == POSITION_DELETES:
             target = delete_target(f)
-            if target is not None:
-                return target in self._removed_paths and not state.has_path(target)
-            if (f.spec_id, f.partition) not in state.touched:
+            if target is not None and target not in self._removed_paths:
                 return False
-            lo, hi = _path_bounds(f)
-            return not any(s <= seq and (lo is None or p >= lo) and (hi is None or p <= hi)
-                           for p, s in state.files(f.spec_id, f.partition))
-        if f.content == EQUALITY_DELETES:
-            if f.spec_id in unpartitioned:
-                if not state.touched or (state.floor is not None and state.floor < seq):
-                    return False
-                return not any(s < seq for s in state.all_sequence_numbers())
-            if (f.spec_id, f.partition) not in state.touched:
+            if target is None and not state.touches(f.spec_id, f.partition):
                 return False
-            return not any(s < seq for _, s in state.files(f.spec_id, f.partition))
-        return False
+        elif f.content == EQUALITY_DELETES:
+            if not (state.touches(f.spec_id, f.partition) if f.spec_id not in unpartitioned
+                    else state.touched):
+                return False
+        return is_dangling(f, seq, state, unpartitioned)
 
     def _rewrite_manifest(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
                           entries: list[ManifestEntry], removing_deletes: set) -> list[ManifestFile]:
@@ -295,37 +293,19 @@ class OverwriteFilesProducer(RewriteFilesProducer):
                                             self._conflict_filter)
 
 
-class _LiveState:
-    """The data files live after the commit, by partition, for the dangling-delete rules."""
+class _LiveState(LiveDataFiles):
+    """The data files live after the commit (the dangling-delete rules' view) and the
+    partitions the commit touches, by (spec id, partition key): (spec id, partition)."""
 
     def __init__(self) -> None:
-        self._by_partition: dict[tuple, list[tuple[str, int]]] = {}
-        self._paths: set[str] = set()
-        self.touched: set[tuple] = set()
-        self.floor: int | None = None  # least data sequence number of the data manifests not read
+        super().__init__()
+        self.touched: dict[tuple, tuple] = {}
 
-    def add(self, f: DataFile, seq: int | None) -> None:
-        self._by_partition.setdefault((f.spec_id, f.partition), []).append(
-            (f.file_path, seq if seq is not None else 0))
-        self._paths.add(f.file_path)
+    def add_file(self, f: DataFile, seq: int | None) -> None:
+        self.add(f.spec_id, f.partition, f.file_path, seq)
 
-    def has_path(self, path: str) -> bool:
-        return path in self._paths
-
-    def files(self, spec_id: int, partition: tuple) -> list[tuple[str, int]]:
-        return self._by_partition.get((spec_id, partition), [])
-
-    def all_sequence_numbers(self) -> Iterable[int]:
-        for files in self._by_partition.values():
-            for _, s in files:
-                yield s
-
-
-def _path_bounds(f: DataFile) -> tuple[str | None, str | None]:
-    lo = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
-    hi = (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
-    return (lo.decode("utf-8", "replace") if lo is not None else None,
-            hi.decode("utf-8", "replace") if hi is not None else None)
+    def touches(self, spec_id: int, partition: tuple) -> bool:
+        return (spec_id, partition_key(tuple(partition))) in self.touched
 
 
 def _ppath(md: TableMetadata, f: DataFile) -> str:
