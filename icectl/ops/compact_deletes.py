@@ -217,8 +217,9 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
     def summary(self, base: Any) -> Any:
         return super().summary(base).added_files(self._added_deletes)
 
-    def apply(self, base: Any, parent: Any, attempt: Any) -> list:
-        manifests = super().apply(base, parent, attempt)
+    def _write_added(self, attempt: Any, base: Any) -> list:
+        """The merged delete files' manifests (the replace producer merges them with the
+        rest); refused first when a delete file to remove was not found live."""
         missing = self._wanted - {delete_file_key(f) for f in self.removed_deletes}
         if missing:
             raise CommitConflict(f"delete file {sorted(k[1] for k in missing)[0]} is no longer live in branch "
@@ -229,7 +230,7 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
         new = []
         for spec_id, entries in by_spec.items():
             new += self.write_manifests(attempt, base, base.spec_by_id(spec_id), entries, MANIFEST_DELETES)
-        return new + manifests
+        return super()._write_added(attempt, base) + new
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,12 @@ unpartitioned specs (global equality deletes), with the data manifests of those 
 data manifests left unread count as older than an equality delete when their
 ``min_sequence_number`` is. A retry reuses what it read and the manifests it rewrote.
 
+Both are merging producers, as the reference's ``RewriteFiles`` and ``OverwriteFiles`` are: the
+new snapshot's manifests (new ones first, data then deletes) go through the manifest merge of
+:meth:`~icectl.table.producer.SnapshotProducer.merge_manifests` (``commit.manifest-merge.enabled``,
+true unless the table says otherwise; ``commit.manifest.min-count-to-merge``;
+``commit.manifest.target-size-bytes``).
+
 The commit machinery deletes every manifest an attempt wrote when the commit fails; the data
 files the operation wrote are the operation's to remove (it knows them).
 """
@@ -62,7 +68,7 @@ from icectl.spec.summary import SummaryBuilder
 from icectl.table import validation
 from icectl.table.manifest_filter import RemovalFilter
 from icectl.table.delete_index import LiveDataFiles, delete_target, is_dangling
-from icectl.table.producer import SnapshotProducer, lists_live_files
+from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["RewriteFilesProducer", "OverwriteFilesProducer", "delete_file_key"]
@@ -155,7 +161,12 @@ class RewriteFilesProducer(SnapshotProducer):
         kept = self.carry_forward(manifests, loaded, lambda m, entries: self._rewrite_manifest(
             attempt, base, m, entries, removing_deletes))
         added = self._write_added(attempt, base)
-        return added + kept
+        ordered = [m for c in (MANIFEST_DATA, MANIFEST_DELETES)
+                   for m in [*(a for a in added if a.content == c), *(k for k in kept if k.content == c)]]
+        # the reference's RewriteFiles and OverwriteFiles are merging producers: they merge
+        # manifests as its row delta does, unless the table turns it off
+        return self.merge_manifests(attempt, base, ordered,
+                                    MergePolicy.from_metadata(base, enabled_default=True))
 
     def _read_data(self, manifests: list[ManifestFile], state: "_LiveState",
                    loaded: dict[str, list[ManifestEntry]]) -> None:
