@@ -26,8 +26,9 @@ older than (the reference's dangling-delete rules). Callers may name more delete
 The replaced files are DataFiles (bare paths are accepted, then every data manifest is read):
 only the data manifests that can list them are opened (:mod:`icectl.table.manifest_filter`),
 and for dangling deletes only the delete manifests of the partitions the commit touches and of
-unpartitioned specs (global equality deletes), with the data manifests of those partitions;
-data manifests left unread count as older than an equality delete when their
+unpartitioned specs (global equality deletes), with the data manifests of those partitions
+once a delete file there needs them (one naming a replaced data file does not); the rule is
+:func:`icectl.table.delete_index.is_dangling`. Data manifests left unread count as older than an equality delete when their
 ``min_sequence_number`` is. A retry reuses what it read and the manifests it rewrote.
 
 Both are merging producers, as the reference's ``RewriteFiles`` and ``OverwriteFiles`` are: the
@@ -212,19 +213,23 @@ class RewriteFilesProducer(SnapshotProducer):
                 manifests, [(MANIFEST_DELETES, spec_id, p) for spec_id, p in state.touched.values()]))
             chosen.update(m.manifest_path for m in manifests if m.content == MANIFEST_DELETES
                           and m.partition_spec_id in unpartitioned and lists_live_files(m))
-            # the live files of the touched partitions, all of them, for the dangling rules
-            # (none needed when no delete manifest is to be judged)
-            done = {m.manifest_path for m in opened}
-            more = [m for m in finder.in_partitions(
-                manifests, [(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched.values()])
-                if m.manifest_path not in done] if chosen else []
-            self._read_data(more, state, loaded)
-            opened = opened + more
-            seen = {m.manifest_path for m in opened}
-            # data files not read are older than a delete when their manifest says it may be
-            state.floor = min((m.min_sequence_number or 0 for m in manifests
-                               if m.content == MANIFEST_DATA and m.manifest_path not in seen
-                               and lists_live_files(m)), default=None)
+
+            def complete() -> None:
+                """The live files of the touched partitions, all of them, for the dangling
+                rules: read once, when a delete file needs them (one naming a replaced data
+                file does not)."""
+                seen = {m.manifest_path for m in opened}
+                more = [m for m in finder.in_partitions(
+                    manifests, [(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched.values()])
+                    if m.manifest_path not in seen]
+                self._read_data(more, state, loaded)
+                seen.update(m.manifest_path for m in more)
+                # data files not read are older than a delete when their manifest says it may be
+                state.floor = min((m.min_sequence_number or 0 for m in manifests
+                                   if m.content == MANIFEST_DATA and m.manifest_path not in seen
+                                   and lists_live_files(m)), default=None)
+
+            state.completion = complete
         out: set = set()
         for m in manifests:
             if m.content != MANIFEST_DELETES or m.manifest_path not in chosen:
@@ -250,16 +255,15 @@ class RewriteFilesProducer(SnapshotProducer):
         """The dangling rule (:func:`~icectl.table.delete_index.is_dangling`), judged only
         where this commit knows every live data file: deletes naming a file it replaces, the
         other deletes of the partitions it touches, global equality deletes."""
-        if f.content == POSITION_DELETES:
-            target = delete_target(f)
-            if target is not None and target not in self._removed_paths:
-                return False
-            if target is None and not state.touches(f.spec_id, f.partition):
-                return False
-        elif f.content == EQUALITY_DELETES:
-            if not (state.touches(f.spec_id, f.partition) if f.spec_id not in unpartitioned
+        if f.content == POSITION_DELETES and (target := delete_target(f)) is not None:
+            # its file replaced here: what else is live does not matter
+            return target in self._removed_paths and is_dangling(f, seq, state, unpartitioned)
+        if f.content == POSITION_DELETES or f.content == EQUALITY_DELETES:
+            if not (state.touches(f.spec_id, f.partition)
+                    if f.content == POSITION_DELETES or f.spec_id not in unpartitioned
                     else state.touched):
                 return False
+            state.complete()
         return is_dangling(f, seq, state, unpartitioned)
 
     def _rewrite_manifest(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
@@ -311,6 +315,13 @@ class _LiveState(LiveDataFiles):
     def __init__(self) -> None:
         super().__init__()
         self.touched: dict[tuple, tuple] = {}
+        self.completion: Callable[[], None] | None = None  # reads the touched partitions' files
+
+    def complete(self) -> None:
+        """Make sure every live data file of the touched partitions is here (once)."""
+        done, self.completion = self.completion, None
+        if done is not None:
+            done()
 
     def add_file(self, f: DataFile, seq: int | None) -> None:
         self.add(f.spec_id, f.partition, f.file_path, seq)
