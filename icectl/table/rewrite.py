@@ -28,8 +28,9 @@ only the data manifests that can list them are opened (:mod:`icectl.table.manife
 and for dangling deletes only the delete manifests of the partitions the commit touches and of
 unpartitioned specs (global equality deletes), with the data manifests of those partitions
 once a delete file there needs them (one naming a replaced data file does not); the rule is
-:func:`icectl.table.delete_index.is_dangling`. Data manifests left unread count as older than an equality delete when their
-``min_sequence_number`` is. A retry reuses what it read and the manifests it rewrote.
+:func:`icectl.table.delete_index.is_dangling`. Data manifests left unread count as older than
+an equality delete when their ``min_sequence_number`` is. A retry reuses what it read and the
+manifests it rewrote.
 
 Both are merging producers, as the reference's ``RewriteFiles`` and ``OverwriteFiles`` are: the
 new snapshot's manifests (new ones first, data then deletes) go through the manifest merge of
