@@ -10,8 +10,9 @@ same run, median of the repetitions:
   one data file of the middle day (day range and the file's id range: dropped whole, no data
   read);
 * the commit of a one-partition compaction as a whole process (``--child compact``): the
-  middle day planned with icectl's planner and its 1,000 files replaced by one file with a
-  ``RewriteFilesProducer`` (``icectl compact`` needs the data files; this is its commit);
+  middle day planned with icectl's planner and its 1,000 planned files replaced by one file
+  with a ``RewriteFilesProducer`` (``icectl compact`` needs the data files; this is its commit,
+  a merging one as Java's RewriteFiles);
 * Spark's ``DELETE FROM`` with the same filter (Iceberg Java 1.10 through PySpark, one session
   shared by the run; its metadata-only delete), warm in its JVM;
 
@@ -149,7 +150,6 @@ def compact_child(location: str, manifests: int) -> list[str]:
 def compact_commit(location: str, manifests: int) -> dict[str, Any]:
     """Plan the middle day and replace its files by one (what ``icectl compact`` commits)."""
     from icectl.scan.planner import plan_scan
-    from icectl.spec.manifests import DATA, DataFile
     from icectl.table.rewrite import RewriteFilesProducer
     from icectl.table.table import Table
 
@@ -157,10 +157,10 @@ def compact_commit(location: str, manifests: int) -> dict[str, Any]:
     day = target(manifests)[0]
     d, d1 = day_bounds(manifests)
     plan = plan_scan(table, f"ts >= '{d.isoformat()}T00:00:00+00:00' and ts < '{d1.isoformat()}T00:00:00+00:00'")
-    # as ops/compact.py hands them over: spec and partition, no manifest hint
-    removed = [DataFile(DATA, p.path, p.file_format, p.partition, p.record_count,
-                        p.file_size_in_bytes, spec_id=p.spec_id) for p in plan.files]
-    new = replace(removed[0], file_path=f"{location}/data/ts_day={day}/compacted-bench.parquet",
+    # as ops/compact.py hands them over: the planned files, their manifest known
+    removed = [p.data_file() for p in plan.files]
+    new = replace(removed[0], manifest_path=None,
+                  file_path=f"{location}/data/ts_day={day}/compacted-bench.parquet",
                   record_count=sum(f.record_count for f in removed),
                   file_size_in_bytes=sum(f.file_size_in_bytes for f in removed))
     p = RewriteFilesProducer(table, starting_snapshot_id=plan.snapshot_id, removed=removed,
@@ -264,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
             out = subprocess.run(compact_child(loc, manifests), env=child_env(), capture_output=True,
                                  text=True, check=True)
             r["compact_opened"] = json.loads(out.stdout)["manifests_opened"]
+            r["compact_result_manifests"] = tpl.new_snapshot_manifests()
             tpl.reset()
             times: dict[str, list[float]] = {"icectl_delete": [], "icectl_compact": [], "spark_delete": []}
             for _ in range(args.reps):
@@ -299,12 +300,13 @@ def format_table(rows: dict[str, dict[str, Any]], reps: int) -> str:
             ("spark_delete", "Spark DELETE (warm JVM)")]
     lines = [f"median of {reps} runs; seconds; big = 200 x 1,000 files, small = 10 x 1,000 files", "",
              "| table | " + " | ".join(c[1] for c in cols) + " | manifests opened (delete / compaction) "
-             "| manifests after delete (icectl / Spark) |",
-             "|---" * (len(cols) + 3) + "|"]
+             "| manifests after delete (icectl / Spark) | manifests after compaction (icectl) |",
+             "|---" * (len(cols) + 4) + "|"]
     for key, r in rows.items():
         cells = [f"{r[c]:.2f}" if c in r else "-" for c, _ in cols]
         lines.append(f"| {key} | " + " | ".join(cells) + f" | {r['delete_opened']} / {r['compact_opened']} "
-                     f"| {r['delete_result_manifests']} / {r.get('spark_result_manifests', '-')} |")
+                     f"| {r['delete_result_manifests']} / {r.get('spark_result_manifests', '-')} "
+                     f"| {r.get('compact_result_manifests', '-')} |")
     lines.append("")
     for suffix in ("", "-nomerge"):
         big, small = rows.get("big" + suffix), rows.get("small" + suffix)

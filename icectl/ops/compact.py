@@ -24,7 +24,10 @@ maximum (target plus half the distance to the maximum size). A task streams: rea
 to the rolling writers a row group at a time; a sort (the ``sort`` strategy, or the table's
 order under ``binpack``) is exact across the whole task (its files hold consecutive key ranges,
 each sorted, as Spark's range-partitioned, locally sorted sort rewrite guarantees) and spills
-sorted runs to temporary files beyond its memory buffer. The driver commits one ``replace``
+sorted runs to temporary files beyond its memory buffer. Compaction plans once: the tasks read the plan's files
+through the delete files the planner attached to them (with their data sequence numbers), and
+the commit removes those same files as the plan gave them (DataFiles whose manifest is known),
+so the commit opens only the manifests it rewrites. The driver commits one ``replace``
 snapshot (:class:`icectl.table.rewrite.RewriteFilesProducer`) whose new files keep the starting
 snapshot's data sequence number; with ``partial_progress=N`` it commits after every N groups.
 A failed commit, an interrupt (SIGINT, SIGTERM, SIGHUP) or a dead worker removes the files the
@@ -45,11 +48,11 @@ from icectl.ops.rewrite_task import (
     RewriteTaskResult,
     results_or_raise,
     run_rewrite_task_guarded,
-    task_input,
+    task_inputs,
 )
 from icectl.expr.eval_rows import partition_key
 from icectl.scan.tasks import pack
-from icectl.spec.manifests import DATA, POSITION_DELETES, DataFile
+from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
@@ -132,6 +135,9 @@ class GroupPlan:
     expected_output_files: int
     partition_values: dict | None = None  # JSON single-value form, by partition field name
     partition_path: str | None = None
+    # the plan's files the tasks read (scan planner PlannedFiles, in task order): the commit
+    # removes them as the plan gave them (their manifest, spec and partition)
+    files: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def input_files(self) -> list[str]:
@@ -295,14 +301,14 @@ def plan_compaction(table: Any, filter_text: str | None = None, options: Compact
                 rules.split_size(size), SPLIT_LOOKBACK, largest_bin_first=True))
             tasks = []
             for chunk in chunks:
-                tasks.append(RewriteTask(inputs=tuple(task_input(f) for f in chunk),
-                                         task_index=counter[0], **common))
+                tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **common))
                 counter[0] += 1
             values, path = partition_json(md, spec_id, part) if spec_id is not None else (None, None)
             groups.append(GroupPlan(index=len(groups) + 1, spec_id=spec_id, partition=part,
                                     tasks=tuple(tasks),
                                     expected_output_files=rules.expected_output_files(size),
-                                    partition_values=values, partition_path=path))
+                                    partition_values=values, partition_path=path,
+                                    files=tuple(f for chunk in chunks for f in chunk)))
     return plan.snapshot_id, target, groups
 
 
@@ -400,10 +406,9 @@ def _run_and_commit(table: Any, engine: Any, groups: Sequence[GroupPlan], start:
     try:
         results = results_or_raise(table.io, engine.map(run_rewrite_task_guarded, tasks))
         added = [fp for r in results for fp in r.files]
-        # as DataFiles: their spec and partition let the commit open only the manifests
-        # that can list them (table/manifest_filter.py)
-        removed = [DataFile(DATA, f.path, f.file_format, f.partition, f.record_count,
-                            f.file_size_in_bytes, spec_id=f.spec_id) for t in tasks for f in t.inputs]
+        # the planned files as DataFiles: their manifest (the hint) is the one the commit
+        # opens to remove them (table/manifest_filter.py)
+        removed = [f.data_file() for g in groups for f in g.files]
         producer = RewriteFilesProducer(table, starting_snapshot_id=start, removed=removed,
                                         added=added, branch=branch)
         produced = producer.commit()

@@ -1,14 +1,16 @@
 """Compacting delete files (``icectl compact --deletes``), as Spark's
 ``rewrite_position_delete_files`` procedure together with Iceberg's ``remove-dangling-deletes``.
 
-Planning, from the branch head's live entries:
+Planning, from one plan of the branch head (the scan planner's: its live data files and every
+live delete file, which the commit then removes as the plan gave them):
 
-1. **Dangling delete files** are removed whole, nothing rewritten: a deletion vector or a
-   position delete file naming one data file (``referenced_data_file`` or equal ``file_path``
-   bounds) whose data file is no longer live; another position delete file whose partition (same
-   spec) has no live data file it can apply to (data sequence number <= the delete's); an
-   equality delete file with no live data file older than it in its partition (in the whole table
-   for a global one, written under an unpartitioned spec).
+1. **Dangling delete files** are removed whole, nothing rewritten (the one rule,
+   :func:`icectl.table.delete_index.is_dangling`): a deletion vector or a position delete file
+   naming one data file (``referenced_data_file`` or equal ``file_path`` bounds) whose data file
+   is no longer live; another position delete file whose partition (same spec) has no live data
+   file it can apply to (data sequence number <= the delete's, path within its ``file_path``
+   bounds); an equality delete file with no live data file older than it in its partition (in
+   the whole table for a global one, written under an unpartitioned spec).
 2. **Position delete files** (Parquet; deletion vectors are never merged, so a v3 table keeps one
    per data file, and a v3 table gets no new Parquet position deletes) are grouped by spec and
    partition, as the reference's bin-pack planner for position deletes groups them: files
@@ -35,14 +37,14 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Sequence
 
 from icectl.errors import CommitConflict
-from icectl.io import avro
+from icectl.expr.eval_rows import partition_key
 from icectl.io.files import join
-from icectl.spec.manifests import DATA, EQUALITY_DELETES, MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
+from icectl.spec.manifests import MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
 from icectl.spec.partition_path import partition_path
 from icectl.spec.properties import DELETE_TARGET_FILE_SIZE, DELETE_TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.reserved import DELETE_FILE_PATH_ID, POSITION_DELETE_SCHEMA
 from icectl.spec.snapshots import MAIN_BRANCH
-from icectl.table.delete_index import delete_target, targeted_path
+from icectl.table.delete_index import LiveDataFiles, is_dangling, targeted_path
 from icectl.table.rewrite import RewriteFilesProducer, delete_file_key
 
 __all__ = ["CompactDeletesResult", "DeleteRewriteTask", "compact_deletes", "run_delete_rewrite_task",
@@ -149,43 +151,24 @@ def run_delete_rewrite_task(task: DeleteRewriteTask) -> DeleteRewriteResult:
 
 @dataclass
 class _Head:
-    """The branch head's live files."""
+    """The branch head's live files, from one plan of it."""
 
-    data: dict[tuple, dict[str, int]] = field(default_factory=dict)  # (spec, partition) -> path -> seq
-    paths: set[str] = field(default_factory=set)
+    data: LiveDataFiles = field(default_factory=LiveDataFiles)
     deletes: list[tuple[DataFile, int]] = field(default_factory=list)  # (file, data sequence number)
 
 
-def _load_head(table: Any, snapshot: Any) -> _Head:
-    md = table.metadata
+def _plan_head(table: Any, branch: str) -> _Head:
+    """One unfiltered plan of the branch head: its live data files and every live delete file
+    (DataFiles that know their manifest, for the commit)."""
+    from icectl.scan.planner import plan_scan
+
     head = _Head()
-    if snapshot is None:
-        return head
-    for m in avro.load_manifest_list(table.io, snapshot.manifest_list, md.format_version):
-        for e in avro.load_manifest(table.io, m, include_stats=m.content == MANIFEST_DELETES):
-            if not e.is_live:
-                continue
-            f = e.data_file
-            if f.content == DATA:
-                head.data.setdefault((f.spec_id, f.partition), {})[f.file_path] = e.sequence_number or 0
-                head.paths.add(f.file_path)
-            else:
-                head.deletes.append((f, e.sequence_number or 0))
+    plan = plan_scan(table, ref=branch)
+    for p in plan.files:
+        head.data.add(p.spec_id, p.partition, p.path, p.data_sequence_number)
+    for e in plan.delete_entries():
+        head.deletes.append((e.data_file, e.sequence_number or 0))
     return head
-
-
-def _is_dangling(f: DataFile, seq: int, head: _Head, unpartitioned: set[int]) -> bool:
-    if f.content == POSITION_DELETES:
-        target = delete_target(f)
-        live = head.data.get((f.spec_id, f.partition), {})
-        if target is not None:
-            return not (target in live and live[target] <= seq)
-        return not any(s <= seq for s in live.values())
-    if f.content == EQUALITY_DELETES:
-        if f.spec_id in unpartitioned:
-            return not any(s < seq for part in head.data.values() for s in part.values())
-        return not any(s < seq for s in head.data.get((f.spec_id, f.partition), {}).values())
-    return False
 
 
 @dataclass(frozen=True)
@@ -199,10 +182,11 @@ def _plan_groups(candidates: list[tuple[DataFile, int]], target: int, min_input_
                  rewrite_all: bool) -> list[_Group]:
     lo, hi = int(target * 0.75), int(target * 1.8)
     by_part: dict[tuple, list[tuple[DataFile, int]]] = {}
-    for f, seq in candidates:
-        by_part.setdefault((f.spec_id, f.partition), []).append((f, seq))
+    for f, seq in candidates:  # -0.0 and 0.0 are two partitions
+        by_part.setdefault((f.spec_id, partition_key(tuple(f.partition))), []).append((f, seq))
     groups = []
-    for (spec_id, part), files in sorted(by_part.items(), key=lambda kv: repr(kv[0])):
+    for (spec_id, _), files in sorted(by_part.items(), key=lambda kv: repr(kv[0])):
+        part = files[0][0].partition
         chosen = files if rewrite_all else [
             (f, s) for f, s in files if f.file_size_in_bytes < lo or f.file_size_in_bytes > hi]
         size = sum(f.file_size_in_bytes for f, _ in chosen)
@@ -233,8 +217,9 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
     def summary(self, base: Any) -> Any:
         return super().summary(base).added_files(self._added_deletes)
 
-    def apply(self, base: Any, parent: Any, attempt: Any) -> list:
-        manifests = super().apply(base, parent, attempt)
+    def _write_added(self, attempt: Any, base: Any) -> list:
+        """The merged delete files' manifests (the replace producer merges them with the
+        rest); refused first when a delete file to remove was not found live."""
         missing = self._wanted - {delete_file_key(f) for f in self.removed_deletes}
         if missing:
             raise CommitConflict(f"delete file {sorted(k[1] for k in missing)[0]} is no longer live in branch "
@@ -245,7 +230,7 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
         new = []
         for spec_id, entries in by_spec.items():
             new += self.write_manifests(attempt, base, base.spec_by_id(spec_id), entries, MANIFEST_DELETES)
-        return new + manifests
+        return super()._write_added(attempt, base) + new
 
 
 @dataclass(frozen=True)
@@ -318,9 +303,9 @@ def compact_deletes(table: Any, *, engine: Any = None, branch: str | None = None
     snapshot = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     target = target_file_size or max(1, property_int(md.properties, DELETE_TARGET_FILE_SIZE,
                                                      DELETE_TARGET_FILE_SIZE_DEFAULT))
-    head = _load_head(table, snapshot)
+    head = _plan_head(table, branch) if snapshot is not None else _Head()
     unpartitioned = {s.spec_id for s in md.specs if s.is_unpartitioned()}
-    dangling = [f for f, s in head.deletes if remove_dangling and _is_dangling(f, s, head, unpartitioned)]
+    dangling = [f for f, s in head.deletes if remove_dangling and is_dangling(f, s, head.data, unpartitioned)]
     gone = {delete_file_key(f) for f in dangling}
     mergeable = [(f, s) for f, s in head.deletes
                  if f.content == POSITION_DELETES and not f.is_deletion_vector
@@ -380,7 +365,7 @@ def _tasks(table: Any, md: Any, head: _Head, groups: list[_Group], target: int) 
             ppath = ""
         out.append(DeleteRewriteTask(
             inputs=tuple(f.file_path for f, _ in g.files),
-            live=dict(head.data.get((g.spec_id, g.partition), {})),
+            live=dict(head.data.in_partition(g.spec_id, g.partition)),
             max_sequence_number={f.file_path: s for f, s in g.files},
             spec_id=g.spec_id, partition=g.partition, partition_path=ppath,
             output_dir=data_location(table.location, md.properties), operation_id=operation_id,

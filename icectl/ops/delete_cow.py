@@ -40,7 +40,7 @@ from icectl.ops.rewrite_task import (
     results_or_raise,
     run_rewrite_task,
     run_rewrite_task_guarded,
-    task_input,
+    task_inputs,
 )
 from icectl.ops.row_deletes import COPY_ON_WRITE, DeleteResult, branch_ref, delete_filter, plan_delete
 from icectl.ops.write import data_location
@@ -136,7 +136,7 @@ def _tasks(table: Table, md: TableMetadata, candidates: list[PlannedFile], drop:
     by_part: dict[tuple, list[PlannedFile]] = {}
     for p in candidates:
         by_part.setdefault((p.spec_id, partition_key(tuple(p.partition))), []).append(p)
-    return [RewriteTask(inputs=tuple(task_input(p) for p in files), schema=md.schema.to_json(),
+    return [RewriteTask(inputs=task_inputs(files), schema=md.schema.to_json(),
                         spec=md.spec.to_json(),
                         sort_order=order.to_json() if order is not None and order.fields else None,
                         properties=dict(md.properties), format_version=md.format_version,

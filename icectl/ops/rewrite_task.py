@@ -4,7 +4,8 @@ One task function serves every operation that rewrites data files (``icectl comp
 copy-on-write ``icectl delete``) on every engine (:mod:`icectl.engines`):
 
 * :class:`RewriteTask` is plain data (picklable, no open files, no table): the input data files
-  with the delete files that apply to them (:class:`TaskInput`, :class:`TaskDelete`), the table
+  as the plan that selected them gave them, each with the delete files the planner attached
+  (the reader's :class:`~icectl.scan.reader.ScanFile`, from :func:`task_inputs`), the table
   schema, the output partition spec and sort order as their JSON forms, the table properties,
   the target file size, the table location (new files go to its data location), and optionally
   a row filter whose matching rows are *dropped*.
@@ -30,7 +31,7 @@ A failing task raises; its partly written files are deleted before the exception
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -40,52 +41,21 @@ from icectl import command_files
 from icectl.io.files import FileIO
 from icectl.io.parquet_write import TARGET_FILE_SIZE
 from icectl.ops.data_sink import BUFFER_BYTES_DEFAULT, DataFileSink
-from icectl.spec.manifests import POSITION_DELETES, DataFile
+from icectl.scan.reader import Scan, ScanFile, scan_files
+from icectl.spec.manifests import DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
 
-__all__ = ["TaskDelete", "TaskInput", "RewriteTask", "RewriteTaskResult", "run_rewrite_task",
-           "run_rewrite_task_guarded", "TaskFailed", "results_or_raise", "task_input"]
-
-
-@dataclass(frozen=True)
-class TaskDelete:
-    """A delete file that applies to an input data file (as the scan planner attached it)."""
-
-    path: str
-    content: int  # 1 position deletes (Parquet or a deletion vector), 2 equality deletes
-    file_format: str
-    content_offset: int | None = None
-    content_size_in_bytes: int | None = None
-    equality_ids: tuple[int, ...] | None = None
-    referenced_data_file: str | None = None  # the one data file a position delete applies to
-    record_count: int = 0
-
-    @property
-    def is_dv(self) -> bool:
-        return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
-
-
-@dataclass(frozen=True)
-class TaskInput:
-    """An input data file with the deletes that apply to it."""
-
-    path: str
-    file_format: str
-    spec_id: int
-    partition: tuple
-    record_count: int
-    file_size_in_bytes: int
-    data_sequence_number: int | None
-    deletes: tuple[TaskDelete, ...] = ()
+__all__ = ["RewriteTask", "RewriteTaskResult", "run_rewrite_task", "run_rewrite_task_guarded",
+           "TaskFailed", "results_or_raise", "task_inputs"]
 
 
 @dataclass(frozen=True)
 class RewriteTask:
     """Everything one rewrite needs, as plain data (see the module docs)."""
 
-    inputs: tuple[TaskInput, ...]
+    inputs: tuple[ScanFile, ...]  # the plan's files, read whole (see task_inputs)
     schema: dict[str, Any]  # Schema.to_json()
     spec: dict[str, Any]  # the output PartitionSpec.to_json()
     sort_order: dict[str, Any] | None  # SortOrder.to_json(); None or no fields: unsorted
@@ -166,20 +136,10 @@ def results_or_raise(file_io: FileIO, outcomes: Sequence[RewriteTaskResult | Tas
     raise RuntimeError(f"rewrite task {first.task_index} failed: {first.kind}: {first.message}")
 
 
-def task_input(planned: Any) -> TaskInput:
-    """The plain-data form of a planned file (a scan planner ``PlannedFile``)."""
-    return TaskInput(
-        path=planned.path, file_format=planned.file_format, spec_id=planned.spec_id,
-        partition=tuple(planned.partition), record_count=planned.record_count,
-        file_size_in_bytes=planned.file_size_in_bytes,
-        data_sequence_number=planned.data_sequence_number,
-        deletes=tuple(TaskDelete(path=d.path, content=d.content, file_format=d.file_format,
-                                 content_offset=d.content_offset,
-                                 content_size_in_bytes=d.content_size_in_bytes,
-                                 equality_ids=tuple(d.equality_ids) if d.equality_ids else None,
-                                 referenced_data_file=d.referenced_data_file,
-                                 record_count=d.record_count)
-                      for d in planned.deletes))
+def task_inputs(planned: Iterable[Any]) -> tuple[ScanFile, ...]:
+    """The task's inputs: planned files (the scan planner's ``PlannedFile``) as the reader
+    reads them, with the delete files the plan attached, whole (residuals ignored)."""
+    return tuple(scan_files(list(planned), whole=True))
 
 
 class _TaskMetadata:
@@ -248,7 +208,6 @@ def _stream_rows(table: _TaskTable, schema: Schema, task: RewriteTask,
     batches are held back until a row matches (past the task's buffer they are let go, and the
     input is read again from its start should a row match later)."""
     from icectl.scan.plan_setup import bind_filter
-    from icectl.scan.reader import Scan, ScanFile
 
     drop = TRUE
     if task.drop_filter is not None:
@@ -259,21 +218,17 @@ def _stream_rows(table: _TaskTable, schema: Schema, task: RewriteTask,
     budget = task.buffer_bytes or BUFFER_BYTES_DEFAULT
     rewritten: list[str] = []
     read = dropped = 0
-    # one scan for all inputs (its delete-file caches are shared), reading one file at a time
+    # one scan of all inputs (its delete-file caches are shared), read one file at a time
     scan = Scan(table=table, schema=schema, projected=list(schema.fields), snapshot_id=None,
-                files=[])
-    for f in task.inputs:
-        scan.files = [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
-                               partition=tuple(f.partition), record_count=f.record_count,
-                               data_sequence_number=f.data_sequence_number, first_row_id=None,
-                               residual=TRUE, deletes=tuple(f.deletes))]
+                files=list(task.inputs))
+    for f in scan.files:
         if task.drop_filter is None:
-            for b in scan.batches():
+            for b in scan.file_batches(f):
                 read += b.num_rows
                 emit(b)
             rewritten.append(f.path)
             continue
-        n_read, n_dropped = _filtered_input(scan, drop, ids, schema, emit, budget)
+        n_read, n_dropped = _filtered_input(scan, f, drop, ids, schema, emit, budget)
         read += n_read
         if n_dropped:
             dropped += n_dropped
@@ -281,14 +236,14 @@ def _stream_rows(table: _TaskTable, schema: Schema, task: RewriteTask,
     return read, dropped, rewritten
 
 
-def _filtered_input(scan: Any, drop: Any, ids: Sequence[int], schema: Schema,
+def _filtered_input(scan: Scan, f: ScanFile, drop: Any, ids: Sequence[int], schema: Schema,
                     emit: Callable[[pa.RecordBatch], None], budget: int) -> tuple[int, int]:
-    """One input (the scan's one file) through the drop filter: its kept rows go to ``emit``
+    """One input (``f``, one of the scan's files) through the drop filter: its kept rows go to ``emit``
     only once a row matched (module docs of :func:`_stream_rows`); (rows read, rows dropped)."""
     held: list[pa.RecordBatch] | None = []  # None: let go, past the budget
     held_bytes = read = dropped = 0
     again = False
-    batches = scan.batches()
+    batches = scan.file_batches(f)
     try:
         for b in batches:
             read += b.num_rows
@@ -312,7 +267,7 @@ def _filtered_input(scan: Any, drop: Any, ids: Sequence[int], schema: Schema,
     if not again:
         return read, dropped
     read = dropped = 0  # read the input again, from its start
-    for b in scan.batches():
+    for b in scan.file_batches(f):
         read += b.num_rows
         kept, n = _drop_matching(b, drop, ids, schema)
         dropped += n

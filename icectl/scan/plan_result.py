@@ -301,6 +301,11 @@ class PlanResult:
         """The live manifest entry of a delete file the plan attached, with its sequence numbers."""
         return entry_of(*self.delete_rows[(ref.path, ref.content_offset)])
 
+    def delete_entries(self) -> Iterator[ManifestEntry]:
+        """The live manifest entries of every delete file the plan indexed, attached to a
+        planned file or not (unfiltered, every live delete file of the snapshot)."""
+        return (entry_of(*row) for row in self.delete_rows.values())
+
     @property
     def total_bytes(self) -> int:
         return _column_sum(self.file_runs, "file_size_in_bytes")

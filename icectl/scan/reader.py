@@ -38,7 +38,7 @@ from icectl.errors import (
     UnsupportedFeature,
     ValidationError,
 )
-from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
+from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
 from icectl.expr.ordering import value_key
 from icectl.io.files import is_local, local_path
 from icectl.io.parquet import parquet_schema_fields
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from icectl.io.files import FileIO
     from icectl.table.table import Table
 
-__all__ = ["open_scan", "scan_of_plan", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
+__all__ = ["open_scan", "scan_of_plan", "scan_files", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
            "LAST_UPDATED_SEQ_FIELD_ID"]
 
 METADATA_COLUMNS = ("_file", "_pos", "_spec_id", "_partition", "_row_id",
@@ -89,6 +89,7 @@ class ScanFile:
     first_row_id: int | None
     residual: Expression
     deletes: tuple
+    file_size_in_bytes: int = 0
 
 
 @dataclass
@@ -156,9 +157,7 @@ class Scan:
         for f in self.files:
             if left is not None and left <= 0:
                 return
-            if isinstance(f.residual, AlwaysFalse):  # proven: no row of the file matches
-                continue
-            gen = _FileReader(self, f, count_only).batches()
+            gen = self.file_batches(f, count_only)
             try:
                 for b in gen:
                     if left is not None:
@@ -171,6 +170,11 @@ class Scan:
                         return
             finally:
                 gen.close()
+
+    def file_batches(self, f: ScanFile, count_only: bool = False) -> Iterator[pa.RecordBatch]:
+        """The rows of one of :attr:`files` (a task reading its files one at a time)."""
+        if not isinstance(f.residual, AlwaysFalse):  # else proven: no row of the file matches
+            yield from _FileReader(self, f, count_only).batches()
 
 
 def write_parquet_batches(path: str, schema: pa.Schema, batches: Iterator[pa.RecordBatch]) -> int:
@@ -208,7 +212,7 @@ def scan_of_plan(table: Table, plan: PlanResult, files: Sequence[PlannedFile] | 
     schema = plan.schema
     projected = list(schema.fields) if plan.columns is None else _projection(schema, plan.columns)
     scan = Scan(table=table, schema=schema, projected=projected, snapshot_id=plan.snapshot_id,
-                files=_scan_files(plan.files if files is None else files),
+                files=scan_files(plan.files if files is None else files),
                 with_metadata=with_metadata, batch_rows=batch_rows)
     if with_metadata:
         scan.partition_type = unified_partition_type(table.metadata.specs, schema)
@@ -243,13 +247,15 @@ def _plan(table: Table, filter_text: str | None, columns: str | Sequence[str] | 
                      **(extra or {}))
 
 
-def _scan_files(planned: Sequence[PlannedFile]) -> list[ScanFile]:
-    """What the reader needs of planned files."""
+def scan_files(planned: Sequence[PlannedFile], whole: bool = False) -> list[ScanFile]:
+    """What the reader needs of planned files; ``whole``: every row, the residual ignored
+    (a rewrite reads its files whole, through their delete files)."""
     return [ScanFile(path=f.path, file_format=f.file_format, spec_id=f.spec_id,
                      partition=tuple(f.partition), record_count=f.record_count,
                      data_sequence_number=f.data_sequence_number,
-                     first_row_id=f.first_row_id, residual=f.residual,
-                     deletes=tuple(f.deletes)) for f in planned]
+                     first_row_id=f.first_row_id, residual=TRUE if whole else f.residual,
+                     deletes=tuple(f.deletes), file_size_in_bytes=f.file_size_in_bytes)
+            for f in planned]
 
 
 # -- one data file --------------------------------------------------------------------------------

@@ -20,12 +20,14 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
+from icectl.expr.eval_rows import partition_key
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
 from icectl.spec.values import from_bytes
 
-__all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID", "targeted_path", "delete_target"]
+__all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID", "targeted_path", "delete_target",
+           "LiveDataFiles", "is_dangling"]
 
 
 @dataclass(frozen=True)
@@ -274,3 +276,69 @@ def targeted_path(referenced: str | None, lower: bytes | None, upper: bytes | No
             return None
     return None
 
+
+
+# -- dangling delete files --------------------------------------------------------------------------
+
+
+class LiveDataFiles:
+    """The live data files a dangling-delete decision sees: path and data sequence number, by
+    spec and partition (-0.0 and 0.0 apart). ``floor``: the least data sequence number the
+    live data files not added here may have (None: every live data file was added)."""
+
+    def __init__(self) -> None:
+        self._by_partition: dict[tuple, list[tuple[str, int]]] = {}
+        self._seq: dict[str, int] = {}
+        self.floor: int | None = None
+
+    def add(self, spec_id: int, partition: tuple, path: str, seq: int | None) -> None:
+        seq = seq if seq is not None else 0
+        self._by_partition.setdefault((spec_id, partition_key(tuple(partition))), []).append((path, seq))
+        self._seq[path] = seq
+
+    def sequence_number(self, path: str) -> int | None:
+        """The data sequence number of a live data file, None when it is not live (or not added)."""
+        return self._seq.get(path)
+
+    def in_partition(self, spec_id: int, partition: tuple) -> list[tuple[str, int]]:
+        return self._by_partition.get((spec_id, partition_key(tuple(partition))), [])
+
+    def sequence_numbers(self) -> Iterator[int]:
+        return iter(self._seq.values())
+
+
+def is_dangling(f: Any, seq: int, live: LiveDataFiles, unpartitioned_specs: set[int]) -> bool:
+    """Whether the delete file ``f`` (a ``DataFile``, data sequence number ``seq``) can apply
+    to no live data file, the one home of this rule (remove-dangling-deletes; the rules of
+    :class:`DeleteIndex`):
+
+    * a position delete file naming one data file (a deletion vector, ``referenced_data_file``,
+      equal ``file_path`` bounds): that file is not live, or is newer than the delete;
+    * another position delete file: no live data file of its spec and partition at or below its
+      sequence number whose path lies within its ``file_path`` bounds;
+    * an equality delete file: no live data file older than it in its partition, or, written
+      under an unpartitioned spec (global), in the table (never when ``live.floor`` says a data
+      file not added may be older).
+
+    ``live`` must hold every live data file of the delete's partition (of the table, for a
+    global equality delete, or a ``floor``); the caller decides which deletes it judges."""
+    if f.content == POSITION_DELETES:
+        target = delete_target(f)
+        if target is not None:
+            s = live.sequence_number(target)
+            return s is None or s > seq
+        lo, hi = _path_bound(f.lower_bounds), _path_bound(f.upper_bounds)
+        return not any(s <= seq and (lo is None or p >= lo) and (hi is None or p <= hi)
+                       for p, s in live.in_partition(f.spec_id, f.partition))
+    if f.content == EQUALITY_DELETES:
+        if f.spec_id in unpartitioned_specs:
+            if live.floor is not None and live.floor < seq:
+                return False
+            return not any(s < seq for s in live.sequence_numbers())
+        return not any(s < seq for _, s in live.in_partition(f.spec_id, f.partition))
+    return False
+
+
+def _path_bound(bounds: dict | None) -> str | None:
+    b = (bounds or {}).get(DELETE_FILE_PATH_ID)
+    return bytes(b).decode("utf-8", "replace") if b is not None else None

@@ -26,9 +26,17 @@ older than (the reference's dangling-delete rules). Callers may name more delete
 The replaced files are DataFiles (bare paths are accepted, then every data manifest is read):
 only the data manifests that can list them are opened (:mod:`icectl.table.manifest_filter`),
 and for dangling deletes only the delete manifests of the partitions the commit touches and of
-unpartitioned specs (global equality deletes), with the data manifests of those partitions;
-data manifests left unread count as older than an equality delete when their
-``min_sequence_number`` is. A retry reuses what it read and the manifests it rewrote.
+unpartitioned specs (global equality deletes), with the data manifests of those partitions
+once a delete file there needs them (one naming a replaced data file does not); the rule is
+:func:`icectl.table.delete_index.is_dangling`. Data manifests left unread count as older than
+an equality delete when their ``min_sequence_number`` is. A retry reuses what it read and the
+manifests it rewrote.
+
+Both are merging producers, as the reference's ``RewriteFiles`` and ``OverwriteFiles`` are: the
+new snapshot's manifests (new ones first, data then deletes) go through the manifest merge of
+:meth:`~icectl.table.producer.SnapshotProducer.merge_manifests` (``commit.manifest-merge.enabled``,
+true unless the table says otherwise; ``commit.manifest.min-count-to-merge``;
+``commit.manifest.target-size-bytes``).
 
 The commit machinery deletes every manifest an attempt wrote when the commit fails; the data
 files the operation wrote are the operation's to remove (it knows them).
@@ -40,6 +48,7 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from icectl.errors import CommitConflict
+from icectl.expr.eval_rows import partition_key
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -58,11 +67,10 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.partition_path import partition_path
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.table import validation
 from icectl.table.manifest_filter import RemovalFilter
-from icectl.table.delete_index import delete_target
-from icectl.table.producer import SnapshotProducer, lists_live_files
+from icectl.table.delete_index import LiveDataFiles, delete_target, is_dangling
+from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["RewriteFilesProducer", "OverwriteFilesProducer", "delete_file_key"]
@@ -148,13 +156,19 @@ class RewriteFilesProducer(SnapshotProducer):
         self._check_deletes(base, parent)
         new_seq = self.data_sequence_number
         for f, _ in self._added:
-            state.add(f, new_seq if new_seq is not None else 1 << 62)
-        state.touched = {(f.spec_id, f.partition) for f in self.removed_data}
+            state.add_file(f, new_seq if new_seq is not None else 1 << 62)
+        state.touched = {(f.spec_id, partition_key(tuple(f.partition))): (f.spec_id, f.partition)
+                         for f in self.removed_data}
         removing_deletes = self._deletes_to_remove(base, manifests, opened, state, loaded)
         kept = self.carry_forward(manifests, loaded, lambda m, entries: self._rewrite_manifest(
             attempt, base, m, entries, removing_deletes))
         added = self._write_added(attempt, base)
-        return added + kept
+        ordered = [m for c in (MANIFEST_DATA, MANIFEST_DELETES)
+                   for m in [*(a for a in added if a.content == c), *(k for k in kept if k.content == c)]]
+        # the reference's RewriteFiles and OverwriteFiles are merging producers: they merge
+        # manifests as its row delta does, unless the table turns it off
+        return self.merge_manifests(attempt, base, ordered,
+                                    MergePolicy.from_metadata(base, enabled_default=True))
 
     def _read_data(self, manifests: list[ManifestFile], state: "_LiveState",
                    loaded: dict[str, list[ManifestEntry]]) -> None:
@@ -170,7 +184,7 @@ class RewriteFilesProducer(SnapshotProducer):
                     hit = True
                     self.removed_data.append(f)
                 else:
-                    state.add(f, e.data_sequence_number)
+                    state.add_file(f, e.data_sequence_number)
             if hit:
                 loaded[m.manifest_path] = entries
 
@@ -197,21 +211,26 @@ class RewriteFilesProducer(SnapshotProducer):
                   if m.content == MANIFEST_DELETES}
         if self._remove_dangling and state.touched:
             chosen.update(m.manifest_path for m in finder.in_partitions(
-                manifests, {(MANIFEST_DELETES, spec_id, p) for spec_id, p in state.touched}))
+                manifests, [(MANIFEST_DELETES, spec_id, p) for spec_id, p in state.touched.values()]))
             chosen.update(m.manifest_path for m in manifests if m.content == MANIFEST_DELETES
                           and m.partition_spec_id in unpartitioned and lists_live_files(m))
-            # the live files of the touched partitions, all of them, for the dangling rules
-            done = {m.manifest_path for m in opened}
-            more = [m for m in finder.in_partitions(
-                manifests, {(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched})
-                if m.manifest_path not in done]
-            self._read_data(more, state, loaded)
-            opened = opened + more
-            seen = {m.manifest_path for m in opened}
-            # data files not read are older than a delete when their manifest says it may be
-            state.floor = min((m.min_sequence_number or 0 for m in manifests
-                               if m.content == MANIFEST_DATA and m.manifest_path not in seen
-                               and lists_live_files(m)), default=None)
+
+            def complete() -> None:
+                """The live files of the touched partitions, all of them, for the dangling
+                rules: read once, when a delete file needs them (one naming a replaced data
+                file does not)."""
+                seen = {m.manifest_path for m in opened}
+                more = [m for m in finder.in_partitions(
+                    manifests, [(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched.values()])
+                    if m.manifest_path not in seen]
+                self._read_data(more, state, loaded)
+                seen.update(m.manifest_path for m in more)
+                # data files not read are older than a delete when their manifest says it may be
+                state.floor = min((m.min_sequence_number or 0 for m in manifests
+                                   if m.content == MANIFEST_DATA and m.manifest_path not in seen
+                                   and lists_live_files(m)), default=None)
+
+            state.completion = complete
         out: set = set()
         for m in manifests:
             if m.content != MANIFEST_DELETES or m.manifest_path not in chosen:
@@ -234,24 +253,19 @@ class RewriteFilesProducer(SnapshotProducer):
         return out
 
     def _dangling(self, f: DataFile, seq: int, state: "_LiveState", unpartitioned: set) -> bool:
-        if f.content == POSITION_DELETES:
-            target = delete_target(f)
-            if target is not None:
-                return target in self._removed_paths and not state.has_path(target)
-            if (f.spec_id, f.partition) not in state.touched:
+        """The dangling rule (:func:`~icectl.table.delete_index.is_dangling`), judged only
+        where this commit knows every live data file: deletes naming a file it replaces, the
+        other deletes of the partitions it touches, global equality deletes."""
+        if f.content == POSITION_DELETES and (target := delete_target(f)) is not None:
+            # its file replaced here: what else is live does not matter
+            return target in self._removed_paths and is_dangling(f, seq, state, unpartitioned)
+        if f.content == POSITION_DELETES or f.content == EQUALITY_DELETES:
+            if not (state.touches(f.spec_id, f.partition)
+                    if f.content == POSITION_DELETES or f.spec_id not in unpartitioned
+                    else state.touched):
                 return False
-            lo, hi = _path_bounds(f)
-            return not any(s <= seq and (lo is None or p >= lo) and (hi is None or p <= hi)
-                           for p, s in state.files(f.spec_id, f.partition))
-        if f.content == EQUALITY_DELETES:
-            if f.spec_id in unpartitioned:
-                if not state.touched or (state.floor is not None and state.floor < seq):
-                    return False
-                return not any(s < seq for s in state.all_sequence_numbers())
-            if (f.spec_id, f.partition) not in state.touched:
-                return False
-            return not any(s < seq for _, s in state.files(f.spec_id, f.partition))
-        return False
+            state.complete()
+        return is_dangling(f, seq, state, unpartitioned)
 
     def _rewrite_manifest(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
                           entries: list[ManifestEntry], removing_deletes: set) -> list[ManifestFile]:
@@ -295,37 +309,26 @@ class OverwriteFilesProducer(RewriteFilesProducer):
                                             self._conflict_filter)
 
 
-class _LiveState:
-    """The data files live after the commit, by partition, for the dangling-delete rules."""
+class _LiveState(LiveDataFiles):
+    """The data files live after the commit (the dangling-delete rules' view) and the
+    partitions the commit touches, by (spec id, partition key): (spec id, partition)."""
 
     def __init__(self) -> None:
-        self._by_partition: dict[tuple, list[tuple[str, int]]] = {}
-        self._paths: set[str] = set()
-        self.touched: set[tuple] = set()
-        self.floor: int | None = None  # least data sequence number of the data manifests not read
+        super().__init__()
+        self.touched: dict[tuple, tuple] = {}
+        self.completion: Callable[[], None] | None = None  # reads the touched partitions' files
 
-    def add(self, f: DataFile, seq: int | None) -> None:
-        self._by_partition.setdefault((f.spec_id, f.partition), []).append(
-            (f.file_path, seq if seq is not None else 0))
-        self._paths.add(f.file_path)
+    def complete(self) -> None:
+        """Make sure every live data file of the touched partitions is here (once)."""
+        done, self.completion = self.completion, None
+        if done is not None:
+            done()
 
-    def has_path(self, path: str) -> bool:
-        return path in self._paths
+    def add_file(self, f: DataFile, seq: int | None) -> None:
+        self.add(f.spec_id, f.partition, f.file_path, seq)
 
-    def files(self, spec_id: int, partition: tuple) -> list[tuple[str, int]]:
-        return self._by_partition.get((spec_id, partition), [])
-
-    def all_sequence_numbers(self) -> Iterable[int]:
-        for files in self._by_partition.values():
-            for _, s in files:
-                yield s
-
-
-def _path_bounds(f: DataFile) -> tuple[str | None, str | None]:
-    lo = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID)
-    hi = (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
-    return (lo.decode("utf-8", "replace") if lo is not None else None,
-            hi.decode("utf-8", "replace") if hi is not None else None)
+    def touches(self, spec_id: int, partition: tuple) -> bool:
+        return (spec_id, partition_key(tuple(partition))) in self.touched
 
 
 def _ppath(md: TableMetadata, f: DataFile) -> str:
