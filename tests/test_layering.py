@@ -342,14 +342,7 @@ def test_the_circle_check_finds_circles() -> None:
 TYPED_NAMES = frozenset({"table", "tbl", "md", "io", "file_io", "snapshot", "manifest", "spec",
                          "sort_order", "data_file"})
 # (module, function or class, name) left loose, each with its reason
-LOOSE_ALLOWED = {
-    **{("ops/compact.py", fn, name): "r6-compactplan's file (typed there or after the merge)"
-       for fn, name in [("plan_compaction", "table"), ("_ref", "md"), ("_sort_order", "md"),
-                        ("compact_table", "table"), ("_run_and_commit", "table")]},
-    **{("ops/compact_deletes.py", fn, name): "r6-compactplan's file (typed there or after the merge)"
-       for fn, name in [("_load_head", "table"), ("_load_head", "snapshot"), ("compact_deletes", "table"),
-                        ("_tasks", "table"), ("_tasks", "md"), ("__init__", "table")]},
-}
+LOOSE_ALLOWED: dict[tuple[str, str, str], str] = {}
 
 
 def loose_model_names(rel: str, tree: ast.AST) -> list[str]:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from icectl.errors import InvalidInput, NotFound
 from icectl import command_files
@@ -56,6 +56,10 @@ from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
+
+if TYPE_CHECKING:
+    from icectl.spec.metadata import TableMetadata
+    from icectl.table.table import Table
 
 __all__ = ["CompactOptions", "CompactResult", "GroupPlan", "compact_table", "plan_compaction",
            "BINPACK", "SORT", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT"]
@@ -255,7 +259,7 @@ class _Rules:
         return self.target if estimated < self.target else min(estimated, self.write_max)
 
 
-def plan_compaction(table: Any, filter_text: str | None = None, options: CompactOptions | None = None,
+def plan_compaction(table: Table, filter_text: str | None = None, options: CompactOptions | None = None,
                     *, branch: str | None = None, case_sensitive: bool = False
                     ) -> tuple[int | None, int, list[GroupPlan]]:
     """(starting snapshot id, target file size, file groups) of a compaction; nothing written."""
@@ -319,7 +323,7 @@ def _part_sort_key(key: tuple) -> tuple:
     return (0, tuple((v is not None, str(v)) for v in part))
 
 
-def _ref(md: Any, branch: str | None) -> str | None:
+def _ref(md: TableMetadata, branch: str | None) -> str | None:
     branch = branch or MAIN_BRANCH
     if branch in md.refs:
         if not md.refs[branch].is_branch:
@@ -330,7 +334,7 @@ def _ref(md: Any, branch: str | None) -> str | None:
     return None
 
 
-def _sort_order(md: Any, opts: CompactOptions) -> Any:
+def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
     if opts.sort_order is not None:
         if opts.strategy != SORT:
             raise InvalidInput("a sort order is given but the strategy is binpack; use the sort "
@@ -349,7 +353,7 @@ def _sort_order(md: Any, opts: CompactOptions) -> Any:
 # -- running --------------------------------------------------------------------------------------
 
 
-def compact_table(table: Any, filter_text: str | None = None, options: CompactOptions | None = None,
+def compact_table(table: Table, filter_text: str | None = None, options: CompactOptions | None = None,
                   *, engine: Any = None, workers: int | None = None, branch: str | None = None,
                   dry_run: bool = False, case_sensitive: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> CompactResult:
@@ -390,7 +394,7 @@ class _Totals:
         self.removed_deletes = self.rows = 0
 
 
-def _run_and_commit(table: Any, engine: Any, groups: Sequence[GroupPlan], start: int | None,
+def _run_and_commit(table: Table, engine: Any, groups: Sequence[GroupPlan], start: int | None,
                     branch: str, totals: _Totals) -> None:
     from icectl.table.rewrite import RewriteFilesProducer
 

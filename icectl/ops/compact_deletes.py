@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from icectl.errors import CommitConflict
 from icectl.expr.eval_rows import partition_key
@@ -46,6 +46,10 @@ from icectl.spec.reserved import DELETE_FILE_PATH_ID, POSITION_DELETE_SCHEMA
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.delete_index import LiveDataFiles, is_dangling, targeted_path
 from icectl.table.rewrite import RewriteFilesProducer, delete_file_key
+
+if TYPE_CHECKING:
+    from icectl.spec.metadata import TableMetadata
+    from icectl.table.table import Table
 
 __all__ = ["CompactDeletesResult", "DeleteRewriteTask", "compact_deletes", "run_delete_rewrite_task",
            "DELETE_TARGET_FILE_SIZE", "DELETE_TARGET_FILE_SIZE_DEFAULT"]
@@ -157,7 +161,7 @@ class _Head:
     deletes: list[tuple[DataFile, int]] = field(default_factory=list)  # (file, data sequence number)
 
 
-def _plan_head(table: Any, branch: str) -> _Head:
+def _plan_head(table: Table, branch: str) -> _Head:
     """One unfiltered plan of the branch head: its live data files and every live delete file
     (DataFiles that know their manifest, for the commit)."""
     from icectl.scan.planner import plan_scan
@@ -206,7 +210,7 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
     manifest, inheriting the new snapshot's sequence number). Refused when a delete file to
     remove is no longer live (a concurrent commit removed or replaced it)."""
 
-    def __init__(self, table: Any, *, starting_snapshot_id: int | None, removed_deletes: Sequence[DataFile],
+    def __init__(self, table: Table, *, starting_snapshot_id: int | None, removed_deletes: Sequence[DataFile],
                  added_deletes: Sequence[tuple[DataFile, str]], branch: str) -> None:
         super().__init__(table, starting_snapshot_id=starting_snapshot_id, removed=(), added=(),
                          removed_deletes=removed_deletes, use_starting_sequence_number=False,
@@ -283,7 +287,7 @@ class CompactDeletesResult:
         }
 
 
-def compact_deletes(table: Any, *, engine: Any = None, branch: str | None = None,
+def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = None,
                     target_file_size: int | None = None, min_input_files: int = MIN_INPUT_FILES_DEFAULT,
                     rewrite_all: bool = False, remove_dangling: bool = True,
                     dry_run: bool = False) -> CompactDeletesResult:
@@ -352,7 +356,7 @@ def compact_deletes(table: Any, *, engine: Any = None, branch: str | None = None
         metadata_location=produced.metadata_location, summary=dict(snap.summary))
 
 
-def _tasks(table: Any, md: Any, head: _Head, groups: list[_Group], target: int) -> list[DeleteRewriteTask]:
+def _tasks(table: Table, md: TableMetadata, head: _Head, groups: list[_Group], target: int) -> list[DeleteRewriteTask]:
     from icectl.ops.write import data_location
 
     operation_id = str(uuid.uuid4())
