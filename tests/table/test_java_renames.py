@@ -69,6 +69,13 @@ def _race(location: str, monkeypatch: pytest.MonkeyPatch, between=None, delay: f
     return java
 
 
+def _wait_gone(path: str) -> None:
+    deadline = time.monotonic() + 30
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not os.path.exists(path)
+
+
 def test_commit_replaced_by_a_java_rename_is_retried(location, monkeypatch):
     Table.create(location, make_metadata(location, 2))
     ours = Table.load(location)
@@ -87,11 +94,11 @@ def test_without_waiting_the_replaced_commit_is_reported_done_and_lost(location,
     rename drops it. (What the wait prevents; not icectl's behaviour.)"""
     Table.create(location, make_metadata(location, 2))
     ours = Table.load(location)
-    _race(location, monkeypatch)
+    java = _race(location, monkeypatch)
     monkeypatch.setattr(store, "settle", lambda io, d: None)
     ours.commit(lambda md: with_properties(md, {"ice": "x"}))
     assert ours.version == 2
-    time.sleep(0.3)
+    _wait_gone(java.temp)
     assert "ice" not in Table.load(location).metadata.properties
 
 
@@ -109,7 +116,7 @@ def test_no_icectl_writer_builds_on_a_version_about_to_be_replaced(location, mon
         threading.Thread(target=lambda: (t.commit(lambda md: with_properties(md, {"other": "x"})),
                                          other.append(t))).start()
 
-    _race(location, monkeypatch, between=other_commit, delay=0.3)
+    _race(location, monkeypatch, between=other_commit, delay=1.0)
     ours.commit(lambda md: with_properties(md, {"ice": "x"}))
     deadline = time.monotonic() + 30
     while not other and time.monotonic() < deadline:
@@ -132,7 +139,7 @@ def test_commit_a_java_writer_built_on_before_the_replacement_counts_once(locati
         y.check()
         y.rename()
 
-    _race(location, monkeypatch, between=java_builds_on_ours, delay=0.2)
+    _race(location, monkeypatch, between=java_builds_on_ours, delay=1.0)
 
     def update(md):
         applied.append(1)
@@ -173,19 +180,19 @@ def test_a_temporary_file_still_being_written_is_waited_for(location, monkeypatc
     """A Java writer writing a large metadata file slowly: its file changes, so it is not taken
     for abandoned; the commit waits until the writer removes it (its check failed: v2 exists)."""
     Table.create(location, make_metadata(location, 2))
-    monkeypatch.setattr(java_renames, "ABANDONED_AFTER_S", 0.2)
+    monkeypatch.setattr(java_renames, "ABANDONED_AFTER_S", 0.5)
     temp = os.path.join(location, "metadata", f"{uuid.uuid4()}.metadata.json")
     stop = threading.Event()
 
     def slow_writer() -> None:
         with open(temp, "wb") as f:
-            for _ in range(40):
+            for _ in range(80):
                 if stop.is_set():
                     break
                 f.write(b" " * 10)
                 f.flush()
                 os.utime(temp, None)
-                time.sleep(0.02)
+                time.sleep(0.025)
         os.unlink(temp)
 
     t = threading.Thread(target=slow_writer)
@@ -196,5 +203,5 @@ def test_a_temporary_file_still_being_written_is_waited_for(location, monkeypatc
     waited = time.monotonic() - began
     stop.set()
     t.join()
-    assert waited >= 0.3  # longer than the abandonment threshold: it waited for the writer
+    assert waited >= 1.0  # twice the abandonment threshold: it waited for the writer
     assert Table.load(location).version == 2
