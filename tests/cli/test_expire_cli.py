@@ -116,7 +116,7 @@ def test_sigkill_at_random_points_then_rerun_finishes(tmp_path):
         left = {os.path.relpath(p, h.location) for p in h.all_files()}
         # killed inside the commit: the temp metadata file that never became a version is an
         # orphan (as with the reference), which `icectl orphans` finds
-        temp = {p for p in left - expected if re.fullmatch(r"metadata/[0-9a-f-]{36}\.metadata\.json", p)}
+        temp = {p for p in left - expected if re.fullmatch(r"metadata/[0-9a-f-]{36}\.icectl\.metadata\.json", p)}
         assert left - temp == expected, (i, phases[-1])
         if temp:
             found = find_orphan_files(Table.load(h.location), older_than_ms=int(time.time() * 1000) + 1000)
