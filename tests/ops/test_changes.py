@@ -23,7 +23,7 @@ from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 from clirun import icectl
 
 

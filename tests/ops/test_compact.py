@@ -24,28 +24,11 @@ from icectl.spec.manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, DataFi
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 from clirun import icectl
+from tests.ops.ops_support import InProcess
 
 MOR = {"write.delete.mode": "merge-on-read"}
-
-
-class InProcess:
-    """An engine running tasks in this process (``after`` runs once the tasks are done, as a
-    concurrent writer would commit while the tasks ran)."""
-
-    name = "inprocess"
-
-    def __init__(self, after: Any = None):
-        self.after = after
-        self.calls = 0
-
-    def map(self, fn: Any, tasks: Any, **_: Any) -> list:
-        out = [fn(t) for t in tasks]
-        self.calls += 1
-        if self.after is not None:
-            self.after()
-        return out
 
 
 def rows(location: str, filt: str | None = None) -> list[tuple]:
@@ -292,7 +275,6 @@ def test_dry_run_writes_nothing_and_cli(tmp_path: Path) -> None:
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return icectl(*args)
-
 
 
 def test_a_failing_task_leaves_no_files_of_the_others(tmp_path: Path) -> None:

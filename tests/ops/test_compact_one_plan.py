@@ -30,8 +30,7 @@ from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.table.delete_index import LiveDataFiles, is_dangling
 from icectl.table.rewrite import RewriteFilesProducer
 from icectl.table.table import Table
-from tests.ops.test_compact import InProcess
-from tests.ops.test_delete_one_plan import _Counts, _live_entries, _rows
+from tests.ops.ops_support import InProcess, PlanCounts, id_rows, live_entries_by_key, record_manifests_opened
 
 NO_MERGE = {"commit.manifest-merge.enabled": "false"}
 
@@ -55,20 +54,6 @@ def _table(tmp_path: Path, fv: int, partition: str | None, appends: int = 6,
     return Table.load(loc)
 
 
-def _opened(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The manifests each replace commit opens (SnapshotProducer.manifests_opened)."""
-    got: list[int] = []
-    real = RewriteFilesProducer.commit
-
-    def commit(self):
-        out = real(self)
-        got.append(self.manifests_opened)
-        return out
-
-    monkeypatch.setattr(RewriteFilesProducer, "commit", commit)
-    return got
-
-
 def _manifests(t: Table) -> list:
     t = Table.load(t.location)
     return avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list,
@@ -82,9 +67,9 @@ def test_compaction_plans_once_and_commits_the_planned_files(tmp_path: Path, mon
     # hint can; merging off, so the commit reads nothing but what it rewrites
     t = _table(tmp_path, fv, None, properties=NO_MERGE)
     delete_rows(t, "id in (-99, -60, 5)")  # deletes in two of the files compacted, one not
-    before = _rows(t)
-    counts = _Counts(monkeypatch)
-    opened = _opened(monkeypatch)
+    before = id_rows(t)
+    counts = PlanCounts(monkeypatch)
+    opened = record_manifests_opened(monkeypatch, RewriteFilesProducer)
     r = compact_table(Table.load(t.location), "id < 0",
                       CompactOptions(min_input_files=2), engine=InProcess())
     assert (counts.parsed, counts.planned) == (1, 1)
@@ -93,8 +78,8 @@ def test_compaction_plans_once_and_commits_the_planned_files(tmp_path: Path, mon
     # the two data manifests holding the files, and the delete manifest (its deletes of the
     # replaced files are removed with them); none of the other four data manifests
     assert opened == [3]
-    assert _rows(t) == before
-    entries = _live_entries(t)
+    assert id_rows(t) == before
+    entries = live_entries_by_key(t)
     data = [e for (c, _, _), (e, _) in entries.items() if c == DATA]
     assert len(data) == 5
     snap = Table.load(t.location).metadata.current_snapshot()
@@ -134,15 +119,15 @@ def test_compacting_delete_files_plans_once_and_reads_no_manifest(tmp_path: Path
     for k in (-99, -98, -60, -59, 1, 2, 3, 4, 5, 6):  # many small delete files (v2)
         delete_rows(Table.load(t.location), f"id = {k}")
     delete_rows(Table.load(t.location), "id >= 0")  # the last append's files gone: dangling
-    before = _rows(t)
-    counts = _Counts(monkeypatch)
+    before = id_rows(t)
+    counts = PlanCounts(monkeypatch)
     r = compact_deletes(Table.load(t.location), engine=InProcess(), min_input_files=2)
     assert counts.planned == 1 and counts.ops_manifest_reads == []
     assert r.committed and r.dangling_delete_files
     assert bool(r.rewritten_delete_files) == (fv == 2)  # deletion vectors are never merged
-    assert _rows(t) == before
-    live_paths = {p for (c, p, _) in _live_entries(t) if c == DATA}
-    for (c, _, _), (e, _) in _live_entries(t).items():
+    assert id_rows(t) == before
+    live_paths = {p for (c, p, _) in live_entries_by_key(t) if c == DATA}
+    for (c, _, _), (e, _) in live_entries_by_key(t).items():
         if c == POSITION_DELETES and e.data_file.referenced_data_file is not None:
             assert e.data_file.referenced_data_file in live_paths
 
@@ -227,20 +212,20 @@ def test_both_compactions_find_the_same_dangling_deletes(tmp_path: Path, monkeyp
             real(self, *a, **k)
 
         monkeypatch.setattr(RewriteFilesProducer, "__init__", init)
-        before = _rows(t)
+        before = id_rows(t)
         r = compact_table(Table.load(t.location), "id < 0",
                           CompactOptions(rewrite_all=True, min_input_files=1), engine=InProcess())
         monkeypatch.undo()
-        assert r.committed and _rows(t) == before
+        assert r.committed and id_rows(t) == before
         if with_dangling:
             found.append(r.removed_delete_files)
         else:
             assert r.removed_delete_files == 0
             d = compact_deletes(Table.load(t.location), engine=InProcess())
-            assert _rows(t) == before
+            assert id_rows(t) == before
             found.append(len(d.dangling_delete_files))
         # what is left: only the delete file of id 1 (its file was not rewritten)
-        left = [e for (c, _, _), (e, _) in _live_entries(t).items() if c != DATA]
+        left = [e for (c, _, _), (e, _) in live_entries_by_key(t).items() if c != DATA]
         assert len(left) == 1
     assert found[0] == found[1] > 0
 
@@ -258,20 +243,20 @@ def test_both_compactions_find_the_same_dangling_deletes(tmp_path: Path, monkeyp
 def test_compaction_commit_merges_manifests(tmp_path: Path, props: dict, expected: int) -> None:
     t = _table(tmp_path, 2, None, appends=7, properties=props)
     start = Table.load(t.location).metadata.current_snapshot()
-    before = _rows(t)
-    kept_seqs = sorted(e.sequence_number for (c, p, _), (e, _) in _live_entries(t).items()
+    before = id_rows(t)
+    kept_seqs = sorted(e.sequence_number for (c, p, _), (e, _) in live_entries_by_key(t).items()
                        if c == DATA)[2:]  # the first two appends' files are replaced
     r = compact_table(Table.load(t.location), "id < 0",
                       CompactOptions(rewrite_all=True, min_input_files=2), engine=InProcess())
     assert r.committed and r.rewritten_data_files == 2
     data = [m for m in _manifests(t) if m.content == MANIFEST_DATA]
     assert len(data) == expected
-    assert _rows(t) == before
+    assert id_rows(t) == before
     # merged or not, the new file keeps the starting snapshot's data sequence number and gets
     # the new snapshot's file sequence number; the others keep theirs
     t = Table.load(t.location)
     snap = t.metadata.current_snapshot()
-    entries = [e for (c, _, _), (e, _) in _live_entries(t).items() if c == DATA]
+    entries = [e for (c, _, _), (e, _) in live_entries_by_key(t).items() if c == DATA]
     (new,) = [e for e in entries if e.snapshot_id == snap.snapshot_id]
     assert (new.sequence_number, new.file_sequence_number) == (start.sequence_number,
                                                                snap.sequence_number)

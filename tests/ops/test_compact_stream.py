@@ -37,7 +37,7 @@ from icectl.spec.sorting import SortOrder
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 
 SCHEMA = ("id long not null, cat string, v double, f float, st struct<a: int, b: string>, "
           "l list<double>, m map<string, long>")

@@ -18,7 +18,7 @@ from icectl.spec.manifests import DATA
 from icectl.table.table import Table
 
 from tests.ops.test_compact import InProcess, files_on_disk, live_entries, rows, small_files
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 from clirun import icectl
 
 

@@ -26,7 +26,7 @@ from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
 from tests.ops.null_semantics import render, truth
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 
 MODES = ("merge-on-read", "copy-on-write")
 SCHEMA = "id long, grp int, s string, v double, d date, ts timestamp"

@@ -4,24 +4,20 @@ commit from one plan, the filter parsed once, no manifest read again by the oper
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from icectl.expr import parser as parser_mod
-from icectl.io import avro
 from icectl.ops.create import create_table
 from icectl.ops.delete_rows import delete_rows
 from icectl.ops.equality_deletes import delete_equality
 from icectl.ops.upsert import upsert_rows
 from icectl.ops.write import write_rows
-from icectl.scan import planner as planner_mod
 from icectl.scan.planner import plan_scan
-from icectl.scan.reader import open_scan
-from icectl.spec.manifests import DATA, DELETED, POSITION_DELETES
+from icectl.spec.manifests import DATA, POSITION_DELETES
 from icectl.table.table import Table
+from tests.ops.ops_support import PlanCounts, id_rows, live_entries_by_key
 
 DAY = 86_400_000_000  # microseconds
 
@@ -42,26 +38,6 @@ def _table(tmp_path: Path, fv: int = 2, mode: str = "merge-on-read",
         "id": pa.array([10, 11, 12], pa.int64()), "cat": ["a", None, "b"],
         "d": pa.array([-5000, 5, 6], pa.date32()), "x": pa.array([2.0, 3.0, None], pa.float64())}))
     return Table.load(loc)
-
-
-def _rows(t: Table) -> list[tuple]:
-    out = []
-    for b in open_scan(Table.load(t.location), columns=["id"]).batches():
-        out += b.column(0).to_pylist()
-    return sorted(out)
-
-
-def _live_entries(t: Table) -> dict[tuple, tuple]:
-    """(content, path, offset) -> (entry, manifest path), by the record reader."""
-    t = Table.load(t.location)
-    snap = t.metadata.current_snapshot()
-    out = {}
-    for m in avro.load_manifest_list(t.io, snap.manifest_list, t.metadata.format_version):
-        for e in avro.load_manifest(t.io, m):
-            if e.status != DELETED:
-                f = e.data_file
-                out[(f.content, f.file_path, f.content_offset)] = (e, m.manifest_path)
-    return out
 
 
 def _same_entry(mine, theirs, manifest_path: str, metric_ids: set[int]) -> None:
@@ -89,7 +65,7 @@ def test_planned_files_and_their_deletes_are_the_manifest_entries(tmp_path: Path
     t = _table(tmp_path, fv)
     delete_rows(t, "id = -2 or id = 11")  # position deletes / deletion vectors to attach
     t = Table.load(t.location)
-    theirs = _live_entries(t)
+    theirs = live_entries_by_key(t)
     plan = plan_scan(t, "x > -1.0 and d < '1970-01-03'")  # fields 4 (x) and 3 (d) decoded
     assert plan.files
     for p in plan.files:
@@ -106,32 +82,6 @@ def test_planned_files_and_their_deletes_are_the_manifest_entries(tmp_path: Path
     assert len({p.manifest_entry().sequence_number for p in plan.files}) == 2
 
 
-class _Counts:
-    def __init__(self, monkeypatch: pytest.MonkeyPatch):
-        self.parsed = self.planned = 0
-        self.ops_manifest_reads: list[str] = []
-        real_parse, real_prepare = parser_mod._Parser.parse, planner_mod._prepare
-        real_load = avro.load_manifest
-
-        def parse(p):
-            self.parsed += 1
-            return real_parse(p)
-
-        def prepare(*a, **k):
-            self.planned += 1
-            return real_prepare(*a, **k)
-
-        def load_manifest(*a, **k):  # who reads a manifest with the record reader
-            caller = sys._getframe(1).f_globals.get("__name__", "")
-            if caller.startswith("icectl.ops"):
-                self.ops_manifest_reads.append(caller)
-            return real_load(*a, **k)
-
-        monkeypatch.setattr(parser_mod._Parser, "parse", parse)
-        monkeypatch.setattr(planner_mod, "_prepare", prepare)
-        monkeypatch.setattr(avro, "load_manifest", load_manifest)
-
-
 @pytest.mark.parametrize("fv,mode", [(2, "merge-on-read"), (3, "merge-on-read"),
                                      (2, "copy-on-write"), (3, "copy-on-write")])
 def test_delete_parses_the_filter_once_and_plans_once(tmp_path: Path, monkeypatch, fv: int,
@@ -139,21 +89,21 @@ def test_delete_parses_the_filter_once_and_plans_once(tmp_path: Path, monkeypatc
     t = _table(tmp_path, fv, mode)
     if mode == "merge-on-read":  # the second delete merges into the deletion vectors of the first
         delete_rows(t, "id = 0")
-    counts = _Counts(monkeypatch)
+    counts = PlanCounts(monkeypatch)
     r = delete_rows(Table.load(t.location), "cat = 'a' or id in (-1, 1, 12)")
     assert (counts.parsed, counts.planned) == (1, 1)
     assert counts.ops_manifest_reads == []  # the operation's files came from its plan
     assert r.committed and r.mode == mode
-    assert _rows(t) == ([11] if mode == "merge-on-read" else [0, 11])
+    assert id_rows(t) == ([11] if mode == "merge-on-read" else [0, 11])
     if mode == "merge-on-read":
         # the two 'a' files dropped whole (unread), positions in the null and 'b' files
         assert len(r.removed_data_files) == 2 and r.deleted_positions == 3
-    before = _rows(t)
+    before = id_rows(t)
     counts.parsed = counts.planned = 0
     dry = delete_rows(Table.load(t.location), "id >= 11", dry_run=True)
     assert (counts.parsed, counts.planned) == (1, 1) and not dry.committed
     assert dry.removed_data_files or dry.files_with_row_deletes
-    assert _rows(t) == before
+    assert id_rows(t) == before
 
 
 @pytest.mark.parametrize("fv", [2, 3])
@@ -162,18 +112,18 @@ def test_keyed_deletes_and_upsert_plan_once_and_read_no_manifest(tmp_path: Path,
     # the key (id) does not determine the partition (cat): the rows are found and their
     # positions deleted, from one plan
     t = _table(tmp_path, fv)
-    counts = _Counts(monkeypatch)
+    counts = PlanCounts(monkeypatch)
     r = delete_equality(t, "id", pa.table({"id": pa.array([-3, 12, 99], pa.int64())}))
     assert r.method in ("position-deletes", "deletion-vectors") and r.deleted_rows == 2
     assert counts.planned == 1 and counts.parsed == 0 and counts.ops_manifest_reads == []
-    assert _rows(t) == [-2, -1, 0, 1, 10, 11]
+    assert id_rows(t) == [-2, -1, 0, 1, 10, 11]
     counts.planned = 0
     u = upsert_rows(Table.load(t.location), pa.table({
         "id": pa.array([-2, 50], pa.int64()), "cat": ["z", "z"],
         "d": pa.array([1, 2], pa.date32()), "x": pa.array([0.5, 0.5], pa.float64())}), "id")
     assert u.replaced_rows == 1 and counts.planned == 1 and counts.ops_manifest_reads == []
-    assert _rows(t) == [-2, -1, 0, 1, 10, 11, 50]
-    entries = _live_entries(t)
+    assert id_rows(t) == [-2, -1, 0, 1, 10, 11, 50]
+    entries = live_entries_by_key(t)
     if fv == 3:  # one deletion vector per data file: the upsert's merged into the earlier one
         dvs = [f for (c, _, _), (e, _) in entries.items() if c == POSITION_DELETES
                for f in [e.data_file]]
@@ -218,8 +168,8 @@ def test_both_delete_modes_share_one_conflict_check(tmp_path: Path, monkeypatch,
     if conflicts:
         with pytest.raises(CommitConflict, match="may hold rows the operation.s filter selects"):
             delete_rows(Table.load(loc), "cat = 'a' and id = 1")
-        assert _rows(Table.load(loc)) == [1, 1, 2, 3]  # only the racing append landed
+        assert id_rows(Table.load(loc)) == [1, 1, 2, 3]  # only the racing append landed
     else:
         r = delete_rows(Table.load(loc), "cat = 'a' and id = 1")
         assert r.committed and r.mode == mode
-        assert _rows(Table.load(loc)) == [1, 2, 3]  # the racing row stays, the old one is gone
+        assert id_rows(Table.load(loc)) == [1, 2, 3]  # the racing row stays, the old one is gone

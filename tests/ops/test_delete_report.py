@@ -17,7 +17,7 @@ from icectl.ops.write import write_rows
 from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR, _files
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 
 
 def _table(tmp_path: Path, fv: int = 2) -> Table:

@@ -20,7 +20,7 @@ from icectl.spec.values import from_bytes
 from icectl.spec.types import STRING
 from icectl.table.table import Table
 
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 from clirun import icectl
 
 # merge-on-read explicitly: these tests must not depend on the default delete mode

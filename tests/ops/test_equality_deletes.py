@@ -20,7 +20,7 @@ from icectl.spec.manifests import DATA, EQUALITY_DELETES
 from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR, _entries, _files, _rows
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 from clirun import icectl
 
 

@@ -22,7 +22,7 @@ from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR, _entries, _files
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 from clirun import icectl
 
 DAY = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)

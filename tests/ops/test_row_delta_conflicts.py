@@ -22,7 +22,7 @@ from icectl.table.row_delta import row_delta_operation
 from icectl.table.table import Table
 
 from tests.ops.test_delete_rows import MOR, _files, _rows
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 
 SNAPSHOT_ISOLATION = {**MOR, "write.delete.isolation-level": "snapshot"}
 

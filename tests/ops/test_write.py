@@ -24,25 +24,9 @@ from icectl.spec.transforms import parse_transform
 from icectl.spec.types import DATE, DOUBLE, LONG, STRING, NestedField
 from icectl.spec.values import from_bytes
 from icectl.table.table import Table
+from tests.ops.ops_support import make_table
 
 # -- tables ------------------------------------------------------------------------------------
-
-
-def make_table(tmp_path: Path, schema: str, partition: str | None = None, sort: str | None = None,
-               fv: int = 2, props: dict | None = None) -> Table:
-    from clirun import icectl
-
-    loc = str(tmp_path / "wh" / "db" / "t")
-    args = ["create", loc, "--schema", schema, "--format-version", str(fv)]
-    if partition:
-        args += ["--partition", partition]
-    if sort:
-        args += ["--sort-order", sort]
-    for k, v in (props or {}).items():
-        args += ["--property", f"{k}={v}"]
-    r = icectl(*args)
-    assert r.exit_code == 0, r.output
-    return Table.load(loc)
 
 
 def data_files(table: Table) -> list[Path]:

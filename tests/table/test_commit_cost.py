@@ -20,6 +20,7 @@ from icectl.table.producer import FastAppendProducer, SnapshotProducer
 from icectl.table.rewrite import RewriteFilesProducer
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
+from tests.ops.ops_support import record_manifests_opened
 
 PATH_ID = 2147483546
 
@@ -365,15 +366,7 @@ def test_delete_rows_of_one_partition_opens_one_manifest(tmp_path: Path, monkeyp
     from icectl.ops.delete_rows import delete_rows
 
     t = _build(tmp_path, VALUES)
-    opened: list[int] = []
-    real = RowDeltaProducer.commit
-
-    def counting(self):
-        out = real(self)
-        opened.append(self.manifests_opened)
-        return out
-
-    monkeypatch.setattr(RowDeltaProducer, "commit", counting)
+    opened = record_manifests_opened(monkeypatch, RowDeltaProducer)
     r = delete_rows(t, "p = 17.0", mode="merge-on-read")
     assert r.committed and len(r.removed_data_files) == 3
     assert opened == [1]
