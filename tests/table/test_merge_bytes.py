@@ -25,18 +25,18 @@ from icectl.table.producer import FastAppendProducer
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from test_merge_copy import (
-    _assert_same_entries,
-    _entries,
-    _file,
-    _same,
-    _schema_and_spec,
-    _without_sync,
+from merge_support import (
+    assert_same_entries,
     java_manifests,
     merging_table,
+    random_entries,
+    random_file,
+    same_entry,
+    schema_and_spec,
+    without_sync,
 )
 
-_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "record_count",
+PARTITION_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "record_count",
             "file_path", "data_files")
 _NAN = struct.pack("<d", math.nan)
 
@@ -62,8 +62,8 @@ def _null_codec(data: bytes) -> bytes:
 
 def _manifest(version: int, seed: int, n: int):
     r = random.Random(seed * 100 + version)
-    schema, spec = _schema_and_spec()
-    entries = _with_nan_bounds(_entries(r, version, n))
+    schema, spec = schema_and_spec()
+    entries = _with_nan_bounds(random_entries(r, version, n))
     if version == 1:
         entries = [replace(e, sequence_number=None, file_sequence_number=None) for e in entries]
     layout, metadata = avro.manifest_header(
@@ -79,11 +79,11 @@ def _list_entry(data: bytes, version: int) -> ManifestFile:
 
 
 def _assert_agree(a: manifest_copy.CarriedEntries, b: manifest_copy.CarriedEntries) -> None:
-    for name in _COLUMNS:
+    for name in PARTITION_COLUMNS:
         assert getattr(a, name) == getattr(b, name), name
     assert len(a.partitions) == len(b.partitions)
     for pa, pb in zip(a.partitions, b.partitions):
-        assert len(pa) == len(pb) and all(_same(x, y) for x, y in zip(pa, pb)), (pa, pb)
+        assert len(pa) == len(pb) and all(same_entry(x, y) for x, y in zip(pa, pb)), (pa, pb)
 
 
 @pytest.mark.parametrize("codec", ["deflate", "null"])
@@ -103,14 +103,14 @@ def test_byte_copy_agrees_with_the_record_copy(version, codec, seed, n):
         if mf is None and version > 1:  # stored entries lack inherited sequence numbers
             continue
         merged = manifest_copy.write_carried(layout, metadata, by_bytes)
-        assert _without_sync(merged) == _without_sync(
+        assert without_sync(merged) == without_sync(
             manifest_copy.write_carried(layout, metadata, by_records))
         # fastavro reads the copy, without its list entry, as the original reads with it
         want = avro.read_manifest(data, mf)
         if version == 1:  # v1 entries have no sequence number fields: nothing to make explicit
             want = [replace(e, sequence_number=None, file_sequence_number=None) for e in want]
         got = avro.read_manifest(merged)
-        _assert_same_entries([replace(e, data_file=replace(e.data_file, spec_id=0)) for e in got],
+        assert_same_entries([replace(e, data_file=replace(e.data_file, spec_id=0)) for e in got],
                              [replace(e, data_file=replace(e.data_file, spec_id=0)) for e in want])
         assert all(e.snapshot_id is not None for e in got)
 
@@ -144,7 +144,7 @@ def test_carry_rewrites_statuses_and_drops_older_deletes():
     want = [replace(e, status=DELETED) if o.status == DELETED else e
             for e, o in zip(want, [e for e in before if e.status != DELETED or e.snapshot_id == 9])]
     assert len(got) == len(want) < len(before)
-    _assert_same_entries([replace(e, data_file=replace(e.data_file, spec_id=0)) for e in got],
+    assert_same_entries([replace(e, data_file=replace(e.data_file, spec_id=0)) for e in got],
                          [replace(e, data_file=replace(e.data_file, spec_id=0)) for e in want])
 
 
@@ -162,7 +162,7 @@ def test_nested_and_evolved_partition_sources():
         {"name": "s_x_bucket", "transform": "bucket[7]", "source-id": 9, "field-id": 1001},
         {"name": "s_d", "transform": "identity", "source-id": 10, "field-id": 1002}], spec_id=2)
     r = random.Random(11)
-    base = _entries(r, 2, 40)
+    base = random_entries(r, 2, 40)
     from decimal import Decimal
     entries = [replace(e, data_file=replace(e.data_file, partition=(
         None if i % 5 == 0 else r.randint(-40_000, 40_000), r.randint(0, 6),
@@ -177,7 +177,7 @@ def test_nested_and_evolved_partition_sources():
     _assert_agree(by_bytes, manifest_copy.carried_from_records(
         *avro.read_manifest_records(data, mf, schema=layout), layout))
     got = avro.read_manifest(manifest_copy.write_carried(layout, metadata, by_bytes))
-    _assert_same_entries(got, avro.read_manifest(data, mf))
+    assert_same_entries(got, avro.read_manifest(data, mf))
 
 
 def test_other_encodings_fall_back():
@@ -208,7 +208,7 @@ def test_java_manifests_are_copied_by_bytes(table):
         _assert_agree(c, manifest_copy.carried_from_records(
             *avro.read_manifest_records(raw, m, schema=layout), layout))
         copy = manifest_copy.write_carried(layout, metadata, c)
-        _assert_same_entries(avro.read_manifest(copy, replace(m, manifest_path="/copy")),
+        assert_same_entries(avro.read_manifest(copy, replace(m, manifest_path="/copy")),
                              avro.read_manifest(raw, m))
 
 
@@ -242,7 +242,7 @@ def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tm
         assert len(manifests) == 1
         results[by_bytes] = (t.io.read(manifests[0].manifest_path), manifests[0], t)
     (data, mf, t), (other, other_mf, _) = results[True], results[False]
-    assert _without_sync(data) == _without_sync(other)
+    assert without_sync(data) == without_sync(other)
     assert replace(mf, manifest_path="") == replace(other_mf, manifest_path="")
     after = avro.load_manifest(t.io, mf)
     gone = [e for e in after if e.status == DELETED]
@@ -250,7 +250,7 @@ def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tm
     kept = sorted((e for e in after if e.status != DELETED), key=lambda e: e.data_file.file_path)
     want = sorted((replace(e, status=EXISTING) for _, e in before
                    if e.data_file.file_path != victim.file_path), key=lambda e: e.data_file.file_path)
-    _assert_same_entries(kept, want)
+    assert_same_entries(kept, want)
     assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (0, 99, 1)
 
 
@@ -266,14 +266,14 @@ def test_v1_manifests_of_an_upgraded_table_are_converted(tmp_path):
     upgrade_table(table, 2)
     r = random.Random(3)
     for i in range(3):
-        FastAppendProducer(table, [(replace(_file(r, 900 + i, 2), first_row_id=None), "")],
+        FastAppendProducer(table, [(replace(random_file(r, 900 + i, 2), first_row_id=None), "")],
                            merge=False).commit()
     copied = []
     real = manifest_copy.read_carried
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(manifest_copy, "read_carried",
                    lambda *a, **k: copied.append(real(*a, **k)) or copied[-1])
-        result = FastAppendProducer(table, [(replace(_file(r, 910, 2), first_row_id=None), "")]
+        result = FastAppendProducer(table, [(replace(random_file(r, 910, 2), first_row_id=None), "")]
                                     ).commit()
     assert sorted(c is None for c in copied) == [False] * 4 + [True]  # the v1 one converted
     manifests = avro.load_manifest_list(table.io, result.snapshot.manifest_list)
@@ -283,7 +283,7 @@ def test_v1_manifests_of_an_upgraded_table_are_converted(tmp_path):
                  key=lambda e: e.data_file.file_path)
     want = sorted((replace(e, status=EXISTING, sequence_number=0, file_sequence_number=0)
                    for e in before), key=lambda e: e.data_file.file_path)
-    _assert_same_entries(old, want)
+    assert_same_entries(old, want)
     assert len(after) == len(before) + 4
     assert all(e.sequence_number is not None for e in avro.read_manifest(
         table.io.read(manifests[0].manifest_path)) if e.status == EXISTING)

@@ -16,7 +16,7 @@ from icectl.table.rewrite import OverwriteFilesProducer, RewriteFilesProducer
 from icectl.table.table import Table
 
 from tests.ops.test_compact import live_entries
-from tests.ops.test_write import make_table
+from tests.ops.ops_support import make_table
 
 PATH_ID = 2147483546
 
