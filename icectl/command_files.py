@@ -22,9 +22,11 @@ One registry per process (module state; a command line runs one command per proc
   terminal as on Ctrl-C. A signal that arrives inside :func:`critical` is held back until the
   command's next file or commit (:func:`checkpoint`); a command with nothing left finishes. :func:`abort` (the command line's last step on any failure) removes whatever is
   still registered and unsettled.
-* **Workers die with their driver.** :func:`worker_init` (every pool's initializer) asks Linux to
-  kill the worker when the driver dies (``PR_SET_PDEATHSIG``) and ignores the terminal's signals
-  (the driver stops its workers itself); :func:`register` checks that the driver is still there
+* **Workers die with their driver.** Pools start inside :func:`starting_workers` (the terminal's
+  signals blocked, so a worker still starting holds a Ctrl-C instead of dying of it);
+  :func:`worker_init` (every pool's initializer) asks Linux to kill the worker when the driver
+  dies (``PR_SET_PDEATHSIG``) and ignores the terminal's signals (the driver stops its workers
+  itself); :func:`register` checks that the driver is still there
   before a worker creates a file, and :func:`check_driver` before a worker hands a finished file
   on, so no worker writes after its driver is gone.
 """
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "register_operation", "settle", "discard", "discard_operation", "critical",
            "checkpoint", "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
-           "received_signal", "start_helpers", "SIGNALS", "usable_cores", "io_threads"]
+           "received_signal", "starting_workers", "SIGNALS", "usable_cores", "io_threads"]
 
 SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 _PR_SET_PDEATHSIG = 1
@@ -257,20 +259,39 @@ def install_signal_handlers() -> None:
 
 # -- workers ---------------------------------------------------------------------------------------
 
-def start_helpers() -> None:
-    """Start multiprocessing's resource tracker (a helper process of spawn pools) with the
-    terminal's signals ignored, as its workers ignore them: a hang-up then reaches the driver
-    alone, which stops the workers; the tracker ends when the driver's end of its pipe closes."""
-    if threading.current_thread() is not threading.main_thread():
+@contextmanager
+def starting_workers(spawn: bool = True) -> Iterator[None]:
+    """Start worker processes inside this block (``spawn``: through multiprocessing's spawn
+    start method, which needs its resource tracker).
+
+    The terminal's signals are blocked in this thread while it runs. A child inherits the mask
+    through ``fork`` and ``exec``, so a Ctrl-C sent to the process group while a worker's
+    interpreter is still starting stays pending in the worker until :func:`worker_init` ignores
+    it, instead of ending the worker with a KeyboardInterrupt traceback on the terminal. The
+    driver receives its own copy of the signal when the block ends: nothing is lost."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
         return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        if spawn:
+            _start_resource_tracker()
+            # starting the tracker unblocks SIGINT and SIGTERM on its way out; once it runs,
+            # starting a worker only checks that it is alive
+            signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _start_resource_tracker() -> None:
+    """multiprocessing's resource tracker (a helper process of spawn pools), started with the
+    terminal's signals blocked (it ignores SIGINT and SIGTERM itself and never unblocks
+    SIGHUP): a hang-up reaches the driver alone, which stops the workers; the tracker ends when
+    the driver's end of its pipe closes."""
     from multiprocessing import resource_tracker
 
-    old = {s: signal.signal(s, signal.SIG_IGN) for s in SIGNALS}
-    try:
-        resource_tracker.ensure_running()
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
+    resource_tracker.ensure_running()
 
 
 def worker_init(driver_pid: int, terminable: bool = False) -> None:
@@ -285,6 +306,10 @@ def worker_init(driver_pid: int, terminable: bool = False) -> None:
             signal.signal(s, signal.SIG_DFL if terminable and s == signal.SIGTERM else signal.SIG_IGN)
         except (OSError, ValueError):
             pass
+    if hasattr(signal, "pthread_sigmask"):
+        # started inside starting_workers(): a signal that came while this interpreter started
+        # was pending, and ignoring it above discarded it
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, SIGNALS)
     if sys.platform.startswith("linux"):
         try:
             import ctypes

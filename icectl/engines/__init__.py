@@ -138,12 +138,15 @@ class LocalEngine:
             return
         tracker.start()
         ctx = multiprocessing.get_context("spawn")
-        command_files.start_helpers()
-        pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx,
-                                   initializer=command_files.worker_init, initargs=(os.getpid(),))
+        pool: ProcessPoolExecutor | None = None
         finished = False
         try:
-            futures = [pool.submit(fn, item) for item in items]
+            with command_files.starting_workers():
+                # a spawn pool starts its workers as the tasks are submitted
+                pool = ProcessPoolExecutor(max_workers=min(self.workers, len(items)), mp_context=ctx,
+                                           initializer=command_files.worker_init,
+                                           initargs=(os.getpid(),))
+                futures = [pool.submit(fn, item) for item in items]
             for i, fut in enumerate(futures):
                 fut.add_done_callback(lambda f, i=i: _done(tracker, f, i))
             for fut in futures:
@@ -154,11 +157,12 @@ class LocalEngine:
                 yield result
             finished = True
         finally:
-            if not finished:
-                # stopped early (a failure, an interrupt, the caller gave up): the workers are
-                # killed, not waited for, so none writes another file after this returns
-                _kill_workers(pool)
-            pool.shutdown(wait=True, cancel_futures=True)
+            if pool is not None:
+                if not finished:
+                    # stopped early (a failure, an interrupt, the caller gave up): the workers
+                    # are killed, not waited for, so none writes another file after this returns
+                    _kill_workers(pool)
+                pool.shutdown(wait=True, cancel_futures=True)
 
     def map(self, fn: Callable[[T], R], tasks: Iterable[T], *,
             sizes: Sequence[int] | None = None) -> list[R]:

@@ -102,9 +102,11 @@ def _parallel(found: list[ManifestColumns | None],
     ctx = multiprocessing.get_context("fork")
     # workers die with the planning process and leave Ctrl-C to it; terminate() stops them
     # with SIGTERM, so that keeps its default action
-    pool = ctx.Pool(min(workers, len(todo)), initializer=command_files.worker_init,
-                    initargs=(os.getpid(), True))
+    pool = None
     try:
+        with command_files.starting_workers(spawn=False):
+            pool = ctx.Pool(min(workers, len(todo)), initializer=command_files.worker_init,
+                            initargs=(os.getpid(), True))
         results = pool.imap(_decode_local, [r for _, r, _ in todo], chunksize=1)
         pending = iter(todo)
         for got in found:
@@ -116,5 +118,6 @@ def _parallel(found: list[ManifestColumns | None],
                 keep_decoded(req, disk_key, got, payload)
             yield got
     finally:
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
