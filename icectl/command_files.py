@@ -38,14 +38,15 @@ import signal
 import sys
 import threading
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:
     from icectl.io.files import FileIO
 
 __all__ = ["register", "register_operation", "settle", "discard", "discard_operation", "critical",
            "checkpoint", "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
-           "received_signal", "starting_workers", "SIGNALS", "usable_cores", "io_threads"]
+           "received_signal", "starting_workers", "SIGNALS", "usable_cores", "io_threads", "can_fork",
+           "forked_imap"]
 
 SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
 _PR_SET_PDEATHSIG = 1
@@ -292,6 +293,37 @@ def _start_resource_tracker() -> None:
     from multiprocessing import resource_tracker
 
     resource_tracker.ensure_running()
+
+
+def can_fork() -> bool:
+    """Whether worker processes may be forked from this one: the platform has ``fork`` and this
+    process runs a single thread (a thread holding a lock at fork time could deadlock the
+    child)."""
+    import multiprocessing
+
+    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
+
+
+def forked_imap(fn: Callable[[Any], Any], items: Sequence[Any], workers: int) -> Iterator[Any]:
+    """``fn`` over ``items`` in ``workers`` forked processes (at most one an item), the results
+    in item order as each is ready. For pure functions of a few modules already imported (a
+    forked worker starts in milliseconds, a spawned one imports icectl again); only when
+    :func:`can_fork`. The workers die with this process and leave its signals to it; they are
+    stopped when the iterator ends or is closed."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    pool = None
+    try:
+        with starting_workers(spawn=False):
+            # terminate() stops the workers with SIGTERM, so that keeps its default action
+            pool = ctx.Pool(max(1, min(workers, len(items))), initializer=worker_init,
+                            initargs=(os.getpid(), True))
+        yield from pool.imap(fn, items, chunksize=1)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 def worker_init(driver_pid: int, terminable: bool = False) -> None:

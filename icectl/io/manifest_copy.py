@@ -20,15 +20,19 @@ are :func:`icectl.spec.manifests.inherit_columns`, the same as every reader's.
 from __future__ import annotations
 
 import json
+import pickle
 import zlib
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
+
+from icectl import command_files
 
 from icectl.errors import CorruptMetadata
 from icectl.io.avro import in_layout, require_sequence_numbers
 from icectl.io.avro_container import decoded_blocks, split_header
 from icectl.io.avro_files import SEGMENT_OBJECTS, as_bytes, container_file, value_encoder
 from icectl.io.avro_schema import SchemaWalk, manifest_wire_schemas, wire_schema_jsons
+from icectl.io.files import FileIO, is_local
 from icectl.io.manifest_codegen import compile_decoder
 from icectl.io.manifest_columns import partition_columns, run_decoder
 from icectl.spec.manifests import (
@@ -40,7 +44,12 @@ from icectl.spec.manifests import (
     inherit_columns,
 )
 
-__all__ = ["CarriedEntries", "read_carried", "carried_from_records", "carry", "write_carried"]
+__all__ = ["CarriedEntries", "read_carried", "read_carried_all", "carried_from_records", "carry",
+           "write_carried", "PARALLEL_MIN_MANIFESTS", "PARALLEL_MIN_BYTES"]
+
+# a bin of at least this many manifests, this many bytes in all, is decoded in worker processes
+PARALLEL_MIN_MANIFESTS = 4
+PARALLEL_MIN_BYTES = 256 * 1024
 
 
 @dataclass
@@ -147,6 +156,38 @@ def read_carried(source: Any, manifest_file: ManifestFile | None, schema: dict, 
                 files[i] = files[i][:a] + encode(new) + files[i][b:]
     return CarriedEntries(status, cols.snapshot_id, cols.sequence_number,
                           cols.file_sequence_number, record_count, paths, partitions, files)
+
+
+def _carried_local(req: tuple[str, ManifestFile | None, dict]) -> bytes:
+    """Worker: :func:`read_carried` of one local manifest, pickled."""
+    path, manifest_file, schema = req
+    return pickle.dumps(read_carried(FileIO().read(path), manifest_file, schema, path=path),
+                        protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def read_carried_all(io: FileIO, requests: Sequence[tuple[str, ManifestFile | None, int]],
+                     schema: dict, workers: int | None = None,
+                     ) -> Iterator[tuple[CarriedEntries | None, bytes | None]]:
+    """:func:`read_carried` of each ``(path, manifest to inherit from or None, length)``, in
+    order, with the manifest's bytes when they were read here (None when a worker read them).
+    The manifests are decoded in forked worker processes (``workers``, default every usable
+    core) when there are at least :data:`PARALLEL_MIN_MANIFESTS` of
+    :data:`PARALLEL_MIN_BYTES` in all, all local, and this process may fork; else here."""
+    n = command_files.usable_cores() if workers is None else workers
+    if (n > 1 and len(requests) >= PARALLEL_MIN_MANIFESTS
+            and sum(length for _, _, length in requests) >= PARALLEL_MIN_BYTES
+            and all(is_local(path) for path, _, _ in requests) and command_files.can_fork()):
+        results = command_files.forked_imap(
+            _carried_local, [(path, m, schema) for path, m, _ in requests], n)
+        try:
+            for payload in results:
+                yield pickle.loads(payload), None
+        finally:
+            results.close()
+        return
+    for path, m, _ in requests:
+        raw = io.read(path)
+        yield read_carried(raw, m, schema, path=path), raw
 
 
 def carried_from_records(records: list[dict], partitions: list[tuple],

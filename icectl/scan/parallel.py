@@ -9,7 +9,7 @@ reads the manifest, decodes it and returns the pickled columns in their cached f
 when used); the planning process stores that same pickle as the persistent cache entry (it
 decides what is cached).
 
-The pool is a ``fork`` pool, not :class:`icectl.engines.LocalEngine`'s ``spawn`` one: a spawned
+The pool is a ``fork`` pool (:func:`icectl.command_files.forked_imap`), not :class:`icectl.engines.LocalEngine`'s ``spawn`` one: a spawned
 worker starts a fresh interpreter and imports icectl again (about 0.5-0.6 s on the 2-core
 development machine, measured), which is the whole budget of a warm plan, while a forked worker
 starts in a few milliseconds with the decoder modules already imported. Forking is only done
@@ -20,9 +20,7 @@ decoding stays in the planning process.
 
 from __future__ import annotations
 
-import os
 import pickle
-import threading
 from typing import Iterator, Sequence
 
 from icectl.errors import InvalidInput
@@ -62,12 +60,6 @@ def _decode_local(req: ManifestRequest) -> bytes:
     return pickle.dumps(pack(cols), protocol=5)
 
 
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1
-
-
 def load_in_order(file_io: FileIO, requests: Sequence[ManifestRequest],
                   workers: int | None = None) -> Iterator[ManifestColumns]:
     """The decoded columns of each request, in order: cached ones as they are, the others
@@ -81,7 +73,7 @@ def load_in_order(file_io: FileIO, requests: Sequence[ManifestRequest],
         if hit is None:
             todo.append((i, widened, disk_key))
     parallel = (n > 1 and len(todo) >= PARALLEL_MIN_MISSES
-                and all(is_local(r.path) for _, r, _ in todo) and _can_fork())
+                and all(is_local(r.path) for _, r, _ in todo) and command_files.can_fork())
     if not parallel:
         for i, req in enumerate(requests):
             got = found[i]
@@ -97,17 +89,8 @@ def load_in_order(file_io: FileIO, requests: Sequence[ManifestRequest],
 def _parallel(found: list[ManifestColumns | None],
               todo: list[tuple[int, ManifestRequest, bytes | None]],
               workers: int) -> Iterator[ManifestColumns]:
-    import multiprocessing
-
-    ctx = multiprocessing.get_context("fork")
-    # workers die with the planning process and leave Ctrl-C to it; terminate() stops them
-    # with SIGTERM, so that keeps its default action
-    pool = None
+    results = command_files.forked_imap(_decode_local, [r for _, r, _ in todo], workers)
     try:
-        with command_files.starting_workers(spawn=False):
-            pool = ctx.Pool(min(workers, len(todo)), initializer=command_files.worker_init,
-                            initargs=(os.getpid(), True))
-        results = pool.imap(_decode_local, [r for _, r, _ in todo], chunksize=1)
         pending = iter(todo)
         for got in found:
             if got is None:
@@ -118,6 +101,4 @@ def _parallel(found: list[ManifestColumns | None],
                 keep_decoded(req, disk_key, got, payload)
             yield got
     finally:
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        results.close()

@@ -402,14 +402,17 @@ class SnapshotProducer:
                 schema_json=base.schema.to_json(), format_version=base.format_version,
                 content=content)
             parts: list[manifest_copy.CarriedEntries] = []
-            for m in bin_:
-                own = m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
+            owned = [m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
+                     for m in bin_]
+            carried = (manifest_copy.read_carried_all(
+                self.io, [(m.manifest_path, None if own else m, m.manifest_length)
+                          for m, own in zip(bin_, owned)], layout)
+                if self.copy_entry_bytes else ((None, None) for _ in bin_))
+            for m, own, (got, raw) in zip(bin_, owned, carried):
                 if not own:
                     self.manifests_opened += 1
-                raw = self.io.read(m.manifest_path)
-                got = (manifest_copy.read_carried(raw, None if own else m, layout, path=m.manifest_path)
-                       if self.copy_entry_bytes else None)
                 if got is None:
+                    raw = self.io.read(m.manifest_path) if raw is None else raw
                     records = avro.read_manifest_records(raw, None if own else m, schema=layout)
                     if records is None:  # another layout (older schema, another writer): convert
                         entries = (avro.read_manifest(raw) if own else avro.load_manifest(self.io, m))

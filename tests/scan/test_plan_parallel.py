@@ -107,7 +107,8 @@ def test_parallel_plan_equals_serial(table, no_disk_cache, monkeypatch, text) ->
     # earlier tests of the same run may leave idle threads behind, and icectl then (rightly)
     # decodes in-process; the test process forks anyway, as a fresh icectl process would
     import multiprocessing
-    monkeypatch.setattr(parallel, "_can_fork", lambda: "fork" in multiprocessing.get_all_start_methods())
+    monkeypatch.setattr(parallel.command_files, "can_fork",
+                        lambda: "fork" in multiprocessing.get_all_start_methods())
     serial = _plan(table, text, workers=1)
     assert not calls
     par = _plan(table, text, workers=2)

@@ -218,32 +218,56 @@ def _table(tmp_path: Path, version: int) -> Table:
 
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tmp_path, version):
-    """The same delete of one whole file on two copies of a table (same snapshot id), merging
-    4 manifests into one: by bytes (no raw records decoded) and by records, the same manifest."""
-    table = _table(tmp_path, version)
+    """The same delete of one whole file on copies of a table (same snapshot id) whose commit
+    merges its 3 manifests (the one rewritten without the file and 2 others) into one: by bytes
+    decoded in worker processes, by bytes here (no raw records decoded) and by records, the same
+    manifest."""
+    import multiprocessing
+
+    from icectl import command_files
+    from icectl.spec.metadata import with_properties
+
+    table = merging_table(tmp_path, version, random.Random(version + 40), appends=3, files=25)
+    table.commit(lambda md: with_properties(md, {"commit.manifest.min-count-to-merge": "3"}))
     snap = table.metadata.current_snapshot()
     before = [(m, e) for m in avro.load_manifest_list(table.io, snap.manifest_list)
               for e in avro.load_manifest(table.io, m)]
+    assert len({m.manifest_path for m, _ in before}) == 3
     victim = before[30][1].data_file
     results = {}
-    for by_bytes in (True, False):
-        loc = tmp_path / f"copy-{by_bytes}"
+    for mode in ("workers", "bytes", "records"):
+        loc = tmp_path / f"copy-{mode}"
         shutil.copytree(table.location, loc)
         t = Table.load(str(loc))
         producer = RowDeltaProducer(t, snap.snapshot_id, removed=[(replace(victim, spec_id=0), "")],
                                     snapshot_id=123456789)
-        producer.copy_entry_bytes = by_bytes
+        producer.copy_entry_bytes = mode != "records"
+        pooled: list[int] = []
         with pytest.MonkeyPatch.context() as mp:
-            if by_bytes:
+            if mode != "records":
                 mp.setattr(avro, "read_manifest_records",
                            lambda *a, **k: pytest.fail("merge decoded raw records"))
+            if mode == "workers":
+                # small manifests, and the test process may run helper threads: fork anyway
+                mp.setattr(manifest_copy, "PARALLEL_MIN_MANIFESTS", 2)
+                mp.setattr(manifest_copy, "PARALLEL_MIN_BYTES", 0)
+                mp.setattr(command_files, "can_fork",
+                           lambda: "fork" in multiprocessing.get_all_start_methods())
+                real = command_files.forked_imap
+                mp.setattr(command_files, "forked_imap",
+                           lambda fn, items, n: pooled.append(len(items)) or real(fn, items, 2))
+            else:
+                mp.setattr(command_files, "forked_imap",
+                           lambda *a: pytest.fail("a small bin decoded in worker processes"))
             result = producer.commit()
+        assert pooled == ([3] if mode == "workers" else [])
         manifests = avro.load_manifest_list(t.io, result.snapshot.manifest_list)
         assert len(manifests) == 1
-        results[by_bytes] = (t.io.read(manifests[0].manifest_path), manifests[0], t)
-    (data, mf, t), (other, other_mf, _) = results[True], results[False]
-    assert without_sync(data) == without_sync(other)
-    assert replace(mf, manifest_path="") == replace(other_mf, manifest_path="")
+        results[mode] = (t.io.read(manifests[0].manifest_path), manifests[0], t)
+    data, mf, t = results["bytes"]
+    for other, other_mf, _ in (results["workers"], results["records"]):
+        assert without_sync(data) == without_sync(other)
+        assert replace(mf, manifest_path="") == replace(other_mf, manifest_path="")
     after = avro.load_manifest(t.io, mf)
     gone = [e for e in after if e.status == DELETED]
     assert [e.data_file.file_path for e in gone] == [victim.file_path]
@@ -251,7 +275,7 @@ def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tm
     want = sorted((replace(e, status=EXISTING) for _, e in before
                    if e.data_file.file_path != victim.file_path), key=lambda e: e.data_file.file_path)
     assert_same_entries(kept, want)
-    assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (0, 99, 1)
+    assert (mf.added_files_count, mf.existing_files_count, mf.deleted_files_count) == (0, 74, 1)
 
 
 def test_v1_manifests_of_an_upgraded_table_are_converted(tmp_path):
