@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import pickle
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
@@ -172,7 +173,8 @@ def read_carried_all(io: FileIO, requests: Sequence[tuple[str, ManifestFile | No
     order, with the manifest's bytes when they were read here (None when a worker read them).
     The manifests are decoded in forked worker processes (``workers``, default every usable
     core) when there are at least :data:`PARALLEL_MIN_MANIFESTS` of
-    :data:`PARALLEL_MIN_BYTES` in all, all local, and this process may fork; else here."""
+    :data:`PARALLEL_MIN_BYTES` in all, all local, and this process may fork; else here, with the
+    manifests of an object store fetched concurrently."""
     n = command_files.usable_cores() if workers is None else workers
     if (n > 1 and len(requests) >= PARALLEL_MIN_MANIFESTS
             and sum(length for _, _, length in requests) >= PARALLEL_MIN_BYTES
@@ -184,6 +186,13 @@ def read_carried_all(io: FileIO, requests: Sequence[tuple[str, ManifestFile | No
                 yield pickle.loads(payload), None
         finally:
             results.close()
+        return
+    if len(requests) > 1 and not all(is_local(path) for path, _, _ in requests):
+        # an object store: the manifests are fetched concurrently, decoded here in order
+        with ThreadPoolExecutor(min(command_files.io_threads(), len(requests))) as pool:
+            raws = pool.map(io.read, [path for path, _, _ in requests])
+            for (path, m, _), raw in zip(requests, raws):
+                yield read_carried(raw, m, schema, path=path), raw
         return
     for path, m, _ in requests:
         raw = io.read(path)

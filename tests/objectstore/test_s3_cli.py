@@ -140,3 +140,34 @@ def test_a_store_that_ignores_conditional_creates_is_refused(unsafe_s3, s3, tmp_
     unsafe_s3.run("inspect", "table", f"s3://{b}/db/t")
     unsafe_s3.run("write", f"s3://{b}/db/t", str(csv), "--storage-option", "icectl.unsafe-commits=true")
     assert s3.run("scan", f"s3://{b}/db/t", "--count").stdout.strip().endswith("1")
+
+
+def test_a_merge_of_s3_manifests_keeps_every_entry(s3, tmp_path) -> None:
+    """Merging on an object store (its manifests fetched concurrently): six writes, the sixth
+    commit merges the six manifests into one, which lists every file as existing or added."""
+    b = s3.new_bucket()
+    t = f"s3://{b}/db/merged"
+    env = _env_without_options(s3)
+
+    def run(*args: str):
+        return s3.run(*args, *_opt(s3), env=env, check=True)
+
+    run("create", t, "--schema", "id long, v string", "--partition", "bucket(4, id)",
+        "-P", "commit.manifest-merge.enabled=true", "-P", "commit.manifest.min-count-to-merge=6")
+    for k in range(6):
+        csv = tmp_path / f"rows{k}.csv"
+        csv.write_text("id,v\n" + "".join(f"{i},v{i}\n" for i in range(k * 10, k * 10 + 10)))
+        run("write", t, str(csv))
+    manifests = json.loads(run("inspect", "manifests", t, "--json").stdout)
+    assert len(manifests) == 1, manifests
+    # each file keeps the sequence number of the write that added it (made explicit by the merge)
+    entries = json.loads(run("inspect", "entries", t, "--json").stdout)
+    by_seq = {}
+    for e in entries:
+        assert e["status-name"] == ("added" if e["sequence-number"] == 6 else "existing"), e
+        assert e["file-sequence-number"] == e["sequence-number"]
+        by_seq.setdefault(e["sequence-number"], 0)
+        by_seq[e["sequence-number"]] += e["data-file"]["record-count"]
+    assert by_seq == {k: 10 for k in range(1, 7)}
+    ids = sorted(json.loads(x)["id"] for x in run("scan", t, "--format", "jsonl").stdout.splitlines())
+    assert ids == list(range(60))
