@@ -1,49 +1,26 @@
 """A table for the planning tests: eight data manifests (days and an odd path), then deletes of
-every kind, committed through a bare snapshot producer; and the filters the tests plan it with."""
+every kind (committed by reader_support.commit); and the filters the tests plan it with."""
 
 from __future__ import annotations
 
 import pytest
 
 from icectl.ops.create import create_table
-from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, MANIFEST_DATA, MANIFEST_DELETES, \
-    POSITION_DELETES, DataFile, ManifestEntry
-from icectl.spec.summary import SummaryBuilder
+from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icectl.spec.types import LONG
 from icectl.spec.values import to_bytes
-from icectl.table.producer import SnapshotProducer
 from icectl.table.table import Table
+
+from tests.scan.reader_support import commit
 
 DAY = 19723
 
 
-class _Producer(SnapshotProducer):
-    def __init__(self, table: Table, data: list[DataFile], deletes: list[DataFile], op: str):
-        super().__init__(table)
-        self.data, self.deletes, self.operation = data, deletes, op
-
-    def apply(self, base, parent, attempt):
-        out = []
-        for files, content in ((self.data, MANIFEST_DATA), (self.deletes, MANIFEST_DELETES)):
-            if files:
-                entries = [ManifestEntry(ADDED, self.snapshot_id, None, None, f) for f in files]
-                out += self.write_manifests(attempt, base, base.spec, entries, content)
-        return out + self.parent_manifests(base, parent)
-
-    def summary(self, base):
-        return SummaryBuilder()
-
-
-def data_file(path: str, part: tuple, lo: int, hi: int, rc: int = 10) -> DataFile:
+def id_range_file(path: str, part: tuple, lo: int, hi: int, rc: int = 10) -> DataFile:
     """A Parquet data file of ``rc`` rows with ids ``lo``..``hi`` (column 1's bounds)."""
     return DataFile(DATA, path, "PARQUET", part, rc, 1000 + lo, value_counts={1: rc},
                     null_value_counts={1: 0}, lower_bounds={1: to_bytes(LONG, lo)},
                     upper_bounds={1: to_bytes(LONG, hi)}, split_offsets=(4,))
-
-
-def commit(t: Table, data=(), deletes=(), op="append") -> None:
-    """Commit ``data`` and ``deletes`` files as one snapshot of operation ``op``."""
-    _Producer(t, list(data), list(deletes), op).commit()
 
 
 @pytest.fixture
@@ -54,8 +31,8 @@ def table(tmp_path) -> Table:
                  format_version=2)
     t = Table.load(loc)
     for k in range(8):
-        commit(t, [data_file(f"{loc}/data/d{k}-{j} \"é\".parquet", (DAY + k,), k * 100 + j * 10,
-                             k * 100 + j * 10 + 9) for j in range(3)])
+        commit(t, [id_range_file(f"{loc}/data/d{k}-{j} \"é\".parquet", (DAY + k,), k * 100 + j * 10,
+                                 k * 100 + j * 10 + 9) for j in range(3)])
     pos = DataFile(POSITION_DELETES, f"{loc}/data/pos.parquet", "PARQUET", (DAY,), 2, 60,
                    lower_bounds={2147483546: f"{loc}/data/d0-0".encode()},
                    upper_bounds={2147483546: f"{loc}/data/d0-2~".encode()})
@@ -63,7 +40,7 @@ def table(tmp_path) -> Table:
                   equality_ids=(1,), value_counts={1: 1}, null_value_counts={1: 0},
                   lower_bounds={1: to_bytes(LONG, 105)}, upper_bounds={1: to_bytes(LONG, 105)})
     commit(t, [], [pos, eq], op="delete")
-    commit(t, [data_file(f"{loc}/data/late.parquet", (None,), 5000, 5010)])
+    commit(t, [id_range_file(f"{loc}/data/late.parquet", (None,), 5000, 5010)])
     return Table.load(loc)
 
 

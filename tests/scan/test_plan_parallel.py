@@ -23,7 +23,8 @@ from icectl.scan import parallel
 from icectl.spec.manifests import MANIFEST_DATA
 from icectl.table.table import Table
 
-from tests.scan.plan_support import FILTERS, commit, data_file, table  # noqa: F401 - the fixture
+from tests.scan.plan_support import FILTERS, id_range_file, table  # noqa: F401 - the fixture
+from tests.scan.reader_support import commit
 
 @pytest.fixture
 def no_disk_cache():
@@ -125,7 +126,7 @@ def test_rendering_of_float_and_odd_partitions(tmp_path) -> None:
                  format_version=2)
     t = Table.load(loc)
     parts = [(0.0, "a"), (-0.0, "a"), (float("nan"), "b\n\"q\""), (None, None), (1.5e300, "ü")]
-    commit(t, [data_file(f"{loc}/data/f{i}.parquet", p, i, i) for i, p in enumerate(parts)])
+    commit(t, [id_range_file(f"{loc}/data/f{i}.parquet", p, i, i) for i, p in enumerate(parts)])
     r = _plan(t, None)
     expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     assert _doc(r) == expected
@@ -181,10 +182,10 @@ def test_rendering_of_percent_signs_and_plain_runs(tmp_path, text) -> None:
     loc = str(tmp_path / "p")
     create_table(loc, schema_text="id long, s string", partition_text="s", format_version=2)
     t = Table.load(loc)
-    commit(t, [data_file(f"{loc}/data/%d-%s-{i}%%.parquet", ("100%s",), i, i + 1, rc=10 + i % 2)
-                for i in range(7)])
-    commit(t, [data_file(f"{loc}/data/plain-{i}.parquet", (f"v{i % 2}",), i, i) for i in range(5)])
-    commit(t, [data_file(f"{loc}/data/q\"{i}\\.parquet", ("%",), i, i) for i in range(3)])
+    commit(t, [id_range_file(f"{loc}/data/%d-%s-{i}%%.parquet", ("100%s",), i, i + 1, rc=10 + i % 2)
+               for i in range(7)])
+    commit(t, [id_range_file(f"{loc}/data/plain-{i}.parquet", (f"v{i % 2}",), i, i) for i in range(5)])
+    commit(t, [id_range_file(f"{loc}/data/q\"{i}\\.parquet", ("%",), i, i) for i in range(3)])
     r = _plan(t, text)
     expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     assert _doc(r) == expected
