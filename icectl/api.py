@@ -272,13 +272,10 @@ class Table:
         from icectl.engines import open_engine
 
         if deletes:
-            from icectl.ops.compact_deletes import options_not_for_deletes
+            from icectl.ops.compact_deletes import refuse_options_not_for_deletes
 
-            given = options_not_for_deletes(filter, sort_order, delete_file_threshold,
-                                            partial_progress, strategy)
-            if given:
-                name = "filter" if given[0] == "filter_text" else given[0]
-                raise InvalidInput(f"{name} does not apply to compacting delete files", argument=name)
+            refuse_options_not_for_deletes(filter, sort_order, delete_file_threshold,
+                                           partial_progress, strategy)
         with _operation(), open_engine(engine, workers=workers, session=spark) as eng:
             if deletes:
                 from icectl.ops.compact_deletes import compact_deletes

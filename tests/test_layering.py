@@ -445,3 +445,61 @@ def test_the_inspect_check_sees_every_form() -> None:
     }
     for src, bad in cases.items():
         assert bool(inspect_imports(ast.parse(src))) == bad, src
+
+
+# -- test modules import no test modules --------------------------------------------------------
+
+# helpers shared by tests live in support modules (tests/ops/ops_support.py,
+# tests/interop/spark_support.py, ...); a test module imported by another runs its module code and
+# offers its tests twice, and its helpers change with its tests
+TESTS = Path(__file__).resolve().parent
+
+
+def imported_test_modules(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, name) of every import of a ``test_*`` module, at any level (in functions too),
+    absolute or relative: ``import tests.ops.test_x``, ``from test_x import f``,
+    ``from tests.ops import test_x``, ``from .test_x import f``."""
+    def names_a_test(dotted: str) -> bool:
+        return any(part.startswith("test_") for part in dotted.split("."))
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if names_a_test(a.name)]
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            if names_a_test(module):
+                found.append((node.lineno, module))
+            else:
+                found += [(node.lineno, f"{module}.{a.name}") for a in node.names
+                          if a.name.startswith("test_")]
+    return found
+
+
+def test_no_test_module_imports_another() -> None:
+    problems = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        rel = path.relative_to(TESTS).as_posix()
+        tree = ast.parse(path.read_text(encoding="utf-8"), rel)
+        problems += [f"{rel}:{line} imports {name}" for line, name in imported_test_modules(tree)]
+    assert not problems, "test modules importing test modules (use a support module): " + \
+        ", ".join(problems)
+
+
+def test_the_test_import_check_sees_every_form() -> None:
+    cases = {
+        "from test_scan_interop import icectl_rows\n": True,
+        "def f():\n    from test_scan_interop import write_equality_delete\n": True,
+        "import tests.ops.test_compact\n": True,
+        "import test_expire_interop as expire\n": True,
+        "from tests.ops.test_delete_rows import MOR\n": True,
+        "from tests.ops import test_compact\n": True,
+        "from .test_plan_cli import make\n": True,
+        "from . import test_plan_cli\n": True,
+        "class A:\n    def m(self):\n        import test_x\n": True,
+        "from tests.ops.ops_support import make_table\nfrom spark_support import java_table\n": False,
+        "import pytest\nfrom cli_support import run_icectl\nfrom . import support\n": False,
+        "from icectl.ops import latest_test\n": False,
+    }
+    for src, bad in cases.items():
+        assert bool(imported_test_modules(ast.parse(src))) == bad, src

@@ -67,17 +67,13 @@ def compact(
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.errors import InvalidInput
     from icectl.ops.compact import DELETE_FILE_THRESHOLD_DEFAULT, CompactOptions, compact_table
 
     if deletes:
-        from icectl.ops.compact_deletes import options_not_for_deletes
+        from icectl.ops.compact_deletes import refuse_options_not_for_deletes
 
-        given = options_not_for_deletes(filter_text, sort_order, delete_file_threshold,
-                                        partial_progress, strategy)
-        if given:
-            raise InvalidInput(f"--{given[0].removesuffix('_text').replace('_', '-')} does not "
-                               "apply to --deletes")
+        refuse_options_not_for_deletes(filter_text, sort_order, delete_file_threshold,
+                                       partial_progress, strategy)
         return _compact_deletes(table, warehouse, target_file_size, min_input_files, branch, engine,
                                 workers, spark_master, dry_run, json_out)
     opts = CompactOptions(

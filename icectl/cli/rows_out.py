@@ -7,13 +7,19 @@ import csv
 import json
 import os
 import sys
-from typing import Annotated, Any, Iterator, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Iterator, Optional, TextIO
 
 import typer
 
 from icectl.cli.common import values
 from icectl.cli.output import emit_table
 from icectl.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from icectl.ops.changes import ChangeSet
+    from icectl.scan.reader import RecordBatches, Scan
+
+    RowSource = Scan | ChangeSet  # what the writers print: a scan or a change set
 
 __all__ = ["FORMATS", "FormatOpt", "OutputOpt", "LimitOpt", "CountOpt", "check_output_options", "emit_rows"]
 
@@ -39,7 +45,7 @@ def check_output_options(fmt: str, limit: int | None, output: str | None, count:
         raise InvalidInput(f"--output {output} is a directory")
 
 
-def emit_rows(s: Any, batches: Iterator[Any], fmt: str, output: str | None) -> None:
+def emit_rows(s: RowSource, batches: RecordBatches, fmt: str, output: str | None) -> None:
     """Print or write the rows of ``s`` (a scan or a change set) in ``fmt``."""
     if fmt == "parquet":
         assert output is not None
@@ -57,7 +63,7 @@ def emit_rows(s: Any, batches: Iterator[Any], fmt: str, output: str | None) -> N
         sys.stdout.flush()
 
 
-def _write_file(path: str, write: Any) -> None:
+def _write_file(path: str, write: Callable[[str], object]) -> None:
     """Write through a temporary file renamed into place: a failed scan leaves nothing."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
@@ -68,11 +74,11 @@ def _write_file(path: str, write: Any) -> None:
             os.unlink(tmp)
 
 
-def _columns(s: Any) -> list[str]:
+def _columns(s: RowSource) -> list[str]:
     return list(s.arrow_schema().names)
 
 
-def _internal_rows(s: Any, batches: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
+def _internal_rows(s: RowSource, batches: RecordBatches) -> Iterator[tuple[Any, ...]]:
     from icectl.scan.arrow_values import to_internal
 
     types = s.iceberg_types()
@@ -81,7 +87,7 @@ def _internal_rows(s: Any, batches: Iterator[Any]) -> Iterator[tuple[Any, ...]]:
         yield from zip(*cols)
 
 
-def _json_rows(s: Any, batches: Iterator[Any]) -> Iterator[dict[str, Any]]:
+def _json_rows(s: RowSource, batches: RecordBatches) -> Iterator[dict[str, Any]]:
     from icectl.spec.values import to_json_value
 
     names, types = _columns(s), s.iceberg_types()
@@ -89,12 +95,12 @@ def _json_rows(s: Any, batches: Iterator[Any]) -> Iterator[dict[str, Any]]:
         yield {n: to_json_value(t, v, names=True) for n, t, v in zip(names, types, row)}
 
 
-def _human_rows(s: Any, batches: Iterator[Any]) -> Iterator[list[Any]]:
+def _human_rows(s: RowSource, batches: RecordBatches) -> Iterator[list[Any]]:
     for row in _json_rows(s, batches):
         yield [v for v in row.values()]
 
 
-def _write_text(s: Any, batches: Iterator[Any], fmt: str, fh: Any) -> None:
+def _write_text(s: RowSource, batches: RecordBatches, fmt: str, fh: TextIO) -> None:
     if fmt == "table":  # to a file: tab-separated, with a header
         fh.write("\t".join(_columns(s)) + "\n")
         for row in _json_rows(s, batches):

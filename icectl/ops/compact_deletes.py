@@ -36,7 +36,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
-from icectl.errors import CommitConflict
+from icectl.errors import CommitConflict, InvalidInput
 from icectl.expr.eval_rows import partition_key
 from icectl.io.files import join
 from icectl.spec.manifests import MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
@@ -379,13 +379,25 @@ def _tasks(table: Table, md: TableMetadata, head: _Head, groups: list[_Group], t
     return out
 
 
-def options_not_for_deletes(filter_text: str | None = None, sort_order: str | None = None,
-                            delete_file_threshold: int | None = None,
-                            partial_progress: int | None = None, strategy: str = "binpack") -> list[str]:
-    """The data-compaction options given (not None, or a strategy other than binpack) that
-    compacting delete files does not take, by parameter name, in this order: each edge (the
-    command line, the Python API) refuses the first in its own words."""
-    given = [n for n, v in (("filter_text", filter_text), ("sort_order", sort_order),
+# what each data-compaction argument that compacting delete files does not take is, by the
+# Python API's keyword (the CLI names its option for it)
+_NOT_FOR_DELETES = {"filter": "a row filter", "sort_order": "a sort order",
+                    "delete_file_threshold": "a delete file threshold",
+                    "partial_progress": "partial progress",
+                    "strategy": "a strategy other than binpack"}
+
+
+def refuse_options_not_for_deletes(filter_text: str | None = None, sort_order: str | None = None,
+                                   delete_file_threshold: int | None = None,
+                                   partial_progress: int | None = None,
+                                   strategy: str = "binpack") -> None:
+    """Refuse the first data-compaction option given (not None, or a strategy other than
+    binpack) that compacting delete files does not take: one InvalidInput, the same for the
+    command line (which names its option) and the Python API (``argument`` is its keyword)."""
+    given = [n for n, v in (("filter", filter_text), ("sort_order", sort_order),
                             ("delete_file_threshold", delete_file_threshold),
                             ("partial_progress", partial_progress)) if v is not None]
-    return given + (["strategy"] if strategy.strip().lower() != "binpack" else [])
+    given += ["strategy"] if strategy.strip().lower() != "binpack" else []
+    if given:
+        raise InvalidInput(f"{_NOT_FOR_DELETES[given[0]]} does not apply to compacting delete files",
+                           argument=given[0])

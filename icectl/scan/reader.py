@@ -69,7 +69,10 @@ if TYPE_CHECKING:
     from icectl.table.table import Table
 
 __all__ = ["open_scan", "scan_of_plan", "scan_files", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",
-           "LAST_UPDATED_SEQ_FIELD_ID"]
+           "LAST_UPDATED_SEQ_FIELD_ID", "RecordBatches"]
+
+# the rows a scan yields, by this name for the modules that type them without importing pyarrow
+RecordBatches = Iterator[pa.RecordBatch]
 
 METADATA_COLUMNS = ("_file", "_pos", "_spec_id", "_partition", "_row_id",
                     "_last_updated_sequence_number")

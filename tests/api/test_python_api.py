@@ -461,6 +461,18 @@ def test_one_rule_one_message_for_the_cli_and_the_api(table: icectl.Table, wh: P
         (lambda: table.scan(columns="id,nope"), ["scan", loc, "--columns", "id,nope"], "--columns"),
         (lambda: table.delete(" "), ["delete", loc, "--filter", " "], "--filter"),
         (lambda: table.compact(filter=""), ["compact", loc, "--filter", ""], "--filter"),
+        # the data-compaction options that compacting delete files does not take
+        (lambda: table.compact(deletes=True, filter="id > 1"),
+         ["compact", loc, "--deletes", "--filter", "id > 1"], "--filter"),
+        (lambda: table.compact(deletes=True, strategy="sort"),
+         ["compact", loc, "--deletes", "--strategy", "sort"], "--strategy"),
+        (lambda: table.compact(deletes=True, sort_order="id"),
+         ["compact", loc, "--deletes", "--sort-order", "id"], "--sort-order"),
+        (lambda: table.compact(deletes=True, delete_file_threshold=2),
+         ["compact", loc, "--deletes", "--delete-file-threshold", "2"], "--delete-file-threshold"),
+        (lambda: table.compact(deletes=True, partial_progress=1, strategy="sort"),
+         ["compact", loc, "--deletes", "--partial-progress", "1", "--strategy", "sort"],
+         "--partial-progress"),
     ]
     before = files_under(wh)
     for call, args, option in cases:

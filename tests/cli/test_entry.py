@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from icectl.cli.app import _base_type, load_module_commands
 from icectl.cli.entry import PLAN_OPTIONS, PLAN_SHORT, WAREHOUSE_ENV, parse_plan_args
 
-from tests.cli.test_plan_cli import append, make
+from tests.cli.plan_support import append, make
 
 _PLAN = load_module_commands("plan_cmd")["plan"]
 

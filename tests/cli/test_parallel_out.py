@@ -16,7 +16,7 @@ from icectl.cli.parallel_out import _slices, write_document
 from icectl.ops.plan import plan_table
 from icectl.table.table import Table
 
-from tests.scan.test_plan_parallel import FILTERS, table  # noqa: F401 - the fixture
+from tests.scan.plan_support import FILTERS, table  # noqa: F401 - the fixture
 
 
 def _pieces(n: int, size: int = 3) -> list:

@@ -5,33 +5,13 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from typer.testing import CliRunner
 
 from icectl.cli.app import app
 from clirun import icectl as run
+from tests.cli.plan_support import append, make
 
 runner = CliRunner()
-
-
-def make(tmp_path) -> str:
-    loc = str(tmp_path / "t")
-    r = runner.invoke(app, ["create", loc, "--schema", "id long not null, cat string",
-                            "--partition", "cat"])
-    assert r.exit_code == 0, r.output
-    return loc
-
-
-def append(tmp_path, loc: str, name: str, ids, cat: str) -> int:
-    p = tmp_path / "in" / name
-    p.parent.mkdir(parents=True, exist_ok=True)
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("cat", pa.string())])
-    pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array([cat] * len(ids))], schema=schema),
-                   str(p))
-    r = runner.invoke(app, ["append", loc, str(p), "--json"])
-    assert r.exit_code == 0, r.output
-    return json.loads(r.stdout)["snapshot-id"]
 
 
 def test_plan_text_json_tasks_explain(tmp_path) -> None:

@@ -52,6 +52,27 @@ def rows_as_dicts(spark: Any, query: str) -> list[dict[str, Any]]:
     return [row.asDict(recursive=True) for row in spark.sql(query).collect()]
 
 
+def icectl_rows(location: Any, filter_text: str | None, *extra: str) -> list[tuple]:
+    """Rows of ``icectl scan --format jsonl`` (ARGS ``extra``), each a sorted tuple of
+    (column, JSON value) pairs, sorted."""
+    args = ["scan", str(location), "--format", "jsonl", *extra]
+    if filter_text is not None:
+        args += ["--filter", filter_text]
+    r = run_icectl(*args)
+    assert r.returncode == 0, r.stderr
+    return sorted((tuple(sorted(json.loads(line).items())) for line in r.stdout.splitlines()),
+                  key=repr)
+
+
+def spark_rows(spark: Any, ident: str, filter_text: str | None, cols: str = "*") -> list[tuple]:
+    """Rows of Spark's SELECT in the form of :func:`icectl_rows`."""
+    where = f" WHERE {filter_text}" if filter_text else ""
+    out = []
+    for row in spark.sql(f"SELECT {cols} FROM {ident}{where}").collect():
+        out.append(tuple(sorted((k, json_value(v)) for k, v in row.asDict().items())))
+    return sorted(out, key=repr)
+
+
 def spark_snapshots(spark: Any, ident: str) -> dict[int, dict[str, Any]]:
     rows = rows_as_dicts(
         spark,

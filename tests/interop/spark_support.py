@@ -181,6 +181,35 @@ def java_iter(java_iterable: Any) -> list[Any]:
     return items
 
 
+def write_equality_delete(spark: Any, location: Any, columns: list[str], keys: list[tuple],
+                          name: str) -> None:
+    """Commit an equality delete file written by Iceberg Java (GenericAppenderFactory) with
+    these key columns and key rows (a RowDelta, as Flink and the Java API write them)."""
+    jvm = spark._jvm
+    table = java_table(spark, location)
+    table.refresh()
+    schema = table.schema()
+    names = jvm.java.util.ArrayList()
+    for c in columns:
+        names.add(c)
+    delete_schema = schema.select(names)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, len(columns))
+    for i, c in enumerate(columns):
+        ids[i] = schema.findField(c).fieldId()
+    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(
+        schema, table.spec(), ids, delete_schema, None)
+    out = table.io().newOutputFile(f"{table.location()}/data/{name}.parquet")
+    enc = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(out)
+    writer = factory.newEqDeleteWriter(enc, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
+    for key in keys:
+        rec = jvm.org.apache.iceberg.data.GenericRecord.create(delete_schema)
+        for c, v in zip(columns, key):
+            rec.setField(c, v)
+        writer.write(rec)
+    writer.close()
+    table.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
+
+
 @dataclass(frozen=True)
 class IceTable:
     """One table in the Hadoop catalog: its SQL identifier and its directory."""

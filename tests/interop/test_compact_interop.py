@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from cli_support import run_icectl
-from spark_support import IceTable, sql_rows
-from test_scan_interop import icectl_rows, spark_rows, write_equality_delete
+from cli_support import icectl_rows, run_icectl, spark_rows
+from spark_support import IceTable, sql_rows, write_equality_delete
 
 MOR = "'write.delete.mode'='merge-on-read'"
 

@@ -14,9 +14,8 @@ from typing import Any
 
 import pytest
 
-from cli_support import run_icectl
+from cli_support import icectl_rows, run_icectl
 from spark_support import sql_rows
-from test_scan_interop import icectl_rows
 
 INSERTS = 8
 

@@ -1,10 +1,10 @@
 """`icectl orphans --delete` against Spark's `CALL system.remove_orphan_files` on twin tables.
 
-Both twins get the history of test_expire_interop, then the same stray files (old and young,
-hidden names, a hidden directory, a temp metadata file, files outside data/ and metadata/) and
-every file is aged past the 3-day default. Spark removes one twin's orphans, icectl the other's;
-the orphans found (relative to each table) and the files left are the same, and Spark still
-reads the icectl-cleaned table.
+Both twins get the history of test_expire_interop (expire_support.py), then the same stray files
+(old and young, hidden names, a hidden directory, a temp metadata file, files outside data/ and
+metadata/) and every file is aged past the 3-day default. Spark removes one twin's orphans,
+icectl the other's; the orphans found (relative to each table) and the files left are the same,
+and Spark still reads the icectl-cleaned table.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import time
 
 from cli_support import icectl_json
-from test_expire_interop import build_twins, files_left, labels, read_all
+from expire_support import build_twins, files_left, labels, read_all
 
 OLD = time.time() - 5 * 86400
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from cli_support import json_value, run_icectl
-from spark_support import IceTable, java_table
+from cli_support import icectl_rows, run_icectl, spark_rows
+from spark_support import IceTable, java_table, write_equality_delete
 
 MOR = ("'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
        "'write.merge.mode'='merge-on-read'")
@@ -29,24 +29,6 @@ FILTERS = [
     "flag = true and id between 10 and 150",
     "amt is null or score > 0.5",
 ]
-
-
-def icectl_rows(location: Any, filter_text: str | None, *extra: str) -> list[tuple]:
-    args = ["scan", str(location), "--format", "jsonl", *extra]
-    if filter_text is not None:
-        args += ["--filter", filter_text]
-    r = run_icectl(*args)
-    assert r.returncode == 0, r.stderr
-    return sorted((tuple(sorted(json.loads(line).items())) for line in r.stdout.splitlines()),
-                  key=repr)
-
-
-def spark_rows(spark: Any, ident: str, filter_text: str | None, cols: str = "*") -> list[tuple]:
-    where = f" WHERE {filter_text}" if filter_text else ""
-    out = []
-    for row in spark.sql(f"SELECT {cols} FROM {ident}{where}").collect():
-        out.append(tuple(sorted((k, json_value(v)) for k, v in row.asDict().items())))
-    return sorted(out, key=repr)
 
 
 def make_mor_table(spark: Any, t: IceTable, fv: int) -> None:
@@ -119,35 +101,6 @@ def test_schema_and_partition_evolution_rows_equal_spark(spark, ice_table):
     for f in [None, "label like 'n1%'", "extra is null and score > 5", "id >= 55 and amt < 80",
               "score is not null"]:
         assert icectl_rows(ice_table.location, f) == spark_rows(spark, t, f), f
-
-
-def write_equality_delete(spark: Any, location: Any, columns: list[str], keys: list[tuple],
-                          name: str) -> None:
-    """Commit an equality delete file written by Iceberg Java (GenericAppenderFactory) with
-    these key columns and key rows (a RowDelta, as Flink and the Java API write them)."""
-    jvm = spark._jvm
-    table = java_table(spark, location)
-    table.refresh()
-    schema = table.schema()
-    names = jvm.java.util.ArrayList()
-    for c in columns:
-        names.add(c)
-    delete_schema = schema.select(names)
-    ids = spark.sparkContext._gateway.new_array(jvm.int, len(columns))
-    for i, c in enumerate(columns):
-        ids[i] = schema.findField(c).fieldId()
-    factory = jvm.org.apache.iceberg.data.GenericAppenderFactory(
-        schema, table.spec(), ids, delete_schema, None)
-    out = table.io().newOutputFile(f"{table.location()}/data/{name}.parquet")
-    enc = jvm.org.apache.iceberg.encryption.EncryptedFiles.plainAsEncryptedOutput(out)
-    writer = factory.newEqDeleteWriter(enc, jvm.org.apache.iceberg.FileFormat.PARQUET, None)
-    for key in keys:
-        rec = jvm.org.apache.iceberg.data.GenericRecord.create(delete_schema)
-        for c, v in zip(columns, key):
-            rec.setField(c, v)
-        writer.write(rec)
-    writer.close()
-    table.newRowDelta().addDeletes(writer.toDeleteFile()).commit()
 
 
 def test_equality_deletes_written_by_java_rows_equal_spark(spark, ice_table):

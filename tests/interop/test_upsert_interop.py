@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from cli_support import run_icectl
-from spark_support import IceTable, sql_rows
+from spark_support import IceTable, sql_rows, write_equality_delete
 
 MOR = "'write.delete.mode'='merge-on-read'"
 
@@ -126,8 +126,6 @@ def test_equality_delete_twin_of_the_java_api(spark: Any, new_table: Any, tmp_pa
     """Iceberg Java (GenericAppenderFactory + RowDelta, as Flink writes them) deletes keys from
     one table, icectl the same keys from its twin: same rows, same snapshot summary (sizes
     aside), same delete file metadata (content, records, equality ids, counts and bounds)."""
-    from test_scan_interop import write_equality_delete
-
     theirs, mine = new_table("theirs"), new_table("mine")
     for t in (theirs, mine):
         spark.sql(f"""CREATE TABLE {t.ident} (id int, region string, v int) USING iceberg

@@ -123,19 +123,22 @@ def dv_files(root: Path, targets: Sequence[tuple[str, Sequence[int]]], name: str
 
 
 class AddDeletes(SnapshotProducer):
-    """A test producer: one snapshot adding delete files (a row delta without data)."""
+    """A test producer: one snapshot adding delete files (a row delta without data), with the
+    data sequence number ``sequence_number`` (default: the new snapshot's)."""
 
     operation = "delete"
 
-    def __init__(self, table: Table, deletes: Sequence[DataFile], **kwargs: Any):
+    def __init__(self, table: Table, deletes: Sequence[DataFile], sequence_number: int | None = None,
+                 **kwargs: Any):
         super().__init__(table, **kwargs)
         self.deletes = list(deletes)
+        self.sequence_number = sequence_number
 
     def summary(self, base: TableMetadata) -> SummaryBuilder:
         return SummaryBuilder().added_files((d, "") for d in self.deletes)
 
     def apply(self, base, parent, attempt) -> list[ManifestFile]:
-        entries = [ManifestEntry(ADDED, self.snapshot_id, None, None, d) for d in self.deletes]
+        entries = [ManifestEntry(ADDED, self.snapshot_id, self.sequence_number, None, d) for d in self.deletes]
         new = self.write_manifests(attempt, base, base.spec, entries, content=MANIFEST_DELETES)
         return new + self.parent_manifests(base, parent)
 

@@ -7,10 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 
 from icectl.expr import parser as parser_mod
 from icectl.io import avro
+from icectl.ops.write import write_rows
 from icectl.scan import planner as planner_mod
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import DELETED
@@ -32,6 +34,54 @@ def make_table(tmp_path: Path, schema: str, partition: str | None = None, sort: 
     r = icectl(*args)
     assert r.exit_code == 0, r.output
     return Table.load(loc)
+
+
+# merge-on-read explicitly: these tests must not depend on the default delete mode
+MOR = {"write.delete.mode": "merge-on-read"}
+
+
+def small_files(tmp_path: Path, n: int = 6, fv: int = 2, props: dict | None = None) -> Table:
+    """A merge-on-read table (id long, cat string; partitioned by cat) of ``n`` appends of ten
+    rows each, five per partition."""
+    t = make_table(tmp_path, "id long, cat string", partition="cat", fv=fv,
+                   props={**MOR, **(props or {})})
+    for i in range(n):
+        write_rows(Table.load(t.location), pa.table({
+            "id": pa.array(range(i * 10, i * 10 + 10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
+    return Table.load(t.location)
+
+
+def _location(where: Table | str) -> str:
+    return where.location if isinstance(where, Table) else where
+
+
+def rows(where: Table | str, filt: str | None = None) -> list[tuple]:
+    """The table's rows (loaded afresh; all columns, ``filt`` applied), sorted."""
+    out: list[tuple] = []
+    for b in open_scan(Table.load(_location(where)), filt).batches():
+        out += list(zip(*(b.column(i).to_pylist() for i in range(b.num_columns))))
+    return sorted(out)
+
+
+def entries(where: Table | str) -> list[tuple[int, Any]]:
+    """(manifest content, entry) of every entry of the current snapshot's manifests, deleted
+    entries too."""
+    t = Table.load(_location(where))
+    snap = t.metadata.current_snapshot()
+    out = []
+    for m in avro.load_manifest_list(t.io, snap.manifest_list, t.metadata.format_version):
+        out += [(m.content, e) for e in avro.load_manifest(t.io, m)]
+    return out
+
+
+def live_entries(where: Table | str) -> list[tuple[int, Any]]:
+    """:func:`entries` without the deleted ones."""
+    return [(content, e) for content, e in entries(where) if e.status != DELETED]
+
+
+def files_on_disk(where: Table | str) -> set[str]:
+    """Every file under the table's location."""
+    return {str(p) for p in Path(_location(where)).rglob("*") if p.is_file()}
 
 
 class InProcess:

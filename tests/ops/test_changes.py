@@ -22,8 +22,7 @@ from icectl.ops.write import write_rows
 from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
-from tests.ops.test_delete_rows import MOR
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import MOR, make_table
 from clirun import icectl
 
 

@@ -285,6 +285,80 @@ def test_dangling_deletion_vector_is_a_warning(tmp_path: Path) -> None:
     assert gone in out["problems"][0]["message"]
 
 
+def _delete(t: Table, content: int, name: str, partition: tuple, *, bounds: tuple | None = None,
+            equality_ids: tuple[int, ...] | None = None) -> DataFile:
+    """A delete file entry (the file itself is not read without --deep); ``bounds``: the
+    position delete's (lower, upper) file_path bounds."""
+    from icectl.table.delete_index import DELETE_FILE_PATH_ID
+
+    lower = upper = None
+    if bounds is not None:
+        lower, upper = ({DELETE_FILE_PATH_ID: b.encode()} for b in bounds)
+    return DataFile(content, f"{t.location}/data/{name}", "PARQUET", partition, 1, 100,
+                    lower_bounds=lower, upper_bounds=upper, equality_ids=equality_ids)
+
+
+def _dangling(t: Table) -> list[str]:
+    rc, out = check(t)
+    assert rc == 0 and out["clean"], out["problems"]
+    assert {p["code"] for p in out["problems"]} <= {"dangling-delete"}, out["problems"]
+    return sorted(p["message"] for p in out["problems"])
+
+
+def test_dangling_is_the_one_rule_for_every_kind_of_delete_file(tmp_path: Path) -> None:
+    """`check` warns of the delete files table/delete_index.is_dangling calls dangling (those
+    remove-dangling-deletes removes), and of no other."""
+    from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
+
+    t = build(tmp_path, partition="cat", writes=1)  # partitions a and b, data sequence number 1
+    first = min(f.file_path for f in live_data_files(t))
+    AddDeletes(t, [
+        # applies: bounds around a live file of its partition / an older live file of its partition
+        _delete(t, POSITION_DELETES, "pos-range.parquet", live_data_files(t)[0].partition,
+                bounds=(f"{t.location}/data/", f"{t.location}/data/~")),
+        _delete(t, EQUALITY_DELETES, "eq-a.parquet", ("a",), equality_ids=(1,)),
+        _delete(t, EQUALITY_DELETES, "eq-b.parquet", ("b",), equality_ids=(1,)),
+        _delete(t, POSITION_DELETES, "pos-first.parquet", next(
+            f.partition for f in live_data_files(t) if f.file_path == first), bounds=(first, first)),
+    ]).commit()
+    assert _dangling(Table.load(t.location)) == []
+    t = Table.load(t.location)
+    AddDeletes(t, [
+        _delete(t, POSITION_DELETES, "pos-c.parquet", ("c",), bounds=(f"{t.location}/", f"{t.location}/~")),
+        _delete(t, POSITION_DELETES, "pos-outside.parquet", ("a",), bounds=("/elsewhere/a", "/elsewhere/z")),
+        _delete(t, EQUALITY_DELETES, "eq-c.parquet", ("c",), equality_ids=(1,)),
+    ]).commit()
+    # data sequence number 1: no live data file is older (equal ones are not)
+    AddDeletes(Table.load(t.location), [_delete(t, EQUALITY_DELETES, "eq-same.parquet", ("a",), equality_ids=(1,))],
+               sequence_number=1).commit()
+    got = _dangling(Table.load(t.location))
+    assert [m.split(" in snapshot ")[0] for m in got] == [
+        "equality delete file (data sequence number 1) has no older live data file in its partition",
+        "equality delete file (data sequence number 3) has no older live data file in its partition",
+        "position delete file (data sequence number 3) applies to no live data file of its partition",
+        "position delete file (data sequence number 3) applies to no live data file of its partition",
+    ]
+
+
+def test_a_position_delete_older_than_its_data_file_is_dangling(tmp_path: Path) -> None:
+    """A position delete naming a live data file newer than it (as a global equality delete of an
+    unpartitioned table with nothing older) applies to nothing."""
+    from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
+
+    t = build(tmp_path, partition=None, writes=1)  # data sequence number 1
+    late = _new_data_file(t, "late.parquet")
+    AddEntries(t, [ManifestEntry(ADDED, None, None, None, late)]).commit()  # sequence number 2
+    t = Table.load(t.location)
+    AddDeletes(t, [_delete(t, POSITION_DELETES, "pos-late.parquet", (), bounds=(late.file_path,) * 2),
+                   _delete(t, EQUALITY_DELETES, "eq-all.parquet", (), equality_ids=(1,))],
+               sequence_number=1).commit()
+    assert [m.split(" in snapshot ")[0] for m in _dangling(Table.load(t.location))] == [
+        "equality delete file (data sequence number 1) has no older live data file in the table",
+        f"position delete file names data file {late.file_path}, which is newer than it (data sequence "
+        "number 2 > 1)",
+    ]
+
+
 def test_two_deletion_vectors_for_one_file(tmp_path: Path) -> None:
     t, data = _v3_with_data(tmp_path)
     AddDeletes(t, dv_files(tmp_path / "t" / "data", [(data[0].file_path, [0]), (data[0].file_path, [1])])).commit()

@@ -7,57 +7,22 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import CommitConflict, InvalidInput
-from icectl.io import avro
 from icectl.ops.compact import CompactOptions, _Rules, compact_table, plan_compaction
 from icectl.ops.delete_rows import delete_rows
 from icectl.ops.rewrite_task import run_rewrite_task
 from icectl.ops.write import write_rows
-from icectl.scan.reader import open_scan
-from icectl.spec.manifests import ADDED, DATA, DELETED, EQUALITY_DELETES, DataFile
+from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, DataFile
 from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from tests.ops.ops_support import make_table
 from clirun import icectl
-from tests.ops.ops_support import InProcess
-
-MOR = {"write.delete.mode": "merge-on-read"}
-
-
-def rows(location: str, filt: str | None = None) -> list[tuple]:
-    out: list[tuple] = []
-    for b in open_scan(Table.load(location), filt).batches():
-        out += list(zip(*(b.column(i).to_pylist() for i in range(b.num_columns))))
-    return sorted(out)
-
-
-def live_entries(location: str) -> list[tuple[int, Any]]:
-    t = Table.load(location)
-    snap = t.metadata.current_snapshot()
-    out = []
-    for m in avro.load_manifest_list(t.io, snap.manifest_list, t.metadata.format_version):
-        out += [(m.content, e) for e in avro.load_manifest(t.io, m) if e.status != DELETED]
-    return out
-
-
-def files_on_disk(location: str) -> set[str]:
-    return {str(p) for p in Path(location).rglob("*") if p.is_file()}
-
-
-def small_files(tmp_path: Path, n: int = 6, fv: int = 2, props: dict | None = None) -> Table:
-    t = make_table(tmp_path, "id long, cat string", partition="cat", fv=fv,
-                   props={**MOR, **(props or {})})
-    for i in range(n):
-        write_rows(Table.load(t.location), pa.table({
-            "id": pa.array(range(i * 10, i * 10 + 10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
-    return Table.load(t.location)
+from tests.ops.ops_support import MOR, InProcess, files_on_disk, live_entries, make_table, rows, small_files
 
 
 def test_compacts_small_files_through_position_deletes(tmp_path: Path) -> None:

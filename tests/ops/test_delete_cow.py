@@ -17,8 +17,7 @@ from icectl.ops.write import write_rows
 from icectl.spec.manifests import DATA
 from icectl.table.table import Table
 
-from tests.ops.test_compact import InProcess, files_on_disk, live_entries, rows, small_files
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import InProcess, files_on_disk, live_entries, make_table, rows, small_files
 from clirun import icectl
 
 

@@ -16,8 +16,8 @@ from icectl.ops.delete_rows import delete_rows
 from icectl.ops.write import write_rows
 from icectl.table.table import Table
 
-from tests.ops.test_delete_rows import MOR, _files
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import MOR, make_table
+from tests.ops.ops_support import files_on_disk as _files
 
 
 def _table(tmp_path: Path, fv: int = 2) -> Table:

@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import NotFound, UnsupportedFeature
-from icectl.io import avro
 from icectl.ops.delete_rows import delete_rows
 from icectl.ops.write import write_rows
 from icectl.scan.reader import open_scan
@@ -20,33 +19,9 @@ from icectl.spec.values import from_bytes
 from icectl.spec.types import STRING
 from icectl.table.table import Table
 
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import MOR, make_table
+from tests.ops.ops_support import entries as _entries, files_on_disk as _files, rows as _rows
 from clirun import icectl
-
-# merge-on-read explicitly: these tests must not depend on the default delete mode
-MOR = {"write.delete.mode": "merge-on-read"}
-
-
-def _rows(table: Table, filt: str | None = None) -> list[tuple]:
-    scan = open_scan(Table.load(table.location), filt)
-    out = []
-    for b in scan.batches():
-        out += list(zip(*(b.column(i).to_pylist() for i in range(b.num_columns))))
-    return sorted(out)
-
-
-def _entries(table: Table):
-    t = Table.load(table.location)
-    snap = t.metadata.current_snapshot()
-    out = []
-    for m in avro.load_manifest_list(t.io, snap.manifest_list, t.metadata.format_version):
-        out += [(m.content, e) for e in avro.load_manifest(t.io, m)]
-    return out
-
-
-def _files(table: Table) -> set[str]:
-    return {str(p) for p in Path(table.location).rglob("*") if p.is_file()}
-
 
 @pytest.fixture()
 def table(tmp_path: Path) -> Table:

@@ -19,8 +19,8 @@ from icectl.ops.write import write_rows
 from icectl.spec.manifests import DATA, EQUALITY_DELETES
 from icectl.table.table import Table
 
-from tests.ops.test_delete_rows import MOR, _entries, _files, _rows
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import MOR, make_table
+from tests.ops.ops_support import entries as _entries, files_on_disk as _files, rows as _rows
 from clirun import icectl
 
 

@@ -21,8 +21,8 @@ from icectl.ops.write import write_rows
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.table.table import Table
 
-from tests.ops.test_delete_rows import MOR, _entries, _files
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import MOR, make_table
+from tests.ops.ops_support import entries as _entries, files_on_disk as _files
 from clirun import icectl
 
 DAY = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)

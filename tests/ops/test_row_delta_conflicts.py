@@ -21,8 +21,8 @@ from icectl.ops.write import write_rows
 from icectl.table.row_delta import row_delta_operation
 from icectl.table.table import Table
 
-from tests.ops.test_delete_rows import MOR, _files, _rows
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import MOR, make_table
+from tests.ops.ops_support import files_on_disk as _files, rows as _rows
 
 SNAPSHOT_ISOLATION = {**MOR, "write.delete.isolation-level": "snapshot"}
 

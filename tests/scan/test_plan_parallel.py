@@ -20,64 +20,11 @@ from icectl.io.manifest_columns import clear_cache
 from icectl.ops.create import create_table
 from icectl.ops.plan import PlanReport, plan_table
 from icectl.scan import parallel
-from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, MANIFEST_DATA, MANIFEST_DELETES, \
-    POSITION_DELETES, DataFile, ManifestEntry
-from icectl.spec.summary import SummaryBuilder
-from icectl.spec.types import LONG
-from icectl.spec.values import to_bytes
-from icectl.table.producer import SnapshotProducer
+from icectl.spec.manifests import MANIFEST_DATA
 from icectl.table.table import Table
 
-DAY = 19723
-
-
-class _Producer(SnapshotProducer):
-    def __init__(self, table: Table, data: list[DataFile], deletes: list[DataFile], op: str):
-        super().__init__(table)
-        self.data, self.deletes, self.operation = data, deletes, op
-
-    def apply(self, base, parent, attempt):
-        out = []
-        for files, content in ((self.data, MANIFEST_DATA), (self.deletes, MANIFEST_DELETES)):
-            if files:
-                entries = [ManifestEntry(ADDED, self.snapshot_id, None, None, f) for f in files]
-                out += self.write_manifests(attempt, base, base.spec, entries, content)
-        return out + self.parent_manifests(base, parent)
-
-    def summary(self, base):
-        return SummaryBuilder()
-
-
-def _data(path: str, part: tuple, lo: int, hi: int, rc: int = 10) -> DataFile:
-    return DataFile(DATA, path, "PARQUET", part, rc, 1000 + lo, value_counts={1: rc},
-                    null_value_counts={1: 0}, lower_bounds={1: to_bytes(LONG, lo)},
-                    upper_bounds={1: to_bytes(LONG, hi)}, split_offsets=(4,))
-
-
-def _commit(t: Table, data=(), deletes=(), op="append") -> None:
-    _Producer(t, list(data), list(deletes), op).commit()
-
-
-@pytest.fixture
-def table(tmp_path) -> Table:
-    """Eight data manifests (days and an odd path), then deletes of every kind."""
-    loc = str(tmp_path / "t")
-    create_table(loc, schema_text="id long, ts timestamptz, cat string", partition_text="days(ts)",
-                 format_version=2)
-    t = Table.load(loc)
-    for k in range(8):
-        _commit(t, [_data(f"{loc}/data/d{k}-{j} \"é\".parquet", (DAY + k,), k * 100 + j * 10,
-                          k * 100 + j * 10 + 9) for j in range(3)])
-    pos = DataFile(POSITION_DELETES, f"{loc}/data/pos.parquet", "PARQUET", (DAY,), 2, 60,
-                   lower_bounds={2147483546: f"{loc}/data/d0-0".encode()},
-                   upper_bounds={2147483546: f"{loc}/data/d0-2~".encode()})
-    eq = DataFile(EQUALITY_DELETES, f"{loc}/data/eq.parquet", "PARQUET", (DAY + 1,), 1, 70,
-                  equality_ids=(1,), value_counts={1: 1}, null_value_counts={1: 0},
-                  lower_bounds={1: to_bytes(LONG, 105)}, upper_bounds={1: to_bytes(LONG, 105)})
-    _commit(t, [], [pos, eq], op="delete")
-    _commit(t, [_data(f"{loc}/data/late.parquet", (None,), 5000, 5010)])
-    return Table.load(loc)
-
+from tests.scan.plan_support import FILTERS, id_range_file, table  # noqa: F401 - the fixture
+from tests.scan.reader_support import commit
 
 @pytest.fixture
 def no_disk_cache():
@@ -93,10 +40,6 @@ def _doc(report: PlanReport) -> str:
 def _plan(t: Table, text: str | None = None, **kw: Any) -> PlanReport:
     clear_cache()
     return plan_table(Table.load(t.location), text, **kw)
-
-
-FILTERS = [None, "id between 100 and 115", "ts >= '2024-01-03T00:00:00+00:00' and id > 210",
-           "id < 0", "ts is null or id = 5005"]
 
 
 @pytest.mark.parametrize("text", FILTERS)
@@ -184,7 +127,7 @@ def test_rendering_of_float_and_odd_partitions(tmp_path) -> None:
                  format_version=2)
     t = Table.load(loc)
     parts = [(0.0, "a"), (-0.0, "a"), (float("nan"), "b\n\"q\""), (None, None), (1.5e300, "ü")]
-    _commit(t, [_data(f"{loc}/data/f{i}.parquet", p, i, i) for i, p in enumerate(parts)])
+    commit(t, [id_range_file(f"{loc}/data/f{i}.parquet", p, i, i) for i, p in enumerate(parts)])
     r = _plan(t, None)
     expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     assert _doc(r) == expected
@@ -240,10 +183,10 @@ def test_rendering_of_percent_signs_and_plain_runs(tmp_path, text) -> None:
     loc = str(tmp_path / "p")
     create_table(loc, schema_text="id long, s string", partition_text="s", format_version=2)
     t = Table.load(loc)
-    _commit(t, [_data(f"{loc}/data/%d-%s-{i}%%.parquet", ("100%s",), i, i + 1, rc=10 + i % 2)
-                for i in range(7)])
-    _commit(t, [_data(f"{loc}/data/plain-{i}.parquet", (f"v{i % 2}",), i, i) for i in range(5)])
-    _commit(t, [_data(f"{loc}/data/q\"{i}\\.parquet", ("%",), i, i) for i in range(3)])
+    commit(t, [id_range_file(f"{loc}/data/%d-%s-{i}%%.parquet", ("100%s",), i, i + 1, rc=10 + i % 2)
+               for i in range(7)])
+    commit(t, [id_range_file(f"{loc}/data/plain-{i}.parquet", (f"v{i % 2}",), i, i) for i in range(5)])
+    commit(t, [id_range_file(f"{loc}/data/q\"{i}\\.parquet", ("%",), i, i) for i in range(3)])
     r = _plan(t, text)
     expected = json.dumps(r.to_json(), indent=2, ensure_ascii=False, default=json_default)
     assert _doc(r) == expected

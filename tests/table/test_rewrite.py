@@ -15,8 +15,7 @@ from icectl.table.row_delta import RowDeltaProducer
 from icectl.table.rewrite import OverwriteFilesProducer, RewriteFilesProducer
 from icectl.table.table import Table
 
-from tests.ops.test_compact import live_entries
-from tests.ops.ops_support import make_table
+from tests.ops.ops_support import live_entries, make_table
 
 PATH_ID = 2147483546
 

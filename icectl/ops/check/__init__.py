@@ -56,10 +56,11 @@ def check_table(location: str, *, deep: bool = False, workers: int = 8, io: File
     checked["manifest-entries"] = sum(f.entries for f in facts.values())
     check_sequence_numbers(md, lists, facts, problems)
     reported: set = set()
+    unpartitioned = {spec.spec_id for spec in md.specs if spec.is_unpartitioned()}
     for s in md.snapshots:
         manifests = lists.get(s.snapshot_id)
         if manifests is not None and all(m.manifest_path in facts for m in manifests):
-            check_snapshot(s, manifests, facts, problems, reported)
+            check_snapshot(s, manifests, facts, problems, reported, unpartitioned)
 
     live = {}
     for f in facts.values():

@@ -38,6 +38,7 @@ class ManifestFacts:
     files: list[int] = field(default_factory=lambda: [0, 0, 0])  # by status
     rows: list[int] = field(default_factory=lambda: [0, 0, 0])
     live: list[DataFile] = field(default_factory=list)
+    live_seqs: list[int] = field(default_factory=list)  # the data sequence number of each live file
     totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOTALS, 0))
     # ADDED and DELETED entries by the snapshot that made the change: (status, file)
     changes: dict[int, list[tuple[int, DataFile]]] = field(default_factory=dict)
@@ -153,6 +154,7 @@ def _facts(m: ManifestFile, entries: list, ptype: StructType | None, problems: P
             facts.changes.setdefault(e.snapshot_id, []).append((e.status, f))
         if e.status != DELETED:
             facts.live.append(f)
+            facts.live_seqs.append(e.sequence_number or 0)
             _add_totals(facts.totals, f)
         _note_seqs(facts.seqs, e.snapshot_id, e.sequence_number, e.file_sequence_number, f.file_path)
     _check_counts(m, facts, problems)

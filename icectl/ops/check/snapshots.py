@@ -1,5 +1,5 @@
 """Checks across a snapshot's manifests: sequence numbers, summaries, and delete files that
-must name live data files."""
+must apply to live data files (dangling: :func:`icectl.table.delete_index.is_dangling`)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Mapping
 
 from icectl.ops.check.manifests import TOTALS, ManifestFacts
 from icectl.ops.check.model import Problems
-from icectl.table.delete_index import delete_target
-from icectl.spec.manifests import ADDED, DATA, POSITION_DELETES, ManifestFile
+from icectl.table.delete_index import LiveDataFiles, delete_target, is_dangling
+from icectl.spec.manifests import ADDED, DATA, POSITION_DELETES, DataFile, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import COUNTER_KEYS, SummaryBuilder
@@ -59,12 +59,14 @@ def check_sequence_numbers(md: TableMetadata, lists: Mapping[int, list[ManifestF
 
 
 def check_snapshot(s: Snapshot, manifests: list[ManifestFile], facts: Mapping[str, ManifestFacts],
-                   problems: Problems, reported: set) -> None:
-    """Summary counters and totals against the entries; live data files listed once; position
-    deletes and deletion vectors naming live data files. Needs every manifest of the snapshot."""
+                   problems: Problems, reported: set, unpartitioned_specs: set[int]) -> None:
+    """Summary counters and totals against the entries; live data files listed once; one
+    deletion vector per data file; no dangling delete file (``unpartitioned_specs``: the ids of
+    the table's unpartitioned specs, whose equality deletes are global). Needs every manifest of
+    the snapshot."""
     got = [facts[m.manifest_path] for m in manifests]
     _check_summary(s, got, problems)
-    _check_deletes(s, got, problems, reported)
+    _check_deletes(s, got, problems, reported, unpartitioned_specs)
 
 
 def _int(summary: Mapping[str, str], key: str) -> int | None:
@@ -111,34 +113,55 @@ def _check_summary(s: Snapshot, got: list[ManifestFacts], problems: Problems) ->
             problems.error(code, where, msg)
 
 
-def _check_deletes(s: Snapshot, got: list[ManifestFacts], problems: Problems, reported: set) -> None:
+def _check_deletes(s: Snapshot, got: list[ManifestFacts], problems: Problems, reported: set,
+                   unpartitioned_specs: set[int]) -> None:
     live: set[str] = set()
+    deletes: list[tuple[DataFile, int]] = []
     for f in got:
-        for df in f.live:
+        for df, seq in zip(f.live, f.live_seqs):
             if df.content != DATA:
+                deletes.append((df, seq))
                 continue
             if df.file_path in live and ("dup", df.file_path) not in reported:
                 reported.add(("dup", df.file_path))
                 problems.error("duplicate-data-file", df.file_path,
                                f"listed as live more than once in snapshot {s.snapshot_id}")
             live.add(df.file_path)
-    dvs: Counter = Counter()
+    if not deletes:
+        return
+    live_files = LiveDataFiles()  # what the dangling rule sees
     for f in got:
-        for df in f.live:
-            if df.content != POSITION_DELETES:
-                continue
-            target = delete_target(df)
-            if target is None:
-                continue
-            if df.is_deletion_vector:
-                dvs[target] += 1
-            key = ("dangling", df.file_path, df.content_offset, target)
-            if target not in live and key not in reported:
-                reported.add(key)
-                what = "deletion vector in" if df.is_deletion_vector else "position delete file"
-                problems.warning("dangling-delete", df.file_path,
-                                 f"{what} names data file {target}, which is not live in snapshot {s.snapshot_id}")
+        for df, seq in zip(f.live, f.live_seqs):
+            if df.content == DATA:
+                live_files.add(df.spec_id, df.partition, df.file_path, seq)
+    dvs: Counter = Counter()
+    for df, seq in deletes:
+        target = delete_target(df) if df.content == POSITION_DELETES else None
+        if df.is_deletion_vector and target is not None:
+            dvs[target] += 1
+        key = ("dangling", df.file_path, df.content_offset, target)
+        if key not in reported and is_dangling(df, seq, live_files, unpartitioned_specs):
+            reported.add(key)
+            problems.warning("dangling-delete", df.file_path,
+                             _dangling_message(df, seq, target, live_files, unpartitioned_specs)
+                             + f" in snapshot {s.snapshot_id}")
     for target, n in dvs.items():
         if n > 1 and ("dv", target) not in reported:
             reported.add(("dv", target))
             problems.error("duplicate-dv", target, f"has {n} deletion vectors in snapshot {s.snapshot_id}")
+
+
+def _dangling_message(df: DataFile, seq: int, target: str | None, live: LiveDataFiles,
+                      unpartitioned_specs: set[int]) -> str:
+    """Why a dangling delete file applies to nothing (the case of ``is_dangling`` it meets)."""
+    if target is not None:
+        what = "deletion vector in" if df.is_deletion_vector else "position delete file"
+        target_seq = live.sequence_number(target)
+        if target_seq is None:
+            return f"{what} names data file {target}, which is not live"
+        return (f"{what} names data file {target}, which is newer than it (data sequence number "
+                f"{target_seq} > {seq})")
+    if df.content == POSITION_DELETES:
+        return f"position delete file (data sequence number {seq}) applies to no live data file of its partition"
+    where = "the table" if df.spec_id in unpartitioned_specs else "its partition"
+    return f"equality delete file (data sequence number {seq}) has no older live data file in {where}"
