@@ -34,9 +34,9 @@ __all__ = ["RawFile", "as_bytes", "compact_json", "read_avro_metadata", "read_av
            "value_encoder", "SEGMENT_OBJECTS"]
 
 _CODEC = "deflate"
-# zlib level 1: on a merged manifest of 200,000 entries (54 MB of records) it deflates 4.8x
-# faster than the default level 6 for a file 9% larger (measured: 0.43 s against 2.05 s); a
-# reader inflates either at the same speed
+# zlib level 1: a merged manifest of 200,000 entries (54 MB of records) deflates in 0.20 s
+# against 0.61 s at the default level 6 (idle machine; 0.43 s against 2.05 s under load), into
+# a file 9% larger (5.86 MB against 5.39 MB) that inflates as fast (0.05 s either)
 _DEFLATE_LEVEL = 1
 
 
