@@ -88,7 +88,7 @@ def delete_filter(filter_text: str | None, filter_expr: Expression | None) -> Ex
         return filter_expr
     if filter_text is None or (isinstance(filter_text, str) and not filter_text.strip()):
         raise InvalidInput("the filter is empty; to delete every row the filter is: true",
-                           argument="filter_text")
+                           argument="filter")
     return parse_filter(filter_text)  # (refuses what is not text)
 
 

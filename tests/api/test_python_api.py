@@ -479,6 +479,8 @@ def test_one_rule_one_message_for_the_cli_and_the_api(table: icectl.Table, wh: P
         with pytest.raises(IcectlError) as e:
             call()
         assert e.value.argument is not None and "--" not in str(e.value), args
+        # the argument is named as the API names it (a keyword of the call, not an internal name)
+        assert not e.value.argument.endswith("_text"), (args, e.value.argument)
         r = run_cli(*args)
         assert r.returncode == e.value.exit_code and r.stdout == "", (args, r.stderr)
         assert r.stderr.splitlines() == [f"icectl: error: {option}: {e.value}"], args
