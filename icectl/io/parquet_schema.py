@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature, ValidationError
+from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature
 from icectl.io.files import FileIO
 from icectl.io.parquet import ParquetColumn, ParquetField, parquet_columns
 from icectl.spec.name_mapping import NameMapping

@@ -345,19 +345,9 @@ def _check_extended(io: FileIO, location: str, base: CommittedVersion | None, ve
         # removed by a later commit is always followed by a listed newer version.
         base_ok = base is None or io.exists(base.metadata_location)
         hinted = _read_hint(io, location) or 0
-        newer = sorted(v for v in set(_list_versions(io, location)) if v > version)
+        newer = _read_newer(io, location, version, read)
         if not newer and hinted <= version and base_ok and not read:
             return
-        for v in newer:
-            if v in read:
-                continue
-            path = find_metadata_file(io, location, v)
-            if path is None:
-                continue
-            try:
-                read[v] = read_metadata(io, path)
-            except (NotFound, CorruptMetadata):
-                continue  # deleted (or replaced) under us: the next round lists again
         if _built_on(io, base, final, new, data, list(read.values())):
             return
         if version + 1 in read or (not newer and hinted <= version and not read):
@@ -404,17 +394,26 @@ def _check_not_replaced(io: FileIO, location: str, base: CommittedVersion | None
             return
     except IcectlError:
         return  # gone (another writer's clean-up) or unreadable: the checks that follow decide
-    later = []
-    for v in sorted(v for v in set(_list_versions(io, location)) if v > version):
-        path = find_metadata_file(io, location, v)
-        try:
-            if path is not None:
-                later.append(read_metadata(io, path))
-        except (NotFound, CorruptMetadata):
-            continue
-    if not _built_on(io, base, final, new, data, later):
+    later: dict[int, TableMetadata] = {}
+    _read_newer(io, location, version, later)
+    if not _built_on(io, base, final, new, data, list(later.values())):
         raise VersionConflict(version, f"{final} was replaced by another writer (a rename that "
                                        f"replaces, as Iceberg Java's on a local filesystem)", conflict=True)
+
+
+def _read_newer(io: FileIO, location: str, version: int, read: dict[int, TableMetadata]) -> list[int]:
+    """The listed versions after ``version``; those not in ``read`` yet are read into it (one
+    deleted or replaced under us is skipped: a later round lists again)."""
+    newer = sorted(v for v in set(_list_versions(io, location)) if v > version)
+    for v in newer:
+        path = find_metadata_file(io, location, v) if v not in read else None
+        if path is None:
+            continue
+        try:
+            read[v] = read_metadata(io, path)
+        except (NotFound, CorruptMetadata):
+            continue
+    return newer
 
 
 _CHECK_ROUNDS = 5

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 
 def _opt(s3) -> list[str]:
     return ["--storage-option", f"endpoint_url={s3.endpoint}"]
