@@ -36,7 +36,7 @@ from merge_support import (
     without_sync,
 )
 
-PARTITION_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "record_count",
+CARRIED_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number", "record_count",
             "file_path", "data_files")
 _NAN = struct.pack("<d", math.nan)
 
@@ -79,7 +79,7 @@ def _list_entry(data: bytes, version: int) -> ManifestFile:
 
 
 def _assert_agree(a: manifest_copy.CarriedEntries, b: manifest_copy.CarriedEntries) -> None:
-    for name in PARTITION_COLUMNS:
+    for name in CARRIED_COLUMNS:
         assert getattr(a, name) == getattr(b, name), name
     assert len(a.partitions) == len(b.partitions)
     for pa, pb in zip(a.partitions, b.partitions):
