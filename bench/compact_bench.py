@@ -119,7 +119,6 @@ def _small_file(i: int, n: int, cat: str):
 
 
 def build(args, root: str) -> dict:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     location = os.path.join(root, "wh", NAMESPACE, TABLE)

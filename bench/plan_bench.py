@@ -38,7 +38,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from typing import Any, Callable
 
 DAY_US = 86_400_000_000

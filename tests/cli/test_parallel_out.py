@@ -16,7 +16,7 @@ from icectl.cli.parallel_out import _slices, write_document
 from icectl.ops.plan import plan_table
 from icectl.table.table import Table
 
-from tests.scan.plan_support import FILTERS, table  # noqa: F401 - the fixture
+from tests.scan.plan_support import FILTERS, table_fixture  # noqa: F401 - the `table` fixture
 
 
 def _pieces(n: int, size: int = 3) -> list:
@@ -46,7 +46,7 @@ def test_slices_are_contiguous_and_balanced() -> None:
 
 
 @pytest.mark.parametrize("text", FILTERS[:3])
-def test_a_plan_document_is_the_same_from_every_process_count(table, tmp_path, text) -> None:  # noqa: F811
+def test_a_plan_document_is_the_same_from_every_process_count(table, tmp_path, text) -> None:
     r = plan_table(Table.load(table.location), text)
     expected = "".join(r.json_chunks(json_default)).encode()
     assert json.loads(expected)["files"] is not None

@@ -102,7 +102,7 @@ def test_plan_finds_a_38_digit_decimal_partition_value(tmp_path) -> None:
     r = icectl("write", loc, str(rows))
     assert r.returncode == 0, r.stderr
     for text, expected in ((f"x = {big}", [big]), (f"x = -{big}", [f"-{big}"]),
-                           (f"x > 123456789012345678901234567890123456.77", [big]),
+                           ("x > 123456789012345678901234567890123456.77", [big]),
                            (f"x < -{big[:-1]}7", [f"-{big}"])):
         r = icectl("plan", loc, "--filter", text, "--json")
         assert r.returncode == 0, r.stderr

@@ -9,7 +9,7 @@ import random
 import re
 from typing import Any
 
-from fuzz_model import FLOATS, RID, Column, Step, TableCase, filter_paths, random_filter, random_value, maybe_null
+from fuzz_model import FLOATS, RID, Column, Step, TableCase, random_filter, maybe_null
 from fuzz_runner import (
     Built,
     Ctx,
@@ -19,7 +19,6 @@ from fuzz_runner import (
     icectl,
     icectl_rids,
     icectl_rows,
-    json_value,
     must,
     spark_read,
     write_parquet,

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from decimal import Context, Decimal
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,16 +33,12 @@ from fuzz_model import (
     FLOATS,
     RID,
     Column,
-    Step,
     TableCase,
     decimal_ps,
-    filter_paths,
     icectl_type,
-    is_primitive,
-    random_filter,
     spark_type,
 )
-from fuzz_translate import evaluate, get_path, to_icectl, to_java, to_spark, spark_literal
+from fuzz_translate import spark_literal
 
 KINDS = ("plan", "scan", "delete", "spark-delete", "upsert", "compact", "metamorphic", "values", "write")
 

@@ -12,8 +12,6 @@ table's history or deletes) the table's whole history is printed instead.
 from __future__ import annotations
 
 import collections
-import datetime as dt
-import json
 import math
 import re
 import time

@@ -34,7 +34,6 @@ from icectl.spec.types import (
     TIMESTAMPTZ,
     DecimalType,
     NestedField,
-    StructType,
 )
 
 SCHEMA = Schema((NestedField(1, "id", LONG, False), NestedField(2, "s", STRING, False),

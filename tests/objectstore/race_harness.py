@@ -22,7 +22,6 @@ import tempfile
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
 
 MIXED = ("write", "append", "delete", "compact")
 

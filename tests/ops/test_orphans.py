@@ -93,7 +93,7 @@ def test_file_url_locations_match_plain_paths(tmp_path):
     loc = str(tmp_path / "t")
     h = History("file:" + loc)
     h.append(2)
-    table = h.save()
+    h.save()
     age_all(loc)
     stray = touch(f"{loc}/data/stray.parquet")
     found = find_orphan_files(Table.load(loc), older_than_ms=int(time.time() * 1000))

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from icectl.ops.append import append_files
 from icectl.ops.create import create_table

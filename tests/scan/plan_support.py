@@ -23,8 +23,8 @@ def id_range_file(path: str, part: tuple, lo: int, hi: int, rc: int = 10) -> Dat
                     upper_bounds={1: to_bytes(LONG, hi)}, split_offsets=(4,))
 
 
-@pytest.fixture
-def table(tmp_path) -> Table:
+@pytest.fixture(name="table")
+def table_fixture(tmp_path) -> Table:
     """Eight data manifests (days and an odd path), then deletes of every kind."""
     loc = str(tmp_path / "t")
     create_table(loc, schema_text="id long, ts timestamptz, cat string", partition_text="days(ts)",

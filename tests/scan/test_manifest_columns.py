@@ -35,8 +35,6 @@ from icectl.spec.manifests import (
 )
 from icectl.spec.types import (
     DATE,
-    DOUBLE,
-    LONG,
     STRING,
     UUID,
     DecimalType,

@@ -23,7 +23,7 @@ from icectl.scan import parallel
 from icectl.spec.manifests import MANIFEST_DATA
 from icectl.table.table import Table
 
-from tests.scan.plan_support import FILTERS, id_range_file, table  # noqa: F401 - the fixture
+from tests.scan.plan_support import FILTERS, id_range_file, table_fixture  # noqa: F401 - the `table` fixture
 from tests.scan.reader_support import commit
 
 @pytest.fixture

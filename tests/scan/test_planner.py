@@ -24,7 +24,7 @@ from icectl.spec.manifests import (
     ManifestEntry,
 )
 from icectl.spec.summary import SummaryBuilder
-from icectl.spec.types import LONG, STRING
+from icectl.spec.types import LONG
 from icectl.spec.values import to_bytes
 from icectl.table.producer import SnapshotProducer
 from icectl.table.table import Table

@@ -11,7 +11,7 @@ import zlib
 import pyarrow as pa
 import pytest
 
-from icectl.errors import CorruptMetadata, InvalidInput, NotFound
+from icectl.errors import CorruptMetadata, NotFound
 from icectl.io.manifest_columns import clear_cache
 from icectl.io.puffin import parse_deletion_vector, parse_roaring64
 from icectl.ops.evolve_schema import evolve_schema

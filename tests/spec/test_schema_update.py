@@ -15,7 +15,7 @@ from icectl.spec.schema import Schema
 from icectl.spec.schema_metadata import update_name_mapping, update_table_schema
 from icectl.spec.schema_update import SchemaUpdate
 from icectl.spec.sorting import build_sort_order
-from icectl.spec.types import DATE, DOUBLE, LONG, TIMESTAMP, DecimalType
+from icectl.spec.types import DOUBLE, LONG, TIMESTAMP
 
 SCHEMA = parse_schema(
     "id int not null, name string, loc struct<lat: float, lon: float>, "
