@@ -26,6 +26,7 @@ from icectl.expr.expressions import (
     not_,
     or_,
 )
+from icectl.spec.token_cursor import TokenCursor
 from icectl.spec.values import parse_date, parse_time, parse_timestamp
 
 __all__ = ["parse_filter", "FILTER_HELP"]
@@ -155,27 +156,9 @@ _TYPED = {"date", "time", "timestamp", "timestamp_ntz", "timestamptz", "uuid", "
 _RESERVED = KEYWORDS
 
 
-class _Parser:
+class _Parser(TokenCursor[_Tok]):
     def __init__(self, src: str):
-        self.src = src
-        self.toks = _tokenize(src)
-        self.i = 0
-
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def peek(self, k: int = 1) -> _Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
-
-    def advance(self) -> _Tok:
-        t = self.toks[self.i]
-        if t.kind != "end":
-            self.i += 1
-        return t
-
-    def error(self, msg: str, tok: _Tok | None = None) -> InvalidInput:
-        return _fail(self.src, (tok or self.tok).pos, msg)
+        super().__init__(src, _tokenize(src), _fail)
 
     def at_word(self, *words: str, tok: _Tok | None = None) -> bool:
         t = tok or self.tok

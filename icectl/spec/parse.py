@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from icectl.errors import InvalidInput
 from icectl.spec.schema import Schema, assign_fresh_ids
+from icectl.spec.token_cursor import TokenCursor
 from icectl.spec.transforms import (
     DAY,
     HOUR,
@@ -165,31 +166,13 @@ def _tokenize(src: str) -> list[_Tok]:
     return toks
 
 
-class _Parser:
+class _Parser(TokenCursor[_Tok]):
     def __init__(self, src: str):
         if not isinstance(src, str):
             raise InvalidInput(f"expected text, got {type(src).__name__}")
-        self.src = src
-        self.toks = _tokenize(src)
-        self.i = 0
+        super().__init__(src, _tokenize(src), _fail)
 
     # -- primitives ----------------------------------------------------------------------------
-
-    @property
-    def tok(self) -> _Tok:
-        return self.toks[self.i]
-
-    def peek(self, k: int = 1) -> _Tok:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
-
-    def advance(self) -> _Tok:
-        t = self.toks[self.i]
-        if t.kind != "end":
-            self.i += 1
-        return t
-
-    def error(self, msg: str, tok: _Tok | None = None) -> InvalidInput:
-        return _fail(self.src, (tok or self.tok).pos, msg)
 
     def at_punct(self, ch: str) -> bool:
         return self.tok.kind == "punct" and self.tok.text == ch
