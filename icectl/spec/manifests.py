@@ -329,13 +329,15 @@ def assign_manifest_first_row_ids(
 # -- manifest summaries -----------------------------------------------------------------------
 
 
-def _sort_key(t: IcebergType) -> Callable[[Any], Any]:
+def _sort_key(t: IcebergType) -> Callable[[Any], Any] | None:
+    """The key ordering partition values of type ``t`` as the reference does, or None when the
+    values' own order is it."""
     if isinstance(t, PrimitiveType) and t.name in ("float", "double"):
         # -0.0 sorts before +0.0 (IEEE 754 totalOrder, as Java's Double.compare).
         return lambda v: (v, math.copysign(1.0, v))
     if isinstance(t, PrimitiveType) and t.name == "uuid":
         return lambda v: v.bytes
-    return lambda v: v
+    return None
 
 
 def partition_summaries(
@@ -343,36 +345,31 @@ def partition_summaries(
     partitions: Iterable[tuple],
     to_bytes: Callable[[IcebergType, Any], bytes],
 ) -> tuple[FieldSummary, ...]:
-    """Field summaries over partition tuples: null/NaN flags and serialized min/max.
+    """Field summaries over partition tuples: null/NaN flags and serialized min/max (of equal
+    values, the first seen).
 
-    ``to_bytes(type, value)`` is the single-value serializer (spec Appendix D).
+    ``to_bytes(type, value)`` is the single-value serializer (spec Appendix D). Each field is
+    summarized as one column (``min``/``max`` over its values): a merge summarizes 200,000
+    entries.
     """
-    fields = partition_type.fields()
-    n = len(fields)
-    lows: list[Any] = [None] * n
-    highs: list[Any] = [None] * n
-    nulls = [False] * n
-    nans = [False] * n
-    keys = [_sort_key(f.type) for f in fields]
-    for part in partitions:
-        for i in range(n):
-            v = part[i]
-            if v is None:
-                nulls[i] = True
-                continue
-            if isinstance(v, float) and v != v:
-                nans[i] = True
-                continue
-            k = keys[i]
-            if lows[i] is None or k(v) < k(lows[i]):
-                lows[i] = v
-            if highs[i] is None or k(v) > k(highs[i]):
-                highs[i] = v
+    parts = partitions if isinstance(partitions, list) else list(partitions)
     out = []
-    for i, f in enumerate(fields):
-        lo = None if lows[i] is None else to_bytes(f.type, lows[i])
-        hi = None if highs[i] is None else to_bytes(f.type, highs[i])
-        out.append(FieldSummary(nulls[i], nans[i], lo, hi))
+    for i, f in enumerate(partition_type.fields()):
+        col = [p[i] for p in parts]
+        vals = [v for v in col if v is not None]
+        has_null = len(vals) < len(col)
+        has_nan = False
+        if isinstance(f.type, PrimitiveType) and f.type.name in ("float", "double"):
+            numbers = [v for v in vals if v == v]
+            has_nan = len(numbers) < len(vals)
+            vals = numbers
+        lo = hi = None
+        if vals:
+            key = _sort_key(f.type)
+            lo_v, hi_v = (min(vals), max(vals)) if key is None else (min(vals, key=key),
+                                                                      max(vals, key=key))
+            lo, hi = to_bytes(f.type, lo_v), to_bytes(f.type, hi_v)
+        out.append(FieldSummary(has_null, has_nan, lo, hi))
     return tuple(out)
 
 

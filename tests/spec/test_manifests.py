@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import random
 import struct
+import uuid
 from decimal import Decimal
 
 import pytest
@@ -34,6 +36,7 @@ from icectl.spec.manifests import (
     sanitize_avro_name,
     summarize_entries,
 )
+from icectl.spec.values import to_bytes
 from icectl.spec.types import (
     BINARY,
     BOOLEAN,
@@ -346,3 +349,52 @@ def test_decimal_partition_values_compare_numerically():
     partition_summaries(pt, [(Decimal("10.00"),), (Decimal("9.50"),)],
                         lambda t, v: seen.append(v) or b"")
     assert seen == [Decimal("9.50"), Decimal("10.00")]
+
+
+def _summaries_one_by_one(partition_type, partitions, to_bytes):
+    """The plain reading of the rule: one value at a time, the least and greatest by the
+    reference's order (-0.0 before +0.0, uuids by their bytes), NaN and null only flagged."""
+    out = []
+    for i, f in enumerate(partition_type.fields()):
+        lo = hi = None
+        null = nan = False
+        for part in partitions:
+            v = part[i]
+            if v is None:
+                null = True
+            elif isinstance(v, float) and v != v:
+                nan = True
+            else:
+                k = ((lambda x: (x, math.copysign(1.0, x))) if isinstance(v, float)
+                     else (lambda x: x.bytes) if isinstance(v, uuid.UUID) else (lambda x: x))
+                if lo is None or k(v) < k(lo):
+                    lo = v
+                if hi is None or k(v) > k(hi):
+                    hi = v
+        out.append(FieldSummary(null, nan, None if lo is None else to_bytes(f.type, lo),
+                                None if hi is None else to_bytes(f.type, hi)))
+    return tuple(out)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_partition_summaries_agree_with_the_one_by_one_rule(seed):
+    rng = random.Random(seed)
+    gens = {
+        INT: lambda: rng.choice([0, -1, 1, -(2**31), 2**31 - 1, rng.randint(-(2**31), 2**31 - 1)]),
+        LONG: lambda: rng.randint(-(2**63), 2**63 - 1),
+        DATE: lambda: rng.randint(-800_000, 800_000),  # pre-1970 days too
+        DOUBLE: lambda: rng.choice([0.0, -0.0, math.nan, math.inf, -math.inf, rng.uniform(-1e9, 1e9)]),
+        FLOAT: lambda: rng.choice([0.0, -0.0, math.nan, -1.5, 2.25]),
+        STRING: lambda: rng.choice(["", "a", "ab", "b", "é", "\U0001f600", "Z"]),
+        BINARY: lambda: rng.choice([b"", b"\x00", b"\xff", b"ab"]),
+        UUID: lambda: uuid.UUID(int=rng.getrandbits(128)),
+        DecimalType(9, 2): lambda: Decimal(rng.randint(-10**9 + 1, 10**9 - 1)).scaleb(-2),
+        BOOLEAN: lambda: rng.choice([True, False]),
+    }
+    types = rng.sample(list(gens), rng.randint(1, 4))
+    null_share = rng.choice([0.0, 0.3, 1.0])
+    parts = [tuple(None if rng.random() < null_share else gens[t]() for t in types)
+             for _ in range(rng.choice([1, 2, 50, 400]))]
+    pt = _ptype(*types)
+    assert partition_summaries(pt, parts, to_bytes) == _summaries_one_by_one(pt, parts, to_bytes)
+    assert partition_summaries(pt, iter(parts), to_bytes) == _summaries_one_by_one(pt, parts, to_bytes)
