@@ -271,9 +271,10 @@ _ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_num
 
 @dataclass
 class Decoder:
-    """A compiled block decoder: ``fn(block, count, append)`` appends one tuple of raw values
-    per entry, in the order of ``sinks`` (``s_<column>``, ``s_p<i>`` for partition field i,
-    ``s_<vc|nc|nanc|lo|hi>_<field id>`` for metrics)."""
+    """A compiled block decoder: ``fn(block, count, append, pos=0)`` appends, for each of the
+    ``count`` entries starting at ``pos``, one tuple of raw values in the order of ``sinks``
+    (``s_<column>``, ``s_p<i>`` for partition field i, ``s_<vc|nc|nanc|lo|hi>_<field id>`` for
+    metrics), and returns the position after them."""
 
     fn: Callable
     sinks: list[str]
@@ -312,7 +313,7 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
             _mark(g, extents, "s_df1")
         else:
             g.skip(_IND, f["type"])
-    src = ["def decode(buf, count, app):", "    pos = 0", "    for _ in range(count):"]
+    src = ["def decode(buf, count, app, pos=0):", "    for _ in range(count):"]
     src.extend(g.lines or ["        pass"])
     src.append(f"        app(({', '.join(g.sinks)}{',' if len(g.sinks) == 1 else ''}))")
     src.append("    return pos")

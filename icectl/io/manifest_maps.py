@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from icectl.io.avro_container import write_long
 
-__all__ = ["read_long", "ZIGZAG", "make_map_skipper", "make_map_reader", "Region"]
+__all__ = ["read_long", "ZIGZAG", "make_map_skipper", "make_map_reader", "Region", "VARINT_PATTERN",
+           "SHORT_BYTES_PATTERN"]
 
 
 # -- varints -------------------------------------------------------------------------------------
@@ -42,11 +43,11 @@ ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(128))
 # pattern skips c items of a map, another finds the value of one key among c items; values of
 # bytes maps are matched when shorter than 64 bytes (a one-byte length), which covers the
 # truncated bounds writers produce; anything else takes the plain loop below.
-_VARINT = rb"[\x80-\xff]*[\x00-\x7f]"
-_SHORT_BYTES = b"(?:" + b"|".join(re.escape(bytes([2 * n])) + (rb"[\s\S]{%d}" % n if n else b"")
+VARINT_PATTERN = rb"[\x80-\xff]*[\x00-\x7f]"
+SHORT_BYTES_PATTERN = b"(?:" + b"|".join(re.escape(bytes([2 * n])) + (rb"[\s\S]{%d}" % n if n else b"")
                                  for n in range(64)) + b")"
-_ITEM = {"varint": _VARINT + _VARINT, "bytes": _VARINT + _SHORT_BYTES}
-_VALUE = {"varint": _VARINT, "bytes": _SHORT_BYTES}
+_ITEM = {"varint": VARINT_PATTERN + VARINT_PATTERN, "bytes": VARINT_PATTERN + SHORT_BYTES_PATTERN}
+_VALUE = {"varint": VARINT_PATTERN, "bytes": SHORT_BYTES_PATTERN}
 _MAP_SKIP: dict[tuple[str, int], re.Pattern] = {}
 _MAP_FIND: dict[tuple[str, int, int], re.Pattern] = {}
 
