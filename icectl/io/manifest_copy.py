@@ -4,7 +4,8 @@ A merge changes only an entry's leading fields (status, snapshot id, sequence nu
 spec wants inherited values explicit in EXISTING entries) and, in v3, a data file's
 ``first_row_id`` when it is inherited. When a manifest's Avro schema is the layout being written
 (:func:`icectl.io.avro.in_layout`), its entries are found by the generated decoder of
-:mod:`icectl.io.manifest_codegen` run with ``extents``: it reads the leading fields, the few
+:mod:`icectl.io.manifest_codegen` run with ``extents`` (entry shapes matched by one regular
+expression each, :mod:`icectl.io.manifest_shapes`): it reads the leading fields, the few
 columns the new manifest's summary needs (record counts, partition values, paths) and where each
 encoded ``data_file`` starts and ends, skipping metric maps without decoding them. The
 ``data_file`` bytes are then copied unchanged (spliced around ``first_row_id`` where inheritance
@@ -36,6 +37,7 @@ from icectl.io.avro_schema import SchemaWalk, manifest_wire_schemas, wire_schema
 from icectl.io.files import FileIO, is_local
 from icectl.io.manifest_codegen import compile_decoder
 from icectl.io.manifest_columns import partition_columns, run_decoder
+from icectl.io.manifest_shapes import bound_widths, shape_decoder
 from icectl.spec.manifests import (
     ADDED,
     DELETED,
@@ -119,7 +121,8 @@ def read_carried(source: Any, manifest_file: ManifestFile | None, schema: dict, 
     if parts is None:
         return None
     walk, data_file, _ = parts
-    dec = compile_decoder(wire_schema_jsons(bytes(schema_json))[0], (), (), extents=True)
+    dec = shape_decoder(compile_decoder(wire_schema_jsons(bytes(schema_json))[0], (), (),
+                                        extents=True), bound_widths(meta.get("schema")))
     codec = meta.get("avro.codec", b"null").decode() or "null"
 
     try:  # one buffer of every block: the extents index it

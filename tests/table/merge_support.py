@@ -26,7 +26,7 @@ from icectl.spec.schema import Schema
 from icectl.table.producer import FastAppendProducer
 from icectl.table.table import Table
 
-from conftest import FAST_RETRY
+from tests.table.conftest import FAST_RETRY
 
 JAVA_DIR = Path(__file__).resolve().parent.parent / "data" / "manifests"
 
