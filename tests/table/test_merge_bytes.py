@@ -251,6 +251,7 @@ def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tm
                 # small manifests, and the test process may run helper threads: fork anyway
                 mp.setattr(manifest_copy, "PARALLEL_MIN_MANIFESTS", 2)
                 mp.setattr(manifest_copy, "PARALLEL_MIN_BYTES", 0)
+                mp.setattr(manifest_copy, "PARALLEL_MIN_WORKERS", 1)  # a 2-core machine too
                 mp.setattr(command_files, "can_fork",
                            lambda: "fork" in multiprocessing.get_all_start_methods())
                 real = command_files.forked_imap
