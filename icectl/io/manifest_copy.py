@@ -48,7 +48,7 @@ from icectl.spec.manifests import (
 )
 
 __all__ = ["CarriedEntries", "read_carried", "read_carried_all", "carried_from_records", "carry",
-           "write_carried", "PARALLEL_MIN_MANIFESTS", "PARALLEL_MIN_BYTES"]
+           "write_carried", "PARALLEL_MIN_MANIFESTS", "PARALLEL_MIN_BYTES", "PARALLEL_MIN_WORKERS"]
 
 # a bin of at least this many manifests, this many bytes in all, is decoded in worker processes,
 # as many as the usable cores less the one this process needs to take their results in; with
