@@ -19,10 +19,10 @@ class _Collect(reporter.Reporter):
     def flake(self, message: messages.Message) -> None:
         self.found.append((message.filename, message.lineno, str(message)))
 
-    def syntaxError(self, filename, msg, lineno, offset, text) -> None:  # noqa: N802 - pyflakes' API
+    def syntaxError(self, filename, msg, lineno, offset, text) -> None:  # noqa: N802 - pyflakes
         self.found.append((filename, lineno, f"syntax error: {msg}"))
 
-    def unexpectedError(self, filename, msg) -> None:  # noqa: N802 - pyflakes' API
+    def unexpectedError(self, filename, msg) -> None:  # noqa: N802 - pyflakes
         self.found.append((filename, 0, f"unexpected error: {msg}"))
 
 

@@ -18,7 +18,7 @@ from icectl.errors import UnsupportedFeature
 from icectl.io.avro_schema import ManifestLayout, SchemaWalk
 from icectl.io.manifest_maps import ZIGZAG, Region, make_map_reader, make_map_skipper, read_long
 
-__all__ = ["Decoder", "compile_decoder"]
+__all__ = ["Decoder", "compile_decoder", "ENTRY_COLUMNS", "COPY_COLUMNS"]
 
 
 class _Gen:
@@ -263,10 +263,10 @@ _DATA_FILE_COLUMNS = ("content", "file_path", "file_format", "record_count", "fi
                       "key_metadata", "split_offsets", "equality_ids", "sort_order_id",
                       "first_row_id", "referenced_data_file", "content_offset",
                       "content_size_in_bytes")
-_COPY_COLUMNS = ("record_count", "file_path", "first_row_id")  # all a copy (extents) reads
+COPY_COLUMNS = ("record_count", "file_path", "first_row_id")  # all a copy (extents) reads
 _STAT_MAPS = {"value_counts": "vc", "null_value_counts": "nc", "nan_value_counts": "nanc",
               "lower_bounds": "lo", "upper_bounds": "hi"}
-_ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
+ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
 
 
 @dataclass
@@ -291,7 +291,7 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
     ``nan_wanted``), cached by those and ``extents``. With ``extents`` it also keeps where each
     entry's encoded data_file starts and ends (``s_df0``, ``s_df1``) and, when the record has
     one, where its first_row_id field does (``s_fr0``, ``s_fr1``): a merge copies those bytes;
-    of the data_file's plain columns it then reads only those a copy needs (``_COPY_COLUMNS``)."""
+    of the data_file's plain columns it then reads only those a copy needs (``COPY_COLUMNS``)."""
     if nan_wanted is None:
         nan_wanted = wanted
     key = (schema_json, wanted, nan_wanted, extents)
@@ -303,7 +303,7 @@ def compile_decoder(schema_json: bytes, wanted: tuple[int, ...],
     regions: dict[str, Region] = {}
     for f in layout.entry["fields"]:
         name = f["name"]
-        if name in _ENTRY_COLUMNS:
+        if name in ENTRY_COLUMNS:
             g.read(_IND, f["type"], "v")
             g.emit(_IND, f"s_{name} = v")
             g.sinks.append(f"s_{name}")
@@ -372,7 +372,7 @@ def _emit_data_file(g: _Gen, layout: ManifestLayout, wanted: tuple[int, ...],
             region_sinks.extend(f"s_{_STAT_MAPS[hn]}_{fid}" for fid in keys)
             continue
         flush_region()
-        if hn in _DATA_FILE_COLUMNS and (not extents or hn in _COPY_COLUMNS):
+        if hn in _DATA_FILE_COLUMNS and (not extents or hn in COPY_COLUMNS):
             _mark(g, extents and hn == "first_row_id", "s_fr0")
             g.read(_IND, h["type"], "v")
             g.emit(_IND, f"s_{hn} = v")

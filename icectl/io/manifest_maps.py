@@ -44,8 +44,8 @@ ZIGZAG = tuple((b >> 1) ^ -(b & 1) for b in range(128))
 # bytes maps are matched when shorter than 64 bytes (a one-byte length), which covers the
 # truncated bounds writers produce; anything else takes the plain loop below.
 VARINT_PATTERN = rb"[\x80-\xff]*[\x00-\x7f]"
-SHORT_BYTES_PATTERN = b"(?:" + b"|".join(re.escape(bytes([2 * n])) + (rb"[\s\S]{%d}" % n if n else b"")
-                                 for n in range(64)) + b")"
+SHORT_BYTES_PATTERN = b"(?:" + b"|".join(
+    re.escape(bytes([2 * n])) + (rb"[\s\S]{%d}" % n if n else b"") for n in range(64)) + b")"
 _ITEM = {"varint": VARINT_PATTERN + VARINT_PATTERN, "bytes": VARINT_PATTERN + SHORT_BYTES_PATTERN}
 _VALUE = {"varint": VARINT_PATTERN, "bytes": SHORT_BYTES_PATTERN}
 _MAP_SKIP: dict[tuple[str, int], re.Pattern] = {}

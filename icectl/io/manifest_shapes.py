@@ -26,13 +26,11 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from icectl.io.avro_container import write_long
-from icectl.io.manifest_codegen import Decoder
+from icectl.io.manifest_codegen import COPY_COLUMNS, ENTRY_COLUMNS, Decoder
 from icectl.io.manifest_maps import SHORT_BYTES_PATTERN, VARINT_PATTERN, ZIGZAG, read_long
 
 __all__ = ["shape_decoder", "bound_widths"]
 
-_ENTRY_COLUMNS = ("status", "snapshot_id", "sequence_number", "file_sequence_number")
-_COPY_COLUMNS = ("record_count", "file_path", "first_row_id")
 _MAX_SHAPES = 8  # shapes tried per entry, most recent first
 _MAX_COMPILED = 64  # shapes compiled per decoder
 # an entry no shape matched is learned (a walk in Python, dearer than decoding it) until there
@@ -224,7 +222,7 @@ class _Shapes:
         groups: list[tuple[str, _Conv | None]] = []
         for f in layout.entry["fields"]:
             name = f["name"]
-            if name in _ENTRY_COLUMNS:
+            if name in ENTRY_COLUMNS:
                 groups.append((f"s_{name}", _converter(self.walk, f["type"])))
             elif name == "data_file":
                 groups.append(("df", None))
@@ -232,7 +230,7 @@ class _Shapes:
                     hn = h["name"]
                     if hn == "file_path" and self._plain_string(h["type"]):
                         groups.append(("s_file_path", _Conv(None)))  # the group holds the text
-                    elif hn in _COPY_COLUMNS:
+                    elif hn in COPY_COLUMNS:
                         groups.append((f"s_{hn}", _converter(self.walk, h["type"])))
                     elif hn == "partition":
                         for i, pf in enumerate(layout.partition):
@@ -250,7 +248,8 @@ class _Shapes:
             if sink in ("s_df0", "s_df1"):
                 exprs.append(f"m.{'start' if sink == 's_df0' else 'end'}({index['df']})")
             elif sink in ("s_fr0", "s_fr1"):
-                exprs.append(f"m.{'start' if sink == 's_fr0' else 'end'}({index['s_first_row_id']})")
+                group = index["s_first_row_id"]
+                exprs.append(f"m.{'start' if sink == 's_fr0' else 'end'}({group})")
             else:
                 i = index.get(sink)
                 if i is None:
@@ -282,7 +281,7 @@ class _Shapes:
         try:
             for f in self.layout.entry["fields"]:
                 name = f["name"]
-                if name in _ENTRY_COLUMNS:
+                if name in ENTRY_COLUMNS:
                     parts.append(b"(" + lr.frag(f["type"]) + b")")
                 elif name == "data_file":
                     parts.append(b"(" + self._data_file(lr) + b")")
@@ -316,7 +315,7 @@ class _Shapes:
                     raise _NoShape
                 lr.pos += n
                 parts.append(_lit(n) + rb"([\s\S]{%d})" % n)
-            elif hn in _COPY_COLUMNS:
+            elif hn in COPY_COLUMNS:
                 parts.append(b"(" + lr.frag(h["type"]) + b")")
             elif hn == "file_format":  # as read: a manifest lists files of one format
                 start = lr.pos
