@@ -328,7 +328,7 @@ def _uuid_bounds_used(e, negated: bool = False) -> bool:
         return any(_uuid_bounds_used(c, negated) for c in e[1:] if isinstance(c, tuple))
     op = e[1]
     ordering = op in ("lt", "le", "gt", "ge")
-    return e[3] == "uuid" and (ordering or op in (("not_eq", "not_in") if negated else ("eq", "in")))
+    return e[3] == "uuid" and (ordering or op in (("ne", "not_in") if negated else ("eq", "in")))
 
 
 def _preds(e) -> list:

@@ -166,7 +166,7 @@ def test_plan_differences_labelled_only_when_a_documented_superset(tmp_path: Pat
     u = "12345678-1234-1234-1234-123456789abc"
     eq_uuid = ("pred", "eq", ("u",), "uuid", [u], "")
     lt_uuid = ("pred", "lt", ("u",), "uuid", [u], "")
-    ne_uuid = ("pred", "not_eq", ("u",), "uuid", [u], "")
+    ne_uuid = ("pred", "ne", ("u",), "uuid", [u], "")  # the model's name for !=
     inf = ("pred", "gt", ("d",), "double", [float("inf")], "")
     plain = ("pred", "gt", ("i",), "int", [5], "")
     label = lambda f, **kw: plan_category("plan: x", f, **{  # noqa: E731
