@@ -1,9 +1,9 @@
 """A merge finds its entries by shape patterns (icectl.io.manifest_shapes): the rows it reads must
 be the generated extents decoder's, value for value and position for position, on manifests of
-every partition type, format version and content, with the shapes changing from entry to entry
-(paths of other lengths, maps present or null with other keys, bounds long and short, arrays of
-other counts),
-on the manifests Java wrote, and where no shape serves (the generated decoder then reads)."""
+every partition type, format version and content whose shapes change now and then (paths of
+other lengths, maps present or null with other keys, bounds long and short, arrays of other
+counts) or with every entry, on the manifests Java wrote, and where no shape serves (the
+generated decoder then reads)."""
 
 from __future__ import annotations
 
