@@ -415,7 +415,7 @@ class SnapshotProducer:
                     raw = self.io.read(m.manifest_path) if raw is None else raw
                     records = avro.read_manifest_records(raw, None if own else m, schema=layout)
                     if records is None:  # another layout (older schema, another writer): convert
-                        entries = (avro.read_manifest(raw) if own else avro.load_manifest(self.io, m))
+                        entries = avro.read_manifest(raw, None if own else m)
                         records = (list(avro.entry_records(entries, partition_type,
                                                            base.format_version, None)),
                                    [e.data_file.partition for e in entries])
