@@ -13,10 +13,9 @@ The pool is a ``fork`` pool (:func:`icectl.command_files.forked_imap`), not
 :class:`icectl.engines.LocalEngine`'s ``spawn`` one: a spawned worker starts a fresh interpreter
 and imports icectl again (about 0.5-0.6 s on the 2-core development machine, measured), which is
 the whole budget of a warm plan, while a forked worker starts in a few milliseconds with the
-decoder modules already imported. Forking is only done
-from a process with a single thread (a thread holding a lock at fork time could deadlock the
-child); otherwise, on platforms without ``fork``, for remote manifests or with one worker,
-decoding stays in the planning process.
+decoder modules already imported. Forking is only done from a process with a single thread (a
+thread holding a lock at fork time could deadlock the child); otherwise, on platforms without
+``fork``, for remote manifests or with one worker, decoding stays in the planning process.
 """
 
 from __future__ import annotations
