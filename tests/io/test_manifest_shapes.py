@@ -78,13 +78,17 @@ def _shape(r: random.Random, i: int, content: int, *, path_len: int | None = Non
             "equality_ids": (keys(3) or [1]) if content == EQUALITY_DELETES else None,
             "sort": maybe(r.randint(0, 3)), "first": i,
             "long_bounds": {fid: r.choice([64, 200]) for fid in COLUMN_IDS
-                            if fid not in WIDTHS and r.random() < 0.3}}
+                            if fid not in WIDTHS and r.random() < 0.3},
+            # a long or double column evolved from int or float: its older files' bounds are
+            # 4 bytes, narrower than the schema's type says
+            "evolved": {fid for fid, w in WIDTHS.items() if w == 8 and r.random() < 0.3}}
 
 
 def _bound(r: random.Random, fid: int, sh: dict) -> bytes:
-    """A bound of field ``fid``: its type's width, or of a variable width a short length or
-    the long one of the shape (a byte length of 64 or more is part of a shape)."""
-    width = WIDTHS.get(fid, sh["long_bounds"].get(fid))
+    """A bound of field ``fid``: its type's width (4 bytes when the shape's file predates a
+    promotion), or of a variable width a short length or the long one of the shape (a byte
+    length of 64 or more is part of a shape)."""
+    width = 4 if fid in sh["evolved"] else WIDTHS.get(fid, sh["long_bounds"].get(fid))
     n = width if width is not None else r.choice([0, 1, 5, 63])
     return bytes(r.getrandbits(8) for _ in range(n))
 
