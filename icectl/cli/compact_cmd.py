@@ -48,7 +48,10 @@ def register(app: typer.Typer) -> None:
     app.command("compact", help=COMPACT_HELP, no_args_is_help=True)(compact)
 
 
-@handle_errors
+@handle_errors(returns=(
+    "icectl.ops.compact:CompactResult",
+    "icectl.ops.compact_deletes:CompactDeletesResult",
+))
 def compact(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Only files that may hold rows matching this filter (the scan filter grammar).")] = None,

@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
     app.command("create", help=CREATE_HELP, no_args_is_help=True)(create)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.create:CreateResult")
 def create(
     table: TableArg,
     schema: Annotated[Optional[str], typer.Option("--schema", "-s", help='Columns, e.g. "id long not null, ts timestamptz".')] = None,

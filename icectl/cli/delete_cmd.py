@@ -46,7 +46,11 @@ def register(app: typer.Typer) -> None:
     app.command("delete", help=DELETE_HELP, no_args_is_help=True)(delete)
 
 
-@handle_errors
+@handle_errors(returns=(
+    "icectl.ops.row_deletes:DeleteResult",
+    "icectl.ops.delete_cow:CopyOnWriteResult",
+    "icectl.ops.equality_deletes:EqualityDeleteResult",
+))
 def delete(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")] = None,

@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
     app.command("expire", help=EXPIRE_HELP, no_args_is_help=True)(expire)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.expire:ExpireResult")
 def expire(
     table: TableArg,
     older_than: Annotated[Optional[str], typer.Option(

@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
     app.command("write", help=WRITE_HELP, no_args_is_help=True)(write)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.write:WriteResult")
 def write(
     table: TableArg,
     data: Annotated[List[str], typer.Argument(
