@@ -108,7 +108,8 @@ def _detect_format(source: str, data: bytes | None, fmt: str | None) -> str:
         if f in ("jsonl", "ndjson"):
             f = "json"
         if f not in FORMATS:
-            raise InvalidInput(f"unknown input format {fmt!r} (use parquet, csv or json)")
+            raise InvalidInput(f"unknown input format {fmt!r} (use parquet, csv or json)",
+                               argument="file_format")
         return f
     if source != "-":
         name = source.lower()
