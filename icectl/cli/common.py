@@ -174,12 +174,31 @@ def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -
     return wrapper  # type: ignore[return-value]
 
 
+def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of TABLE: with a warehouse (-w before TABLE, or ICECTL_WAREHOUSE), the
+    identifiers of the tables found under it that start with what was typed; nothing for a path
+    (the shell then offers files, as it does without a warehouse)."""
+    if any(c in incomplete for c in "/\\:") or incomplete.startswith((".", "~")):
+        return []
+    warehouse = (ctx.params.get("warehouse") if ctx is not None else None) or os.environ.get(WAREHOUSE_ENV)
+    if not warehouse:
+        return []
+    from icectl.ops.warehouse import list_tables
+
+    try:
+        found = list_tables(warehouse)
+    except (IcectlError, OSError):
+        return []
+    return [t.identifier for t in found.tables if t.identifier.startswith(incomplete)]
+
+
 TableArg = Annotated[
     str,
     typer.Argument(
         metavar="TABLE",
         help="Table location (directory path or URL), or DB.TABLE with --warehouse.",
         show_default=False,
+        autocompletion=complete_table,
     ),
 ]
 WarehouseOpt = Annotated[

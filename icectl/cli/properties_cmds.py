@@ -6,7 +6,7 @@ from typing import Annotated, Any, List
 
 import typer
 
-from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values, report_status
+from icectl.cli.common import values, DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values, report_status
 from icectl.cli.output import emit_json, emit_pairs, emit_text, err
 
 app = typer.Typer(
@@ -98,7 +98,7 @@ Examples:
 @handle_errors(returns="icectl.ops.properties:FormatVersionChange")
 def upgrade(
     table: TableArg,
-    format_version: Annotated[int, typer.Option("--format-version", help="Target format version: 2 or 3.")],
+    format_version: Annotated[int, typer.Option("--format-version", metavar="2|3", autocompletion=values("2", "3"), help="Target format version: 2 or 3.")],
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,

@@ -40,7 +40,7 @@ Examples:
 """
 
 RoundOpt = Annotated[Optional[str], typer.Option(
-    "--round", metavar="half-even|half-up|down",
+    "--round", metavar="half-even|half-up|down", autocompletion=values("half-even", "half-up", "down"),
     help="Round numbers with more digits than their column keeps (decimal scale, integers) instead "
          "of refusing them: half-even, half-up (ties away from zero) or down (toward zero).")]
 
