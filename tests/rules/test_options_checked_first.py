@@ -4,9 +4,9 @@ Every command of the CLI's command table (the typer app, walked here) is classif
 a table (or the cache) and has a case below that runs it for real, or it only reads. A command
 missing from both lists fails the test, so a new command is covered once it is classified.
 
-Each case of a writing command runs on a fresh copy of one workspace (a table with three
-snapshots, a branch, a tag, a property and an orphan file; input files; the manifest cache
-directory):
+Each case of a writing command runs in a workspace built for it (a table with four snapshots, two
+branches, a tag, a property, a sort order, identifier fields and an orphan file; a table another
+catalog wrote; input files; the filled manifest cache directory):
 - with a misspelt ``--field`` (and a bad value of every other output option the command has):
   exit code 2, one line on stderr naming the option, and no file of the workspace created,
   changed or removed;
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
