@@ -90,7 +90,7 @@ READ_ONLY = {
 
 # output options besides --field, and a bad value of each (input-format options are named
 # --format too: a bad one must be refused before anything is written as well)
-BAD_VALUES = {"--format": "xml", "--output": "{D}", "--columns": "no_such_column"}
+BAD_VALUES = {"--format": "xml", "--output": "{D}", "--columns": "no_such_column", "--limit": "-1"}
 
 
 def _leaf_commands() -> dict[str, Any]:
@@ -234,3 +234,34 @@ def _result_types(name: str) -> tuple[str, ...]:
     while fn is not None and not hasattr(fn, "result_types"):
         fn = getattr(fn, "__wrapped__", None)
     return getattr(fn, "result_types", ())
+
+
+# -- read-only commands that write a file: --output ------------------------------------------------
+
+OUTPUT_CASES = {  # command -> its arguments (it writes its rows to --output FILE)
+    "scan": ["{T}"],
+    "changes": ["{T}", "--from", "{S1}"],
+}
+
+
+def test_every_command_with_output_has_a_case() -> None:
+    assert {n for n in COMMANDS if "--output" in _options(n)} == set(OUTPUT_CASES)
+
+
+@pytest.mark.parametrize("name", sorted(OUTPUT_CASES))
+def test_a_bad_output_option_creates_no_output_file(tmp_path: Path, name: str) -> None:
+    root = tmp_path / "ws"
+    subst = _workspace(root)
+    out = tmp_path / "rows.out"
+    argv = _argv(name, OUTPUT_CASES[name], subst)
+    bad = [[o, v.format(**subst)] for o, v in BAD_VALUES.items() if o in _options(name) and o != "--output"]
+    assert bad
+    for option in bad:
+        done = icectl(*argv, "--output", out, *option, env=_env(root))
+        # (a column the schema lacks is "not found", exit 3, as everywhere)
+        assert done.returncode == (3 if option[0] == "--columns" else 2), (option, done.stderr)
+        line, = done.stderr.strip().splitlines()
+        assert option[0] in line, (option, line)
+        assert not out.exists() and not list(tmp_path.glob("rows.out*")), option
+    done = icectl(*argv, "--output", out, "--format", "csv", env=_env(root))
+    assert done.returncode == 0 and out.exists(), done.stderr
