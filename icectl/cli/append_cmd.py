@@ -86,7 +86,7 @@ def _given_paths(files: Optional[List[str]], from_list: Optional[str], allow_emp
     return paths
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.append:AppendResult")
 def append(
     table: TableArg,
     files: Annotated[Optional[List[str]], typer.Argument(

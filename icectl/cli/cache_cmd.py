@@ -29,7 +29,7 @@ Examples:
 
 
 @cache_app.command("info", help="Show the cache directory, its entry count, size and bound.\n\nExample: icectl cache info --json")
-@handle_errors
+@handle_errors(returns="icectl.io.manifest_cache:CacheInfo")
 def cache_info(json_out: JsonOpt = False) -> None:
     from icectl.io.manifest_cache import info
 
@@ -42,7 +42,7 @@ def cache_info(json_out: JsonOpt = False) -> None:
 
 
 @cache_app.command("clear", help="Remove every cache entry; print how many were removed.\n\nExample: icectl cache clear")
-@handle_errors
+@handle_errors(returns="icectl.io.manifest_cache:CacheCleared")
 def cache_clear(json_out: JsonOpt = False) -> None:
     from icectl.io.manifest_cache import clear
 

@@ -49,7 +49,10 @@ def check(
     from icectl.ops.check import check_table
     from icectl.ops.expire import default_workers
 
-    result = check_table(table_location(table, warehouse), deep=deep, workers=default_workers())
+    from icectl.cli.runner import table_found
+
+    with table_found(table, warehouse):
+        result = check_table(table_location(table, warehouse), deep=deep, workers=default_workers())
     if json_out:
         emit_json(result.to_json())
     else:

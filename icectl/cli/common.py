@@ -110,14 +110,24 @@ StorageOptionOpt = Annotated[
 ]
 
 
-def handle_errors(fn: F) -> F:
+def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -> Any:
     """Run a command body; turn every failure into one line on stderr and its exit code.
 
     A command with a ``json_out`` parameter (--json) also gets ``--field NAME`` (repeatable):
     its JSON view, rendered by ``emit_json``, is then printed as the chosen fields in plain
     text. Adding the option here gives it to every command that has --json, at one place.
+
+    ``returns`` names the result types whose JSON view the command prints ("module:Class", one
+    or several): every ``--field`` is then checked against their fields before the body runs
+    (cli/result_fields.py), so a misspelt one fails before anything is written. Every command
+    that changes a table names its result types (tests/rules/test_options_checked_first.py).
+    Used bare (``@handle_errors``) or with it (``@handle_errors(returns=...)``).
     """
+    if fn is None:
+        return functools.partial(handle_errors, returns=returns)
     import inspect
+
+    result_types = (returns,) if isinstance(returns, str) else tuple(returns)
 
     sig = inspect.signature(fn, eval_str=True)
     with_fields = "json_out" in sig.parameters and "fields" not in sig.parameters
@@ -131,9 +141,13 @@ def handle_errors(fn: F) -> F:
         as_json = bool(kwargs.get("json_out"))
         if fields:
             kwargs["json_out"] = True
-        select_fields(fields)  # (also clears a choice left by an earlier in-process run)
+        select_fields(fields, checked=bool(result_types))  # (also clears an earlier in-process run's)
         command_files.begin()
         try:
+            if fields and result_types:
+                from icectl.cli.result_fields import check_fields, result_views
+
+                check_fields(fields, result_views(result_types))
             if with_storage:
                 apply_storage_options(storage)  # (also clears options of an earlier in-process run)
             return fn(*args, **kwargs)
@@ -156,7 +170,26 @@ def handle_errors(fn: F) -> F:
                    for name, ann in added]
         wrapper.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), **dict(added)}
+    wrapper.result_types = result_types  # type: ignore[attr-defined]
     return wrapper  # type: ignore[return-value]
+
+
+def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Shell completion of TABLE: with a warehouse (-w before TABLE, or ICECTL_WAREHOUSE), the
+    identifiers of the tables found under it that start with what was typed; nothing for a path
+    (the shell then offers files, as it does without a warehouse)."""
+    if any(c in incomplete for c in "/\\:") or incomplete.startswith((".", "~")):
+        return []
+    warehouse = (ctx.params.get("warehouse") if ctx is not None else None) or os.environ.get(WAREHOUSE_ENV)
+    if not warehouse:
+        return []
+    from icectl.ops.warehouse import list_tables
+
+    try:
+        found = list_tables(warehouse)
+    except (IcectlError, OSError):
+        return []
+    return [t.identifier for t in found.tables if t.identifier.startswith(incomplete)]
 
 
 TableArg = Annotated[
@@ -165,6 +198,7 @@ TableArg = Annotated[
         metavar="TABLE",
         help="Table location (directory path or URL), or DB.TABLE with --warehouse.",
         show_default=False,
+        autocompletion=complete_table,
     ),
 ]
 WarehouseOpt = Annotated[

@@ -6,7 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import (DryRunOpt, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt,
+from icectl.cli.common import (values, DryRunOpt, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt,
                                WorkersOpt, handle_errors, load_table, make_engine)
 from icectl.cli.output import emit_json, emit_pairs, emit_table
 
@@ -48,11 +48,14 @@ def register(app: typer.Typer) -> None:
     app.command("compact", help=COMPACT_HELP, no_args_is_help=True)(compact)
 
 
-@handle_errors
+@handle_errors(returns=(
+    "icectl.ops.compact:CompactResult",
+    "icectl.ops.compact_deletes:CompactDeletesResult",
+))
 def compact(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Only files that may hold rows matching this filter (the scan filter grammar).")] = None,
-    strategy: Annotated[str, typer.Option("--strategy", help="binpack (default) or sort.")] = "binpack",
+    strategy: Annotated[str, typer.Option("--strategy", metavar="binpack|sort", autocompletion=values("binpack", "sort"), help="binpack (default) or sort.")] = "binpack",
     sort_order: Annotated[Optional[str], typer.Option("--sort-order", help="Sort order for --strategy sort, e.g. \"id desc nulls last, day\" (default: the table's).")] = None,
     target_file_size: Annotated[Optional[int], typer.Option("--target-file-size", help="Target size of output files in bytes (default: write.target-file-size-bytes, 512 MB).")] = None,
     min_input_files: Annotated[int, typer.Option("--min-input-files", help="Rewrite a group when it has at least this many files.")] = 5,

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, parse_key_values, table_location
+from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, parse_key_values, table_location
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import InvalidInput, NotFound, StorageError
 
@@ -31,7 +31,7 @@ def register(app: typer.Typer) -> None:
     app.command("create", help=CREATE_HELP, no_args_is_help=True)(create)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.create:CreateResult")
 def create(
     table: TableArg,
     schema: Annotated[Optional[str], typer.Option("--schema", "-s", help='Columns, e.g. "id long not null, ts timestamptz".')] = None,
@@ -39,7 +39,7 @@ def create(
     partition: Annotated[Optional[str], typer.Option("--partition", "-p", help='Partition transforms, e.g. "days(ts), bucket(16, id)".')] = None,
     sort_order: Annotated[Optional[str], typer.Option("--sort-order", help='Sort order, e.g. "id desc nulls last, ts".')] = None,
     prop: Annotated[Optional[List[str]], typer.Option("--property", "-P", help="Table property KEY=VALUE (repeatable).")] = None,
-    format_version: Annotated[int, typer.Option("--format-version", help="Iceberg format version: 1, 2 or 3.")] = 2,
+    format_version: Annotated[int, typer.Option("--format-version", metavar="1|2|3", autocompletion=values("1", "2", "3"), help="Iceberg format version: 1, 2 or 3.")] = 2,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:

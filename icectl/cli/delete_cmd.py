@@ -46,13 +46,17 @@ def register(app: typer.Typer) -> None:
     app.command("delete", help=DELETE_HELP, no_args_is_help=True)(delete)
 
 
-@handle_errors
+@handle_errors(returns=(
+    "icectl.ops.row_deletes:DeleteResult",
+    "icectl.ops.delete_cow:CopyOnWriteResult",
+    "icectl.ops.equality_deletes:EqualityDeleteResult",
+))
 def delete(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Rows to delete, e.g. \"id > 5 and day = '2024-01-02'\" (the scan filter grammar).")] = None,
     equality: Annotated[Optional[List[str]], typer.Option("--equality", help="Key columns (comma-separated; repeat to add more): delete the rows whose keys equal a row of --from.")] = None,
     from_file: Annotated[Optional[str], typer.Option("--from", help="With --equality: Parquet, CSV or JSON-lines file holding the keys to delete; - reads stdin.")] = None,
-    mode: Annotated[Optional[str], typer.Option("--mode", autocompletion=values("copy-on-write", "merge-on-read"), help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
+    mode: Annotated[Optional[str], typer.Option("--mode", metavar="copy-on-write|merge-on-read", autocompletion=values("copy-on-write", "merge-on-read"), help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; write nothing.")] = False,
     json_out: JsonOpt = False,
@@ -70,16 +74,21 @@ def delete(
     if json_out:
         emit_json(r.to_json())
         return
-    emit_pairs([
+    pairs: list[tuple[str, object]] = [
         ("committed", r.committed),
         ("snapshot-id", r.snapshot_id),
         ("branch", r.branch),
         ("mode", r.mode),
-        ("removed data files", len(r.removed_data_files)),
+        ("removed data files", len(r.removed_data_files)),  # every row matched: dropped whole
         ("removed records", r.removed_records),
-        ("position delete files", len(r.position_delete_files)),
-        ("deleted positions", r.deleted_positions),
-    ], title="dry run: nothing written" if r.dry_run else None)
+    ]
+    if hasattr(r, "rewritten_data_files"):  # copy-on-write: files rewritten without the rows
+        pairs += [("rewritten data files", len(r.rewritten_data_files)),
+                  ("added data files", len(r.added_data_files))]
+    else:
+        pairs.append(("position delete files", len(r.position_delete_files)))
+    pairs.append(("deleted positions", r.deleted_positions))
+    emit_pairs(pairs, title="dry run: nothing written" if r.dry_run else None)
 
 
 def _equality(table: str, filter_text: Optional[str], equality: Optional[List[str]], from_file: Optional[str],

@@ -34,6 +34,13 @@ whose metadata records another location than TABLE (a copy made with cp -r) is r
 --older-than takes a timestamp (ISO-8601, UTC when no zone is given, or epoch millis) or a
 duration back from now (7d, 36h, 90m).
 
+--json keys are kebab-case like every icectl view, except the six counts of deleted files
+(deleted_data_files_count, deleted_position_delete_files_count,
+deleted_equality_delete_files_count, deleted_manifest_files_count,
+deleted_manifest_lists_count, deleted_statistics_files_count): those carry the column names of
+Spark's expire_snapshots procedure, so one script reads the output of either, and stay as
+they are because --json keys are stable.
+
 Examples:
 
 \b
@@ -64,7 +71,7 @@ def register(app: typer.Typer) -> None:
     app.command("expire", help=EXPIRE_HELP, no_args_is_help=True)(expire)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.expire:ExpireResult")
 def expire(
     table: TableArg,
     older_than: Annotated[Optional[str], typer.Option(

@@ -6,8 +6,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, RefOpt, SnapshotIdOpt, TableArg, WarehouseOpt, handle_errors, load_table
-from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text
+from icectl.cli.common import values, JsonOpt, RefOpt, SnapshotIdOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text, fields_selected
 from icectl.ops import inspect as views
 
 app = typer.Typer(
@@ -31,11 +31,26 @@ def _short(v: Any) -> Any:
 
 
 def _show(v: Any, json_out: bool, columns: list[str], rows: list[list[Any]], title: Optional[str] = None) -> None:
-    """A view as its --json object, or as a table of ``rows``."""
-    if json_out:
+    """A view as its --json object, or as a table of ``rows``. ``--field`` takes the keys of the
+    JSON view and the table's column names too (``--field records`` prints the records column)."""
+    if fields_selected():
+        emit_json(_with_columns(v, columns, rows))
+    elif json_out:
         emit_json(v)
-        return
-    emit_table(columns, rows, title=title)
+    else:
+        emit_table(columns, rows, title=title)
+
+
+def _with_columns(v: Any, columns: list[str], rows: list[list[Any]]) -> Any:
+    """The view with the text table's columns added under their names where it has no such key:
+    to each element of a list view whose rows are its elements, else as lists of the column's
+    values (one line per row)."""
+    if isinstance(v, list) and len(v) == len(rows) and all(isinstance(e, dict) for e in v):
+        return [{**{c: cell for c, cell in zip(columns, row)}, **e} for e, row in zip(v, rows)]
+    if isinstance(v, dict):
+        added = {c: [row[i] for row in rows] for i, c in enumerate(columns) if c not in v}
+        return {**v, **added}
+    return v
 
 
 @app.command("table", help="Summary of a table: location, format, current snapshot, schema, spec, sort order, properties, totals.\n\nExample: icectl inspect table ./wh/db/events")
@@ -269,7 +284,7 @@ def inspect_manifests(
 @handle_errors
 def inspect_files(
     table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
-    content: Annotated[Optional[str], typer.Option("--content", help="Only: data, deletes, position-deletes or equality-deletes.")] = None,
+    content: Annotated[Optional[str], typer.Option("--content", metavar="data|deletes|position-deletes|equality-deletes", autocompletion=values("data", "deletes", "position-deletes", "equality-deletes"), help="Only: data, deletes, position-deletes or equality-deletes.")] = None,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
     from icectl.errors import InvalidInput

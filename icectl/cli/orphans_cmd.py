@@ -39,7 +39,7 @@ def register(app: typer.Typer) -> None:
     app.command("orphans", help=ORPHANS_HELP, no_args_is_help=True)(orphans)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.orphans:OrphanResult")
 def orphans(
     table: TableArg,
     older_than: Annotated[str, typer.Option(

@@ -50,7 +50,7 @@ def err(message: str) -> None:
 def emit_json(data: Any) -> None:
     """The JSON view of a result on stdout, or the fields ``--field`` chose from it as text."""
     if _selected_fields is not None:
-        emit_text_fields(data, _selected_fields)
+        emit_text_fields(data, _selected_fields, lenient=_fields_checked)
         return
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=json_default) + "\n")
     sys.stdout.flush()
@@ -67,12 +67,17 @@ def json_default(o: Any) -> Any:
 # -- --field: chosen values of the JSON view as plain text ------------------------------------------
 
 _selected_fields: list[str] | None = None
+_fields_checked = False  # the names were checked against the command's result types before it ran
 
 
-def select_fields(names: Sequence[str] | None) -> None:
-    """Make ``emit_json`` print these fields of the JSON view instead of the JSON (``--field``)."""
-    global _selected_fields
+def select_fields(names: Sequence[str] | None, checked: bool = False) -> None:
+    """Make ``emit_json`` print these fields of the JSON view instead of the JSON (``--field``).
+    ``checked``: the names were checked before the command ran (cli/result_fields.py), so a
+    name the view lacks after the run prints as an empty value instead of failing the command
+    (whose commit may have landed)."""
+    global _selected_fields, _fields_checked
     _selected_fields = list(names) if names else None
+    _fields_checked = bool(checked and names)
 
 
 def fields_selected() -> bool:
@@ -80,9 +85,9 @@ def fields_selected() -> bool:
     return _selected_fields is not None
 
 
-def emit_text_fields(data: Any, fields: Sequence[str]) -> None:
+def emit_text_fields(data: Any, fields: Sequence[str], lenient: bool = False) -> None:
     """Print ``fields`` of a JSON view, one line per row, tab-separated (see :func:`field_lines`)."""
-    lines = field_lines(data, fields)
+    lines = field_lines(data, fields, lenient)
     if lines:
         emit_text("\n".join(lines))
 
@@ -90,7 +95,7 @@ def emit_text_fields(data: Any, fields: Sequence[str]) -> None:
 _MISSING = object()
 
 
-def field_lines(data: Any, fields: Sequence[str]) -> list[str]:
+def field_lines(data: Any, fields: Sequence[str], lenient: bool = False) -> list[str]:
     """The lines ``--field`` prints for a JSON view.
 
     A list view gives one line per element, an object view one line, null nothing. A field is a
@@ -100,6 +105,10 @@ def field_lines(data: Any, fields: Sequence[str]) -> list[str]:
     that is a list spreads over lines: line i holds element i of every list field (an empty list
     gives one line with an empty value) and the other fields repeat. Integers print exactly (all
     64 bits), null as the empty string, true/false as words, objects as compact JSON.
+
+    ``lenient`` (the names were checked before the command ran): a name the view lacks gives
+    empty values, and list fields of different lengths leave the shorter ones' cells empty,
+    instead of an error.
     """
     from icectl.errors import InvalidInput
 
@@ -111,13 +120,13 @@ def field_lines(data: Any, fields: Sequence[str]) -> list[str]:
             value = _resolve(row, path.split(".")) if path else _MISSING
             found = found or value is not _MISSING
             columns[i].append(None if value is _MISSING else value)
-        if rows and not found:
+        if rows and not found and not lenient:
             raise InvalidInput(f"unknown field {path!r} (valid {_known_fields(rows, path)})")
     lines: list[str] = []
     for r in range(len(rows)):
         values = [columns[i][r] for i in range(len(fields))]
         lengths = {len(v) for v in values if isinstance(v, list)}
-        if len(lengths) > 1:
+        if len(lengths) > 1 and not lenient:
             raise InvalidInput(f"the fields {', '.join(repr(f) for f in fields)} are lists of different lengths; "
                                "choose them in separate runs")
         n = max(lengths, default=0)

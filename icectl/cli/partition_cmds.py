@@ -56,7 +56,7 @@ Examples:
   icectl partition add ./wh/db/t "bucket(8, id)"
   icectl partition add ./wh/db/t "truncate(4, name)" --name name_prefix
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
 def partition_add(
     table: TableArg, term: TermArg, name: NameOpt = None, dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
@@ -70,7 +70,7 @@ def partition_add(
 
 Example: icectl partition drop ./wh/db/t id_bucket_8
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
 def partition_drop(
     table: TableArg, field: FieldArg, dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
@@ -84,7 +84,7 @@ def partition_drop(
 
 Example: icectl partition rename ./wh/db/t ts_day day
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
 def partition_rename(
     table: TableArg, field: FieldArg,
     new_name: Annotated[str, typer.Argument(metavar="NEW_NAME", help="The new field name.", show_default=False)],
@@ -99,7 +99,7 @@ def partition_rename(
 
 Example: icectl partition replace ./wh/db/t ts_day "hours(ts)"
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
 def partition_replace(
     table: TableArg, field: FieldArg, term: TermArg, name: NameOpt = None, dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,

@@ -6,7 +6,7 @@ from typing import Annotated, Any, List
 
 import typer
 
-from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values, report_status
+from icectl.cli.common import values, DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table, parse_key_values, report_status
 from icectl.cli.output import emit_json, emit_pairs, emit_text, err
 
 app = typer.Typer(
@@ -37,7 +37,7 @@ def _emit_props(result: Any, json_out: bool) -> None:
 
 Example: icectl properties list ./wh/db/t --json
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.properties:PropertiesView")
 def props_list(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     from icectl.ops.properties import show_properties
 
@@ -54,7 +54,7 @@ def props_list(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOp
 
 Example: icectl properties set ./wh/db/t write.parquet.compression-codec=snappy
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.properties:PropertiesChange")
 def props_set(
     table: TableArg,
     pairs: Annotated[List[str], typer.Argument(metavar="KEY=VALUE...", help="Properties to set.", show_default=False)],
@@ -72,7 +72,7 @@ def props_set(
 
 Example: icectl properties unset ./wh/db/t commit.retry.num-retries
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.properties:PropertiesChange")
 def props_unset(
     table: TableArg,
     keys: Annotated[List[str], typer.Argument(metavar="KEY...", help="Property keys to remove.", show_default=False)],
@@ -95,10 +95,10 @@ Examples:
 """
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.properties:FormatVersionChange")
 def upgrade(
     table: TableArg,
-    format_version: Annotated[int, typer.Option("--format-version", help="Target format version: 2 or 3.")],
+    format_version: Annotated[int, typer.Option("--format-version", metavar="2|3", autocompletion=values("2", "3"), help="Target format version: 2 or 3.")],
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
     app.command("rewrite-manifests", help=REWRITE_MANIFESTS_HELP, no_args_is_help=True)(rewrite_manifests_cmd)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.rewrite_manifests:RewriteManifestsResult")
 def rewrite_manifests_cmd(
     table: TableArg,
     spec_id: Annotated[Optional[int], typer.Option(

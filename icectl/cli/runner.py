@@ -155,7 +155,50 @@ def table_location(table: str, warehouse: Optional[str]) -> str:
 def load_table(table: str, warehouse: Optional[str]) -> Table:
     from icectl.table.table import Table
 
-    return Table.load(table_location(table, warehouse))
+    with table_found(table, warehouse):
+        return Table.load(table_location(table, warehouse))
+
+
+class table_found:
+    """Around the loading of the table a TABLE argument names: a table not found there is
+    reported with what TABLE was taken for (the one home of that error). A TABLE that looks like
+    an identifier (``db.events``, ``ice.db.events``) and is no existing path, given without a
+    warehouse, was read as a relative path: the message says to give --warehouse (-w) or
+    ICECTL_WAREHOUSE; with a warehouse, a name of three parts or more may start with a Spark
+    catalog's name, which is no part of the path."""
+
+    def __init__(self, table: str, warehouse: Optional[str]) -> None:
+        self.table, self.warehouse = table, warehouse
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, e: BaseException | None, tb: object) -> bool:
+        from icectl.errors import NotFound
+
+        if not isinstance(e, NotFound) or getattr(e, "table_hint", False):
+            return False
+        hint = self.hint()
+        if hint is None:
+            return False
+        found = NotFound(f"{e}; {hint}")
+        found.table_hint = True  # type: ignore[attr-defined]
+        raise found from None
+
+    def hint(self) -> str | None:
+        import re
+
+        name = self.table.strip()
+        if not re.fullmatch(r"[A-Za-z_][\w$-]*(\.[A-Za-z_][\w$-]*)+", name) or os.path.exists(name):
+            return None
+        if self.warehouse is None:
+            return (f"TABLE {name!r} looks like an identifier (namespace.table): give the "
+                    f"warehouse it is in with --warehouse (-w) or {WAREHOUSE_ENV}")
+        *namespace, _ = parts = name.split(".")
+        if len(parts) < 3:
+            return None  # the message names the location the identifier maps to
+        return (f"TABLE {name!r} names the table {parts[-1]!r} of namespace {'.'.join(namespace)!r}; "
+                f"if {parts[0]!r} is a Spark catalog's name, leave it out ({'.'.join(parts[1:])})")
 
 
 def parse_time_option(text: str, option: str) -> int:

@@ -37,7 +37,7 @@ each optionally asc/desc and nulls first/last (defaults: asc; nulls first when a
 
 Example: icectl sort-order set ./wh/db/t "id desc nulls last, days(ts)"
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.sort_order:SortOrderChange")
 def sort_set(
     table: TableArg,
     order: Annotated[str, typer.Argument(metavar="ORDER", help='Sort terms, e.g. "id desc nulls last, ts".', show_default=False)],
@@ -54,7 +54,7 @@ def sort_set(
 
 Example: icectl sort-order unset ./wh/db/t
 """)
-@handle_errors
+@handle_errors(returns="icectl.ops.sort_order:SortOrderChange")
 def sort_unset(
     table: TableArg,
     dry_run: DryRunOpt = False,

@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     app.command("upsert", help=UPSERT_HELP, no_args_is_help=True)(upsert)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.upsert:UpsertResult")
 def upsert(
     table: TableArg,
     data: Annotated[str, typer.Argument(

@@ -68,7 +68,7 @@ def register(app: typer.Typer) -> None:
     app.command("register", help=REGISTER_HELP, no_args_is_help=True)(register_cmd)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.warehouse:ListResult")
 def list_cmd(
     namespace: Annotated[Optional[str], typer.Argument(
         metavar="NAMESPACE", help="List only this namespace (a or a.b).", show_default=False)] = None,
@@ -90,7 +90,7 @@ def list_cmd(
     emit_table(["type", "name", "location"], rows)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.warehouse:DropResult")
 def drop(
     table: TableArg,
     purge: Annotated[bool, typer.Option(
@@ -129,7 +129,7 @@ def drop(
         raise typer.Exit(5)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.warehouse:RegisterResult")
 def register_cmd(
     ident: Annotated[str, typer.Argument(
         metavar="IDENT", help="The table: DB.TABLE with --warehouse, or its location.", show_default=False)],

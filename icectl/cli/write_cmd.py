@@ -40,7 +40,7 @@ Examples:
 """
 
 RoundOpt = Annotated[Optional[str], typer.Option(
-    "--round", metavar="half-even|half-up|down",
+    "--round", metavar="half-even|half-up|down", autocompletion=values("half-even", "half-up", "down"),
     help="Round numbers with more digits than their column keeps (decimal scale, integers) instead "
          "of refusing them: half-even, half-up (ties away from zero) or down (toward zero).")]
 
@@ -49,7 +49,7 @@ def register(app: typer.Typer) -> None:
     app.command("write", help=WRITE_HELP, no_args_is_help=True)(write)
 
 
-@handle_errors
+@handle_errors(returns="icectl.ops.write:WriteResult")
 def write(
     table: TableArg,
     data: Annotated[List[str], typer.Argument(

@@ -63,8 +63,8 @@ Filter expressions (--filter):
                comparison constant (id < 3000000000 is always true for an int id)
   keywords     case-insensitive; comparisons with null or NaN are refused (use is null /
                is nan); is nan needs a float or double column, starts with a string column
-Examples: "day >= '2024-01-01' and day < '2024-02-01'", "id in (1, 2, 3) or name like 'ab%'",
-          "not (status = 'done') and ts > timestamptz '2024-01-02 00:00:00+00:00'"
+  examples     "day >= '2024-01-01' and day < '2024-02-01'", "id in (1, 2, 3) or name like 'ab%'",
+               "not (status = 'done') and ts > timestamptz '2024-01-02 00:00:00+00:00'"
 """
 
 

@@ -255,8 +255,11 @@ def read_manifest(
 def load_manifest(file_io: FileIO, manifest_file: ManifestFile, *,
                   include_stats: bool = True) -> list[ManifestEntry]:
     """Read a manifest through a FileIO, inheriting from its manifest list entry."""
-    return read_manifest(file_io.read(manifest_file.manifest_path), manifest_file,
-                         include_stats=include_stats)
+    from icectl.io.avro_container import naming_file
+
+    with naming_file("manifest", manifest_file.manifest_path):
+        return read_manifest(file_io.read(manifest_file.manifest_path), manifest_file,
+                             include_stats=include_stats)
 
 
 # -- writing manifests -------------------------------------------------------------------------

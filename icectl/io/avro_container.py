@@ -16,12 +16,25 @@ import bz2
 import lzma
 import struct
 import zlib
+from contextlib import contextmanager
 from typing import Iterator
 
 
 from icectl.errors import CorruptMetadata, UnsupportedFeature
 
 SUPPORTED = ("null", "deflate", "snappy", "bzip2", "xz")
+
+
+@contextmanager
+def naming_file(what: str, path: str) -> Iterator[None]:
+    """Around the decoding of the container at ``path`` (a manifest, a manifest list): an error
+    about its bytes (the header, a block) names the file, as ``what path: problem``."""
+    try:
+        yield
+    except CorruptMetadata as e:
+        if not path or path in str(e):
+            raise
+        raise CorruptMetadata(f"{what} {path}: {e}") from e
 
 
 def _varint(data: bytes, pos: int = 0) -> tuple[int, int]:

@@ -29,7 +29,8 @@ def detect_format(path: str, explicit: str | None = None) -> str:
     if explicit:
         fmt = explicit.strip().upper()
         if fmt not in FORMATS:
-            raise InvalidInput(f"unknown file format {explicit!r} (expected parquet, orc or avro)")
+            raise InvalidInput(f"unknown file format {explicit!r} (expected parquet, orc or avro)",
+                               argument="file_format")
         return fmt
     name = path.rsplit("/", 1)[-1].lower()
     for suffix in (".gz", ".zst", ".snappy"):

@@ -343,9 +343,12 @@ class ManifestRequest:
     inputs: tuple  # (added_snapshot_id, sequence_number, first_row_id)
 
     def decode(self, data: bytes) -> ManifestColumns:
+        from icectl.io.avro_container import naming_file
+
         a, s, f = self.inputs
-        return decode_manifest(data, path=self.path, wanted_stats=self.wanted, nan_stats=self.nan,
-                               added_snapshot_id=a, sequence_number=s, first_row_id=f)
+        with naming_file("manifest", self.path):
+            return decode_manifest(data, path=self.path, wanted_stats=self.wanted, nan_stats=self.nan,
+                                   added_snapshot_id=a, sequence_number=s, first_row_id=f)
 
 
 def manifest_request(path: str, length: int, *, wanted_stats: frozenset[int] | set[int] = frozenset(),

@@ -84,7 +84,10 @@ def load_manifest_list(file_io: FileIO, path: str, format_version: int | None = 
                     and all(type(m) is ManifestFile for m in got[1])):
                 _remember(key, got[1])
                 return got[1]
-    out = read_manifest_list(file_io.read(path), format_version)
+    from icectl.io.avro_container import naming_file
+
+    with naming_file("manifest list", path):
+        out = read_manifest_list(file_io.read(path), format_version)
     if key is not None and manifest_cache.put(key, (path, out)):
         _remember(key, out)
     return out

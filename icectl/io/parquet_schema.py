@@ -154,7 +154,8 @@ def check_file_schema(fields: Sequence[ParquetField], schema: Schema,
                       null_proof: Callable[[ParquetField], str | None] | None = None) -> list[str]:
     """Problems that keep a file with these fields from being read as ``schema`` ([] if none).
 
-    Every file column needs a field id; ids the table does not know are reported, as are
+    Every file column needs a field id, and one of its own (a duplicate field id is reported
+    as such, not as the type of the second column); ids the table does not know are reported, as are
     types the table type cannot be read from, and required table columns the file lacks. A
     column optional in the file but required in the table is accepted when ``null_proof`` (see
     :func:`footer_null_proof`) proves it holds no null; otherwise its answer says why not.
@@ -201,6 +202,9 @@ def check_file_schema(fields: Sequence[ParquetField], schema: Schema,
         for c in f.children:
             visit(c)
 
+    duplicates = _duplicate_field_ids(fields)
+    if duplicates:  # the file is broken: its columns cannot be matched by id at all
+        return duplicates
     for f in fields:
         visit(f)
 
@@ -215,6 +219,22 @@ def check_file_schema(fields: Sequence[ParquetField], schema: Schema,
 
     missing(schema.struct, "")
     return problems
+
+
+def _duplicate_field_ids(fields: Sequence[ParquetField]) -> list[str]:
+    """One problem for each field id that more than one column of the file has."""
+    paths: dict[int, list[str]] = {}
+
+    def walk(f: ParquetField) -> None:
+        if f.field_id is not None:
+            paths.setdefault(f.field_id, []).append(f.path)
+        for c in f.children:
+            walk(c)
+
+    for f in fields:
+        walk(f)
+    return [f"duplicate field id {fid}: the file's columns {', '.join(repr(p) for p in ps)} all have it"
+            for fid, ps in paths.items() if len(ps) > 1]
 
 
 def footer_null_proof(footer: Any, name_mapping: NameMapping | None = None,

@@ -108,7 +108,8 @@ def _detect_format(source: str, data: bytes | None, fmt: str | None) -> str:
         if f in ("jsonl", "ndjson"):
             f = "json"
         if f not in FORMATS:
-            raise InvalidInput(f"unknown input format {fmt!r} (use parquet, csv or json)")
+            raise InvalidInput(f"unknown input format {fmt!r} (use parquet, csv or json)",
+                               argument="file_format")
         return f
     if source != "-":
         name = source.lower()
@@ -223,8 +224,7 @@ def read_rows(file_io: FileIO, source: str, fmt: str | None = None, schema: Sche
             with file_io.open(source, "rb") as f:
                 data = f.read()
         if source != "-" and fmt != "parquet" and any(source.lower().endswith(c) for c in (".gz", ".bz2")):
-            codec = "gzip" if source.lower().endswith(".gz") else "bz2"
-            data = pa.CompressedInputStream(pa.BufferReader(data), codec).read()
+            data = _decompressed(data, source)
         buf = arrow_owned(data)
         if fmt == "parquet":
             return pq.read_table(pa.BufferReader(buf)), fmt
@@ -242,6 +242,17 @@ def read_rows(file_io: FileIO, source: str, fmt: str | None = None, schema: Sche
         raise InvalidInput(f"cannot read {fmt} rows from {'stdin' if source == '-' else source}: {e}") from None
     except OSError as e:
         raise StorageError(f"cannot read {source}: {e}") from None
+
+
+def _decompressed(data: bytes, source: str) -> bytes:
+    """The bytes of a .gz or .bz2 input file, decompressed; a file that does not decompress
+    (truncated, or not compressed as its name says) is bad input (InvalidInput), not a storage
+    failure: the bytes were read."""
+    codec = "gzip" if source.lower().endswith(".gz") else "bz2"
+    try:
+        return pa.CompressedInputStream(pa.BufferReader(data), codec).read()
+    except (OSError, pa.ArrowInvalid) as e:
+        raise InvalidInput(f"cannot read {source}: not a complete {codec} file ({e})") from None
 
 
 def _read_json(buf: pa.Buffer, schema: Schema | None) -> pa.Table:

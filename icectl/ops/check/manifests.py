@@ -62,7 +62,9 @@ def read_lists(io: FileIO, md: TableMetadata, problems: Problems, workers: int
         except NotFound:
             return path, None, "manifest-list-missing", "the manifest list does not exist"
         except CorruptMetadata as e:
-            return path, None, "manifest-list-unreadable", f"cannot be read: {e}"
+            # (the problem is reported where it is: the path need not be said twice)
+            return path, None, "manifest-list-unreadable", \
+                f"cannot be read: {str(e).removeprefix(f'manifest list {path}: ')}"
 
     lists: dict[str, list[ManifestFile] | None] = {}
     for path, got, code, msg in _map(load, paths, workers):
