@@ -56,6 +56,7 @@ from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
+from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
@@ -397,8 +398,6 @@ class _Totals:
 def _run_and_commit(table: Table, engine: Any, groups: Sequence[GroupPlan], start: int | None,
                     branch: str, totals: _Totals) -> None:
     from icectl.table.rewrite import RewriteFilesProducer
-
-    from icectl.ops.write import data_location
 
     tasks = [t for g in groups for t in g.tasks]
     results: list[RewriteTaskResult] = []

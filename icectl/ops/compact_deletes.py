@@ -46,6 +46,7 @@ from icectl.spec.reserved import DELETE_FILE_PATH_ID, POSITION_DELETE_SCHEMA
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.delete_index import LiveDataFiles, is_dangling, targeted_path
 from icectl.table.rewrite import RewriteFilesProducer, delete_file_key
+from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
@@ -357,8 +358,6 @@ def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = No
 
 
 def _tasks(table: Table, md: TableMetadata, head: _Head, groups: list[_Group], target: int) -> list[DeleteRewriteTask]:
-    from icectl.ops.write import data_location
-
     operation_id = str(uuid.uuid4())
     out = []
     for i, g in enumerate(groups):

@@ -43,7 +43,7 @@ from icectl.ops.rewrite_task import (
     task_inputs,
 )
 from icectl.ops.row_deletes import COPY_ON_WRITE, DeleteResult, branch_ref, delete_filter, plan_delete
-from icectl.ops.write import data_location
+from icectl.table.locations import data_location
 from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
