@@ -41,6 +41,7 @@ from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
 from icectl.ops.compute import conform_to_schema, partition_groups
 from icectl.ops.compute.arrow_values import internal_values
 from icectl.ops.compute.conform import match_column
+from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 from icectl.spec.manifests import EQUALITY_DELETES, MANIFEST_DATA, DataFile
 from icectl.spec.metrics import metrics_config
@@ -148,12 +149,8 @@ def key_rows(raw: pa.Table, keys: Schema, source: str, *, rounding: str | None =
 def branch_head(table: Table, branch: str) -> Snapshot | None:
     """The branch's head snapshot (None for a branch without snapshots)."""
     md = table.metadata
-    ref = md.refs.get(branch)
-    if ref is None:
-        if branch != MAIN_BRANCH:
-            raise NotFound(f"no branch named {branch!r}", argument="branch")
-        return None
-    return md.snapshot_by_id(ref.snapshot_id)
+    _, ref = branch_to_commit(md, branch)
+    return None if ref is None else md.snapshot_by_id(ref.snapshot_id)
 
 
 def live_specs(table: Table, head: Snapshot | None) -> list[PartitionSpec]:
