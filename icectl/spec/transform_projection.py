@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from icectl.spec.transforms import Transform
 
 __all__ = ["On", "AnyOf", "AllOf", "NOTHING", "Projected", "ORDERING", "ordered_inclusive",
-           "ordered_strict", "prefix_inclusive", "prefix_strict", "time_widened_inclusive",
+           "ordered_strict", "prefix_projection", "time_widened_inclusive",
            "time_widened_strict", "type_range"]
 
 
@@ -135,48 +135,25 @@ def ordered_strict(t: Transform, op: Op, values: tuple, source: IcebergType | No
 # -- strings and binary (truncate) ----------------------------------------------------------------
 
 
-def prefix_inclusive(t: Transform, width: int, op: Op, values: tuple,
-                     source: IcebergType | None) -> Projected | None:
-    if op == Op.IN:
-        return On(Op.IN, tuple(apply(t, v, source) for v in values))
+def prefix_projection(t: Transform, width: int, op: Op, values: tuple, source: IcebergType | None,
+                      strict: bool) -> Projected | None:
+    """Truncate of a string or binary: a longer prefix implies the truncated one, so inclusive
+    keeps ``in``, ``=`` and ``starts with``, strict their negations; a range bound widens to
+    its prefix (inclusive ``<=``/``>=``) or narrows (strict ``<``/``>``)."""
+    kept = (Op.NOT_IN, Op.NOT_EQ, Op.NOT_STARTS_WITH) if strict else (Op.IN, Op.EQ, Op.STARTS_WITH)
     if op in _SETS:
-        return None
+        return On(op, tuple(apply(t, v, source) for v in values)) if op in kept else None
     v = values[0]
     if op in (Op.STARTS_WITH, Op.NOT_STARTS_WITH):
         if len(v) < width:
             return On(op, (v,))
         if len(v) == width:
             return On(Op.EQ if op == Op.STARTS_WITH else Op.NOT_EQ, (v,))
-        return On(Op.STARTS_WITH, (apply(t, v, source),)) if op == Op.STARTS_WITH else None
-    if op in (Op.LT, Op.LT_EQ):
-        return On(Op.LT_EQ, (apply(t, v, source),))
-    if op in (Op.GT, Op.GT_EQ):
-        return On(Op.GT_EQ, (apply(t, v, source),))
-    if op == Op.EQ:
-        return On(Op.EQ, (apply(t, v, source),))
-    return None
-
-
-def prefix_strict(t: Transform, width: int, op: Op, values: tuple,
-                  source: IcebergType | None) -> Projected | None:
-    if op == Op.NOT_IN:
-        return On(Op.NOT_IN, tuple(apply(t, v, source) for v in values))
-    if op in _SETS:
-        return None
-    v = values[0]
-    if op in (Op.STARTS_WITH, Op.NOT_STARTS_WITH):
-        if len(v) < width:
-            return On(op, (v,))
-        if len(v) == width:
-            return On(Op.EQ if op == Op.STARTS_WITH else Op.NOT_EQ, (v,))
-        return On(Op.NOT_STARTS_WITH, (apply(t, v, source),)) if op == Op.NOT_STARTS_WITH else None
-    if op in (Op.LT, Op.LT_EQ):
-        return On(Op.LT, (apply(t, v, source),))
-    if op in (Op.GT, Op.GT_EQ):
-        return On(Op.GT, (apply(t, v, source),))
-    if op == Op.NOT_EQ:
-        return On(Op.NOT_EQ, (apply(t, v, source),))
-    return None
+    elif op in (Op.LT, Op.LT_EQ):
+        return On(Op.LT if strict else Op.LT_EQ, (apply(t, v, source),))
+    elif op in (Op.GT, Op.GT_EQ):
+        return On(Op.GT if strict else Op.GT_EQ, (apply(t, v, source),))
+    return On(op, (apply(t, v, source),)) if op in kept else None
 
 
 # -- the reference's widening for time transforms of negative values ------------------------------

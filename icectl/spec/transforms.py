@@ -48,8 +48,7 @@ from icectl.spec.transform_projection import (
     apply as _apply,
     ordered_inclusive,
     ordered_strict,
-    prefix_inclusive,
-    prefix_strict,
+    prefix_projection,
     time_widened_inclusive,
     time_widened_strict,
     type_range,
@@ -323,7 +322,7 @@ class TruncateTransform(Transform):
         if op.is_unary:
             return On(op)
         if source_type == STRING or not isinstance(values[0], (int, Decimal)):
-            return prefix_inclusive(self, self.width, op, values, source_type)
+            return prefix_projection(self, self.width, op, values, source_type, strict=False)
         top = self._wrap_top(source_type)
         if top is None or op not in ORDERING:  # = and in find wrapped values as written
             return ordered_inclusive(self, op, values, source_type)
@@ -337,7 +336,7 @@ class TruncateTransform(Transform):
         if op.is_unary:
             return On(op)
         if source_type == STRING or not isinstance(values[0], (int, Decimal)):
-            return prefix_strict(self, self.width, op, values, source_type)
+            return prefix_projection(self, self.width, op, values, source_type, strict=True)
         top = self._wrap_top(source_type)
         if top is None or op not in ORDERING:
             return ordered_strict(self, op, values, source_type)
