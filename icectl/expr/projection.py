@@ -112,18 +112,7 @@ def inclusive_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
     the spec's partition struct. Predicates projected through several partition fields of one
     column are combined with AND.
     """
-    bound = prepare(expr, schema, case_sensitive)
-    fields = _fields_by_source(spec, schema)
-
-    def on_pred(p: BoundPredicate) -> Expression:
-        result: Expression = TRUE
-        for pf, ptype in fields.get(p.field_id, ()):
-            q = project(pf.transform, pf, ptype, p)
-            if q is not None:
-                result = and_(result, q)
-        return result
-
-    return map_predicates(bound, on_pred)
+    return _through_spec(expr, spec, schema, case_sensitive, project, TRUE, and_)
 
 
 def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
@@ -137,15 +126,23 @@ def strict_projection(expr: Expression, spec: PartitionSpec, schema: Schema,
     ``is null`` / ``is not nan``), never with the reference's nulls-first comparator
     (:func:`~icectl.expr.eval_rows.partition_matches`), for which ``null < 5`` holds.
     """
+    return _through_spec(expr, spec, schema, case_sensitive, project_strict, FALSE, or_)
+
+
+def _through_spec(expr: Expression, spec: PartitionSpec, schema: Schema, case_sensitive: bool,
+                  one: Callable[..., Expression | None], start: Expression,
+                  combine: Callable[[Expression, Expression], Expression]) -> Expression:
+    """``expr`` with each predicate replaced by its projections ``one(...)`` through the
+    spec's fields of its column, combined from ``start`` with ``combine``."""
     bound = prepare(expr, schema, case_sensitive)
     fields = _fields_by_source(spec, schema)
 
     def on_pred(p: BoundPredicate) -> Expression:
-        result: Expression = FALSE
+        result = start
         for pf, ptype in fields.get(p.field_id, ()):
-            q = project_strict(pf.transform, pf, ptype, p)
+            q = one(pf.transform, pf, ptype, p)
             if q is not None:
-                result = or_(result, q)
+                result = combine(result, q)
         return result
 
     return map_predicates(bound, on_pred)
