@@ -21,7 +21,6 @@ partition values, as the reference does for data written by its early versions.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Union
 
@@ -38,24 +37,35 @@ __all__ = ["On", "AnyOf", "AllOf", "NOTHING", "Projected", "ORDERING", "ordered_
            "time_widened_strict", "type_range"]
 
 
-@dataclass(frozen=True)
 class On:
     """``partition value <op> values``."""
 
-    op: Op
-    values: tuple = ()
+    __slots__ = ("op", "values")
+
+    def __init__(self, op: Op, values: tuple = ()):
+        self.op, self.values = op, values
+
+    def __repr__(self) -> str:
+        return f"On({self.op.name}, {self.values!r})"
 
 
-@dataclass(frozen=True)
-class AnyOf:
-    left: "Projected"
-    right: "Projected"
+class _Pair:
+    __slots__ = ("left", "right")
+
+    def __init__(self, left: "Projected", right: "Projected"):
+        self.left, self.right = left, right
 
 
-@dataclass(frozen=True)
-class AllOf:
-    left: "Projected"
-    right: "Projected"
+class AnyOf(_Pair):
+    """Either term holds."""
+
+    __slots__ = ()
+
+
+class AllOf(_Pair):
+    """Both terms hold."""
+
+    __slots__ = ()
 
 
 class _Nothing:
