@@ -35,6 +35,7 @@ from icectl.spec.javatext import (  # re-exported: values and expressions use th
     human_month,
     human_value,
     human_year,
+    java_truncate,
     java_year,
 )
 from icectl.spec.murmur3 import murmur3_hash
@@ -64,6 +65,7 @@ from icectl.spec.types import (
     TIMESTAMP_NS,
     TIMESTAMPTZ,
     TIMESTAMPTZ_NS,
+    UNKNOWN,
     UUID,
     DecimalType,
     FixedType,
@@ -166,6 +168,17 @@ class Transform:
         (Parquet's string and binary statistics) are still the real ones."""
         return False
 
+    def result_type_without_source(self) -> IcebergType:
+        """The result type when the source column is gone: known where it does not depend on
+        the source's type."""
+        return UNKNOWN
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        """The default name of a partition field on ``column``: the one Spark's ``CREATE TABLE
+        ... PARTITIONED BY`` gives (the Java builder's), or with ``evolution`` the one of
+        ``ALTER TABLE ADD PARTITION FIELD``."""
+        raise InvalidInput(f"partition field using transform {self} needs an explicit name")
+
     # -- projection (icectl.spec.transform_projection) -------------------------------------------
 
     def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
@@ -206,6 +219,9 @@ class IdentityTransform(Transform):
 
     keeps_nulls = True
 
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return column
+
     def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
         return On(op, tuple(values))
 
@@ -243,6 +259,12 @@ class BucketTransform(Transform):
         return (murmur3_hash(value, source_type) & 0x7FFFFFFF) % self.num_buckets
 
     keeps_nulls = True
+
+    def result_type_without_source(self) -> IcebergType:
+        return INT
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_bucket_{self.num_buckets}" if evolution else f"{column}_bucket"
 
     def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
         return self._hashed(op, values, source_type, (Operation.EQ, Operation.IN))
@@ -288,7 +310,7 @@ class TruncateTransform(Transform):
         if isinstance(value, bool):
             raise TypeError("cannot truncate a boolean")
         if isinstance(value, int):
-            return _java_truncate(value, w, 32 if source_type == INT else 64)
+            return java_truncate(value, w, 32 if source_type == INT else 64)
         if isinstance(value, Decimal):
             scale = source_type.scale if isinstance(source_type, DecimalType) else None
             if scale is None:
@@ -313,6 +335,9 @@ class TruncateTransform(Transform):
         return self == other
 
     keeps_nulls = True
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_trunc_{self.width}" if evolution else f"{column}_trunc"
 
     def exact_from_prefixes(self, source_type: IcebergType, lo: Any, hi: Any) -> bool:
         # a truncated bound still starts with the real min/max: enough for shorter prefixes
@@ -361,29 +386,6 @@ class TruncateTransform(Transform):
         return any(isinstance(v, int) and self.apply(v, source_type) > v for v in values)
 
 
-def _wrap(n: int, bits: int) -> int:
-    """Two's-complement wrap-around of Java int (32) or long (64) arithmetic."""
-    m = 1 << bits
-    n &= m - 1
-    return n - m if n >= m >> 1 else n
-
-
-def _java_rem(a: int, b: int) -> int:
-    """Java's % (the remainder takes the dividend's sign)."""
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
-
-
-def _java_truncate(v: int, w: int, bits: int) -> int:
-    """The reference's ``v - (((v % W) + W) % W)`` in Java int/long arithmetic.
-
-    Equal to floor truncation except within W of the type's minimum, where Java's result wraps
-    to the other end of the range; partition values it wrote carry the wrapped value.
-    """
-    inner = _wrap(_java_rem(v, w) + w, bits)
-    return _wrap(v - _java_rem(inner, w), bits)
-
-
 class TimeTransform(Transform):
     """year / month / day / hour. ``_order`` ranks granularity (smaller is finer)."""
 
@@ -419,6 +421,12 @@ class TimeTransform(Transform):
         return "time"
 
     keeps_nulls = True
+
+    def result_type_without_source(self) -> IcebergType:
+        return self.result_type(UNKNOWN)
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_{self.name}"
 
     def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
         if op.is_unary:
@@ -518,6 +526,9 @@ class VoidTransform(Transform):
     def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
         return "null"
 
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_null"
+
     @property
     def is_void(self) -> bool:
         return True
@@ -542,6 +553,9 @@ class UnknownTransform(Transform):
 
     def result_type(self, source_type: IcebergType) -> IcebergType:
         # Readers ignore such partition fields; the value column is read as a string at best.
+        return STRING
+
+    def result_type_without_source(self) -> IcebergType:
         return STRING
 
     def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:
