@@ -30,7 +30,7 @@ import uuid
 import zipfile
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
-from icectl.engines import ProgressCallback, Tracker, task_sizes
+from icectl.engines.progress import ProgressCallback, Tracker, task_sizes
 from icectl.command_files import usable_cores
 from icectl.errors import UnsupportedFeature
 

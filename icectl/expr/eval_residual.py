@@ -42,12 +42,6 @@ from icectl.expr.expressions import (
 from icectl.expr.projection import map_predicates, project, project_strict
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.transforms import (
-    BucketTransform,
-    IdentityTransform,
-    TruncateTransform,
-    TimeTransform,
-)
 from icectl.spec.types import IcebergType
 
 __all__ = ["ResidualEvaluator", "holds"]
@@ -70,8 +64,6 @@ def holds(projected: Expression | None, value: Any) -> bool:
 
 
 _MISSING = object()
-# transforms whose result is null exactly when the source value is (void is null for every row)
-_NULL_ONLY_FROM_NULL = (IdentityTransform, BucketTransform, TruncateTransform, TimeTransform)
 
 
 def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredicate) -> Expression:
@@ -79,7 +71,7 @@ def _residual_predicate(ev: "ResidualEvaluator", partition: Any, p: BoundPredica
         value = ev.value(partition, pf, pos)
         if value is _MISSING:  # a tuple without this field: nothing known
             continue
-        if value is None and isinstance(pf.transform, _NULL_ONLY_FROM_NULL):
+        if value is None and pf.transform.keeps_nulls:
             # every row of the partition is null in the source column: decided outright
             return TRUE if value_matches(p, None) else FALSE
         strict, inclusive = ev.projections(p, pf, ptype)

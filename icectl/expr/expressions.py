@@ -20,7 +20,6 @@ Python call stack.
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import dataclass
 from itertools import zip_longest
@@ -42,6 +41,7 @@ from icectl.expr.rendering import (
 )
 from icectl.expr import visitor as _kinds
 from icectl.expr.visitor import balanced, leaves, walk
+from icectl.spec.operations import LITERAL_OPS, SET_OPS, UNARY_OPS, Operation
 from icectl.spec.types import IcebergType
 from icectl.spec.values import format_date, format_time
 
@@ -52,83 +52,6 @@ __all__ = [
     "render_name", "is_bound", "KEYWORDS", "LITERAL_KINDS",
     "UNARY_OPS", "LITERAL_OPS", "SET_OPS", "FLOAT_TYPES", "TIMESTAMP_TYPES", "NS_TYPES",
 ]
-
-
-
-# ----------------------------------------------------------------------------------------------
-# Operations
-
-
-class Operation(enum.Enum):
-    IS_NULL = "is_null"
-    NOT_NULL = "not_null"
-    IS_NAN = "is_nan"
-    NOT_NAN = "not_nan"
-    LT = "lt"
-    LT_EQ = "lt_eq"
-    GT = "gt"
-    GT_EQ = "gt_eq"
-    EQ = "eq"
-    NOT_EQ = "not_eq"
-    IN = "in"
-    NOT_IN = "not_in"
-    STARTS_WITH = "starts_with"
-    NOT_STARTS_WITH = "not_starts_with"
-
-    def negate(self) -> "Operation":
-        """The operation selecting exactly the rows this one rejects (nulls aside)."""
-        return _NEGATE[self]
-
-    def flip(self) -> "Operation":
-        """The operation with its operands swapped (``a < b`` is ``b > a``)."""
-        try:
-            return _FLIP[self]
-        except KeyError:
-            raise ValueError(f"{self.name} has no flipped form") from None
-
-    @property
-    def is_unary(self) -> bool:
-        return self in UNARY_OPS
-
-    @property
-    def is_set(self) -> bool:
-        return self in SET_OPS
-
-    @property
-    def is_literal(self) -> bool:
-        return self in LITERAL_OPS
-
-    @property
-    def symbol(self) -> str:
-        return _SYMBOLS[self]
-
-
-_NEGATE = {
-    Operation.IS_NULL: Operation.NOT_NULL, Operation.NOT_NULL: Operation.IS_NULL,
-    Operation.IS_NAN: Operation.NOT_NAN, Operation.NOT_NAN: Operation.IS_NAN,
-    Operation.LT: Operation.GT_EQ, Operation.GT_EQ: Operation.LT,
-    Operation.LT_EQ: Operation.GT, Operation.GT: Operation.LT_EQ,
-    Operation.EQ: Operation.NOT_EQ, Operation.NOT_EQ: Operation.EQ,
-    Operation.IN: Operation.NOT_IN, Operation.NOT_IN: Operation.IN,
-    Operation.STARTS_WITH: Operation.NOT_STARTS_WITH,
-    Operation.NOT_STARTS_WITH: Operation.STARTS_WITH,
-}
-_FLIP = {
-    Operation.LT: Operation.GT, Operation.GT: Operation.LT,
-    Operation.LT_EQ: Operation.GT_EQ, Operation.GT_EQ: Operation.LT_EQ,
-    Operation.EQ: Operation.EQ, Operation.NOT_EQ: Operation.NOT_EQ,
-}
-_SYMBOLS = {
-    Operation.IS_NULL: "is null", Operation.NOT_NULL: "is not null",
-    Operation.IS_NAN: "is nan", Operation.NOT_NAN: "is not nan",
-    Operation.LT: "<", Operation.LT_EQ: "<=", Operation.GT: ">", Operation.GT_EQ: ">=",
-    Operation.EQ: "=", Operation.NOT_EQ: "!=", Operation.IN: "in", Operation.NOT_IN: "not in",
-    Operation.STARTS_WITH: "starts with", Operation.NOT_STARTS_WITH: "not starts with",
-}
-UNARY_OPS = frozenset({Operation.IS_NULL, Operation.NOT_NULL, Operation.IS_NAN,
-                       Operation.NOT_NAN})
-SET_OPS = frozenset({Operation.IN, Operation.NOT_IN})
-LITERAL_OPS = frozenset(set(Operation) - UNARY_OPS - SET_OPS)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import InvalidInput
+from icectl.io.cache_dir import cache_root
 from icectl.io.files import FileIO, is_local, local_path
 
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "file_key", "get",
@@ -74,12 +75,7 @@ def enabled() -> bool:
 
 def cache_dir() -> str:
     """The directory holding the entries (it need not exist)."""
-    base = os.environ.get("ICECTL_CACHE_DIR")
-    if not base:
-        xdg = os.environ.get("XDG_CACHE_HOME")
-        base = os.path.join(xdg, "icectl") if xdg else os.path.join(
-            os.path.expanduser("~"), ".cache", "icectl")
-    return os.path.join(base, "manifests")
+    return os.path.join(cache_root(), "manifests")
 
 
 def parse_size(text: str) -> int:

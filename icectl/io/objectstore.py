@@ -329,9 +329,9 @@ _answers: dict[str, bool] = {}
 
 
 def answers_file() -> str:
-    from icectl.io.manifest_cache import cache_dir
+    from icectl.io.cache_dir import cache_root
 
-    return os.path.join(os.path.dirname(cache_dir()), "conditional-create.json")
+    return os.path.join(cache_root(), "conditional-create.json")
 
 
 def _remembered(key: str) -> bool | None:

@@ -41,7 +41,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from icectl.errors import InvalidInput, NotFound
+from icectl.errors import InvalidInput
 from icectl import command_files
 from icectl.ops.rewrite_task import (
     RewriteTask,
@@ -56,6 +56,8 @@ from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
+from icectl.table.branches import branch_to_commit
+from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
@@ -324,14 +326,8 @@ def _part_sort_key(key: tuple) -> tuple:
 
 
 def _ref(md: TableMetadata, branch: str | None) -> str | None:
-    branch = branch or MAIN_BRANCH
-    if branch in md.refs:
-        if not md.refs[branch].is_branch:
-            raise InvalidInput(f"{branch} is a tag, not a branch: tags cannot be compacted")
-        return branch
-    if branch != MAIN_BRANCH:
-        raise NotFound(f"no branch named {branch!r}")
-    return None
+    name, ref = branch_to_commit(md, branch, tag_error=InvalidInput)
+    return None if ref is None else name
 
 
 def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
@@ -397,8 +393,6 @@ class _Totals:
 def _run_and_commit(table: Table, engine: Any, groups: Sequence[GroupPlan], start: int | None,
                     branch: str, totals: _Totals) -> None:
     from icectl.table.rewrite import RewriteFilesProducer
-
-    from icectl.ops.write import data_location
 
     tasks = [t for g in groups for t in g.tasks]
     results: list[RewriteTaskResult] = []

@@ -43,9 +43,10 @@ from icectl.spec.manifests import MANIFEST_DELETES, POSITION_DELETES, DataFile, 
 from icectl.spec.partition_path import partition_path
 from icectl.spec.properties import DELETE_TARGET_FILE_SIZE, DELETE_TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.reserved import DELETE_FILE_PATH_ID, POSITION_DELETE_SCHEMA
-from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.table.branches import branch_to_commit
 from icectl.table.delete_index import LiveDataFiles, is_dangling, targeted_path
 from icectl.table.rewrite import RewriteFilesProducer, delete_file_key
+from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
@@ -293,17 +294,14 @@ def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = No
                     dry_run: bool = False) -> CompactDeletesResult:
     """Rewrite ``table``'s position delete files and remove its dangling delete files (module
     docs). ``engine`` is an engine object or name (default: the local engine)."""
-    from icectl.errors import InvalidInput, ValidationError
+    from icectl.errors import InvalidInput
 
     if min_input_files < 1:
         raise InvalidInput(f"the minimum number of input files must be at least 1 (got {min_input_files})")
     if target_file_size is not None and target_file_size < 1:
         raise InvalidInput(f"the target file size must be at least 1 byte (got {target_file_size})")
-    branch = branch or MAIN_BRANCH
     md = table.metadata
-    ref = md.refs.get(branch)
-    if ref is not None and not ref.is_branch:
-        raise ValidationError(f"{branch} is a tag, not a branch: snapshots cannot be added to tags")
+    branch, ref = branch_to_commit(md, branch, may_start=True)
     snapshot = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     target = target_file_size or max(1, property_int(md.properties, DELETE_TARGET_FILE_SIZE,
                                                      DELETE_TARGET_FILE_SIZE_DEFAULT))
@@ -357,8 +355,6 @@ def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = No
 
 
 def _tasks(table: Table, md: TableMetadata, head: _Head, groups: list[_Group], target: int) -> list[DeleteRewriteTask]:
-    from icectl.ops.write import data_location
-
     operation_id = str(uuid.uuid4())
     out = []
     for i, g in enumerate(groups):

@@ -30,14 +30,6 @@ from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.transforms import (
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    TruncateTransform,
-    YearTransform,
-)
 from icectl.spec.types import BINARY, STRING, IcebergType, NestedField
 
 if TYPE_CHECKING:
@@ -156,12 +148,8 @@ def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | N
     except Exception:  # noqa: BLE001 - a value the transform cannot take: say nothing
         return UNDETERMINED
     exact = _bound_exact(stype, lo) and _bound_exact(stype, hi)
-    order_preserving = isinstance(t, (YearTransform, MonthTransform, DayTransform, HourTransform,
-                                      TruncateTransform, IdentityTransform))
-    if isinstance(t, TruncateTransform) and stype in (STRING, BINARY) and not exact:
-        # a truncated bound still starts with the real min/max: enough for shorter prefixes
-        exact = t.width < min(len(lo), len(hi))
-    if exact and (lo == hi or (tlo == thi and order_preserving)):
+    exact = exact or t.exact_from_prefixes(stype, lo, hi)
+    if exact and (lo == hi or (tlo == thi and t.preserves_order)):
         if nulls is None:
             return UNDETERMINED
         if nulls > 0:

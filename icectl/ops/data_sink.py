@@ -13,7 +13,7 @@ writes its row group early.
 :meth:`DataFileSink.close` finishes every partition, in partition order, and returns each file
 as a ``DataFile`` (metrics from the writer's footer, NaN counts from the rows) with its
 partition path. ``write(..., whole=True)`` says the partitions of those rows get no more: they
-are sorted in memory and finished at once (what :func:`icectl.ops.write.write_data_files` does
+are sorted in memory and finished at once (what :func:`write_data_files` does
 with a table it holds anyway). Files are named ``<task index>-0-<operation id>-<n>.parquet``
 under ``<data location>/<partition path>/``; every path is registered with the command
 (:mod:`icectl.command_files`) and appended to ``written_paths`` before its file is created. On
@@ -39,11 +39,12 @@ from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partition_path import partition_path
 from icectl.spec.types import DOUBLE, FLOAT
+from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
     from icectl.table.table import Table
 
-__all__ = ["DataFileSink", "BUFFER_BYTES_DEFAULT"]
+__all__ = ["DataFileSink", "BUFFER_BYTES_DEFAULT", "write_data_files"]
 
 BUFFER_BYTES_DEFAULT = RUN_BYTES_DEFAULT
 
@@ -197,3 +198,22 @@ class _Partition:
             split_offsets=fm.split_offsets or None, spec_id=sink.spec.spec_id,
             sort_order_id=sink.order.order_id if sink.order is not None else None,
         )
+
+
+def write_data_files(table: Table, data: pa.Table, written_paths: list[str], *,
+                     operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
+    """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
+    spec, split by partition and sorted by the sort order; returns each file with its partition
+    path. Every path is appended to ``written_paths`` and registered with the command
+    (:mod:`icectl.command_files`) before its file is created (the caller removes them if
+    anything fails). Files are named ``<task index>-0-<operation id>-<n>.parquet`` (a new
+    operation id unless one is given: the tasks of one operation share it). The rows given in
+    pieces instead: :class:`DataFileSink`."""
+    sink = DataFileSink(table, data_location(table.location, table.metadata.properties), written_paths,
+                        operation_id=operation_id, task_index=task_index)
+    try:
+        sink.write(data, whole=True)
+        return sink.close()
+    except BaseException:
+        sink.abort()
+        raise

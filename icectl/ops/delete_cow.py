@@ -4,9 +4,11 @@ As the reference's copy-on-write DELETE, from one plan (the filter parsed and bo
 :mod:`icectl.ops.row_deletes`):
 
 1. the scan planner lists the data files the filter may match;
-2. files whose partition proves every row matches (residual ``true``: sound for null and NaN
-   partition values, see :mod:`icectl.expr.eval_residual`) are dropped whole, unread; files whose
-   partition proves no row matches (residual ``false``) are left alone;
+2. files that provably hold only matching rows are dropped whole, unread, by the proof
+   merge-on-read deletes use (:func:`icectl.ops.row_deletes.whole_file_matches`: the partition
+   proves it - residual ``true``, sound for null and NaN partition values, see
+   :mod:`icectl.expr.eval_residual` - or the file's column metrics prove the residual for every
+   row); files whose partition proves no row matches (residual ``false``) are left alone;
 3. the other candidates are read through their deletes by the rewrite task
    (:func:`icectl.ops.rewrite_task.run_rewrite_task`, one task per partition, on an engine,
    the plan's bound filter as the task's drop filter):
@@ -32,7 +34,7 @@ from typing import Any, Sequence
 
 from icectl import command_files
 from icectl.expr.eval_rows import partition_key
-from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression
+from icectl.expr.expressions import AlwaysFalse, Expression
 from icectl.ops.position_deletes import matching_positions
 from icectl.ops.rewrite_task import (
     RewriteTask,
@@ -42,8 +44,15 @@ from icectl.ops.rewrite_task import (
     run_rewrite_task_guarded,
     task_inputs,
 )
-from icectl.ops.row_deletes import COPY_ON_WRITE, DeleteResult, branch_ref, delete_filter, plan_delete
-from icectl.ops.write import data_location
+from icectl.ops.row_deletes import (
+    COPY_ON_WRITE,
+    DeleteResult,
+    branch_ref,
+    delete_filter,
+    plan_delete,
+    whole_file_matches,
+)
+from icectl.table.locations import data_location
 from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
@@ -79,10 +88,13 @@ def delete_copy_on_write(table: Table, filter_text: str | None = None, *,
     branch, ref = branch_ref(md, branch)
     # rewritten files are read whole: every delete file that applies to them is needed
     plan = plan_delete(table, expr, ref, case_sensitive, filter_deletes=False)
-    # a residual is true only when every row of the file matches (nulls and NaN counted), and
-    # false only when none does (:mod:`icectl.expr.eval_residual`); the rest are read
-    dropped = [p for p in plan.files if isinstance(p.residual, AlwaysTrue)]
-    candidates = [p for p in plan.files if not isinstance(p.residual, (AlwaysTrue, AlwaysFalse))]
+    # files whose every row provably matches are dropped whole, as merge-on-read drops them
+    # (the same proof: residual true, or the strict metrics prove it); a false residual means
+    # no row matches; the rest are read
+    dropped = [p for p in plan.files if whole_file_matches(p, plan.schema)]
+    dropped_paths = {p.path for p in dropped}
+    candidates = [p for p in plan.files
+                  if p.path not in dropped_paths and not isinstance(p.residual, AlwaysFalse)]
     tasks = _tasks(table, md, candidates, plan.filter, case_sensitive)
     base = dict(location=table.location, branch=branch, mode=COPY_ON_WRITE, dry_run=dry_run,
                 parent_snapshot_id=plan.snapshot_id, position_delete_files=())

@@ -41,7 +41,8 @@ from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
 from icectl.ops.compute import conform_to_schema, partition_groups
 from icectl.ops.compute.arrow_values import internal_values
 from icectl.ops.compute.conform import match_column
-from icectl.ops.write import data_location
+from icectl.table.branches import branch_to_commit
+from icectl.table.locations import data_location
 from icectl.spec.manifests import EQUALITY_DELETES, MANIFEST_DATA, DataFile
 from icectl.spec.metrics import metrics_config
 from icectl.spec.partition_path import partition_path
@@ -148,12 +149,8 @@ def key_rows(raw: pa.Table, keys: Schema, source: str, *, rounding: str | None =
 def branch_head(table: Table, branch: str) -> Snapshot | None:
     """The branch's head snapshot (None for a branch without snapshots)."""
     md = table.metadata
-    ref = md.refs.get(branch)
-    if ref is None:
-        if branch != MAIN_BRANCH:
-            raise NotFound(f"no branch named {branch!r}", argument="branch")
-        return None
-    return md.snapshot_by_id(ref.snapshot_id)
+    _, ref = branch_to_commit(md, branch)
+    return None if ref is None else md.snapshot_by_id(ref.snapshot_id)
 
 
 def live_specs(table: Table, head: Snapshot | None) -> list[PartitionSpec]:
@@ -279,7 +276,7 @@ def delete_equality(table: Table, keys: str | Sequence[str], source: str | pa.Ta
     equality delete files when the keys determine the partition, else by finding the rows and
     deleting their positions (:mod:`icectl.ops.keyed_deletes`)."""
     from icectl.ops.keyed_deletes import find_key_positions, write_key_deletes
-    from icectl.ops.write import read_rows
+    from icectl.ops.row_sources import read_rows
     from icectl.table.row_delta import RowDeltaProducer
     from icectl.table.validation import filter_may_match
 

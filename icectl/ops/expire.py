@@ -77,6 +77,7 @@ from icectl.spec.properties import (
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRef, ancestors_of
 from icectl.table.store import metadata_dir
 from icectl.table.table import Table
+from icectl.table.locations import data_location
 
 __all__ = [
     "ExpireResult", "RetentionPlan", "plan_retention", "expire_snapshots", "Progress",
@@ -517,8 +518,6 @@ def expire_snapshots(
     done, outcome = _delete(io, files, boundary, workers, progress, dry_run)
     removed_dirs: list[str] = []
     if not dry_run:
-        from icectl.ops.write import data_location
-
         removed_dirs = remove_emptied_dirs([p for k in _CONTENT_KINDS for p in done.get(k, ())],
                                            data_location(table.location, table.metadata.properties))
     if not dry_run and not outcome.failed and not metadata_only:

@@ -28,6 +28,7 @@ from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot, ancestors_of
 from icectl.table.table import Table
+from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
     from icectl.io.files import FileIO
@@ -138,8 +139,6 @@ def place_files(table: Table, files: Sequence[tuple[DataFile, str]], move: bool,
                  written: list[str]) -> tuple[list[tuple[DataFile, str]], list[tuple[str, str]]]:
     """Copy (or hard-link, for a move on one local disk) each file into its partition's directory
     under the table's data location; the copies are registered instead of the sources."""
-    from icectl.ops.write import data_location  # (write builds on this module)
-
     base_dir = data_location(table.location, table.metadata.properties)
     out: list[tuple[DataFile, str]] = []
     placed: list[tuple[str, str]] = []
@@ -199,7 +198,8 @@ def remove_sources(io: FileIO, placed: Sequence[tuple[str, str]]) -> list[tuple[
 def rewrite_into_partitions(table: Table) -> Rewriter:
     def rewrite(path: str, written: list) -> Sequence[tuple[DataFile, str]]:
         from icectl.ops.compute import conform_to_schema
-        from icectl.ops.write import read_rows, write_data_files  # (write builds on this module)
+        from icectl.ops.data_sink import write_data_files  # (only for files spanning partitions)
+        from icectl.ops.row_sources import read_rows
 
         schema = table.metadata.schema
         raw, _ = read_rows(table.io, path, None, schema)

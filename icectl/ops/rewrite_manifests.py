@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
-from icectl.errors import ValidationError
 from icectl.spec.manifests import content_name
 from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.table.branches import branch_to_commit
 from icectl.table.manifest_rewrite import RewriteManifestsProducer, manifest_target_size
 
 if TYPE_CHECKING:
@@ -82,9 +82,7 @@ def rewrite_manifests(table: Table, *, spec_id: int | None = None, target_size: 
                                         summary_properties=summary_properties)
     md = table.metadata
     target = target_size or manifest_target_size(md)
-    ref = md.refs.get(branch)
-    if ref is not None and not ref.is_branch:
-        raise ValidationError(f"{branch} is a tag, not a branch: snapshots cannot be added to tags")
+    _, ref = branch_to_commit(md, branch, may_start=True)
     parent = md.snapshot_by_id(ref.snapshot_id) if ref is not None else None
     plan = producer.make_plan(md, parent)
     common = dict(location=table.location, branch=branch, spec_id=producer.spec_id, target_size=target,

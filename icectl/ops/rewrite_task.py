@@ -46,6 +46,7 @@ from icectl.spec.manifests import DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
+from icectl.table.locations import data_location
 
 __all__ = ["RewriteTask", "RewriteTaskResult", "run_rewrite_task", "run_rewrite_task_guarded",
            "TaskFailed", "results_or_raise", "task_inputs"]
@@ -175,8 +176,6 @@ class _TaskTable:
 def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     """Rewrite the task's input files (see the module docs). Pure: it writes only new data
     files, returns their metadata, and deletes them again if it fails."""
-    from icectl.ops.write import data_location
-
     schema = Schema.from_json(task.schema)
     spec = PartitionSpec.from_json(task.spec)
     order = SortOrder.from_json(task.sort_order) if task.sort_order else None

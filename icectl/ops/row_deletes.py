@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from icectl.errors import InvalidInput, NotFound
+from icectl.errors import InvalidInput
 from icectl.expr.evaluators import StrictMetricsEvaluator
 from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression
 from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.schema import Schema
 from icectl.spec.properties import COPY_ON_WRITE, DELETE_MODE, DELETE_MODE_DEFAULT, MERGE_ON_READ
-from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.table.branches import branch_to_commit
 from icectl.table.table import Table
 
 __all__ = ["DeleteResult", "MERGE_ON_READ", "COPY_ON_WRITE", "DELETE_MODE", "resolve_mode",
@@ -95,11 +95,8 @@ def delete_filter(filter_text: str | None, filter_expr: Expression | None) -> Ex
 def branch_ref(md: TableMetadata, branch: str | None) -> tuple[str, str | None]:
     """The branch deleted on (default main) and the ref to plan it with (None: main without a
     ref yet, an empty table)."""
-    branch = branch or MAIN_BRANCH
-    ref = branch if branch in md.refs else None
-    if ref is None and branch != MAIN_BRANCH:
-        raise NotFound(f"no branch named {branch!r}", argument="branch")
-    return branch, ref
+    branch, ref = branch_to_commit(md, branch)
+    return branch, None if ref is None else branch
 
 
 def plan_delete(table: Table, expr: Expression, ref: str | None, case_sensitive: bool, *,

@@ -3,7 +3,7 @@ replaced, new keys added, as SQL ``MERGE ... WHEN MATCHED THEN UPDATE WHEN NOT M
 INSERT`` with every column.
 
 The rows of DATA are read and cast as ``icectl write`` does and written as data files the same
-way (:func:`icectl.ops.write.write_data_files`). The older rows with those keys are deleted in
+way (:func:`icectl.ops.data_sink.write_data_files`). The older rows with those keys are deleted in
 the same row delta (operation ``overwrite``), one of two ways:
 
 * when the key columns determine the partition (every partition source column is a key column,
@@ -46,7 +46,8 @@ from icectl.ops.equality_deletes import (
     write_equality_deletes,
 )
 from icectl.ops.keyed_deletes import drop_null_keys, find_key_positions, write_key_deletes
-from icectl.ops.write import read_rows, write_data_files
+from icectl.ops.data_sink import write_data_files
+from icectl.ops.row_sources import read_rows
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.table import Table
 

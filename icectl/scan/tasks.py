@@ -12,13 +12,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from operator import lt, sub
 from typing import Callable, Iterable, Iterator, Sequence, TypeVar
 
 from icectl.spec.properties import SPLIT_LOOKBACK_DEFAULT, SPLIT_OPEN_FILE_COST_DEFAULT, SPLIT_SIZE_DEFAULT
 
-__all__ = ["Split", "split_offsets_valid", "split_ranges", "pack", "DEFAULT_SPLIT_SIZE",
+__all__ = ["split_offsets_valid", "split_ranges", "pack", "DEFAULT_SPLIT_SIZE",
            "DEFAULT_OPEN_FILE_COST", "DEFAULT_LOOKBACK", "SPLITTABLE_FORMATS"]
 
 DEFAULT_SPLIT_SIZE = SPLIT_SIZE_DEFAULT
@@ -27,15 +26,6 @@ DEFAULT_LOOKBACK = SPLIT_LOOKBACK_DEFAULT
 SPLITTABLE_FORMATS = frozenset({"PARQUET", "AVRO", "ORC"})
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class Split:
-    """A byte range of one planned file (``file`` is a PlannedFile)."""
-
-    file: object
-    start: int
-    length: int
 
 
 def split_offsets_valid(offsets: Sequence[int] | None, file_size: int) -> bool:

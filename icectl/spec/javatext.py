@@ -4,6 +4,7 @@
   :func:`days_to_civil`, :func:`civil_to_days`;
 - unscaled decimals of any precision without a decimal context: :func:`decimal_unscaled`,
   :func:`decimal_from_unscaled`;
+- Java's fixed-width truncation (:func:`java_truncate`, what the truncate transform computes);
 - Java's text of values as the reference prints them (``java.time`` dates and times,
   ``Double.toString``/``Float.toString``): :func:`java_year`, :func:`human_value` (the human
   string of an identity partition value) and the human strings of year, month, day and hour
@@ -32,7 +33,7 @@ from icectl.spec.types import (
 
 __all__ = [
     "days_to_civil", "civil_to_days", "decimal_unscaled", "decimal_from_unscaled", "java_year",
-    "human_value", "human_year", "human_month", "human_day", "human_hour",
+    "human_value", "human_year", "human_month", "human_day", "human_hour", "java_truncate",
 ]
 
 
@@ -230,3 +231,29 @@ def human_hour(v: int) -> str:
     days, h = divmod(v, 24)
     y, m, d = days_to_civil(days)
     return f"{y:04d}-{m:02d}-{d:02d}-{h:02d}"
+
+
+# -- Java's fixed-width integer arithmetic ----------------------------------------------------
+
+
+def _wrap(n: int, bits: int) -> int:
+    """Two's-complement wrap-around of Java int (32) or long (64) arithmetic."""
+    m = 1 << bits
+    n &= m - 1
+    return n - m if n >= m >> 1 else n
+
+
+def _java_rem(a: int, b: int) -> int:
+    """Java's % (the remainder takes the dividend's sign)."""
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
+
+
+def java_truncate(v: int, w: int, bits: int) -> int:
+    """The reference's ``v - (((v % W) + W) % W)`` in Java int/long arithmetic.
+
+    Equal to floor truncation except within W of the type's minimum, where Java's result wraps
+    to the other end of the range; partition values it wrote carry the wrapped value.
+    """
+    inner = _wrap(_java_rem(v, w) + w, bits)
+    return _wrap(v - _java_rem(inner, w), bits)

@@ -209,12 +209,6 @@ class TableMetadata:
             out.setdefault(k, val)
         return out
 
-    @classmethod
-    def from_json(cls, obj: Any, source: str | None = None) -> "TableMetadata":
-        from icectl.spec.metadata_json import metadata_from_json
-
-        return metadata_from_json(obj, source)
-
 
 # ------------------------------------------------------------------------------------------------
 # Updates: pure functions returning new metadata

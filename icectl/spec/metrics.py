@@ -196,7 +196,7 @@ def _sorted_column_names(sort_order: SortOrder | None, schema: Schema | None) ->
     if sort_order is None or schema is None:
         return
     for sf in sort_order.fields:
-        if getattr(sf.transform, "preserves_order", False):
+        if sf.transform.preserves_order:
             f = schema.find_field_or_none(sf.source_id)
             if f is not None:
                 yield schema.column_name(sf.source_id)

@@ -20,7 +20,6 @@ from functools import cached_property
 from typing import Any, Iterable, Iterator, Sequence
 
 from icectl.errors import CorruptMetadata
-from icectl.spec.properties import NAME_MAPPING as NAME_MAPPING_PROPERTY
 from icectl.spec.schema import Schema
 from icectl.spec.types import IcebergType, ListType, MapType, StructType
 
@@ -30,6 +29,8 @@ __all__ = [
     "table_name_mapping",
 ]
 
+# the table property holding a mapping (listed with the other keys in icectl.spec.properties)
+NAME_MAPPING_PROPERTY = "schema.name-mapping.default"
 
 
 @dataclass(frozen=True)

@@ -12,23 +12,8 @@ from typing import Any, Iterable, Sequence
 from icectl.errors import CorruptMetadata, IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.spec.parse import PartitionTerm
 from icectl.spec.schema import Schema
-from icectl.spec.transforms import (
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    UnknownTransform,
-    VoidTransform,
-    YearTransform,
-    parse_transform,
-)
+from icectl.spec.transforms import Transform, parse_transform
 from icectl.spec.types import (
-    DATE,
-    INT,
-    UNKNOWN,
     IcebergType,
     ListType,
     MapType,
@@ -153,7 +138,7 @@ class PartitionSpec:
             if src is not None:
                 rtype = f.transform.result_type(src.type)
             else:
-                rtype = _result_type_without_source(f.transform)
+                rtype = f.transform.result_type_without_source()
             out.append(NestedField(f.field_id, f.name, rtype, False))
         return StructType(out)
 
@@ -213,33 +198,13 @@ class PartitionSpec:
 UNPARTITIONED_SPEC = PartitionSpec(0, ())
 
 
-def _result_type_without_source(t: Transform) -> IcebergType:
-    if isinstance(t, DayTransform):
-        return DATE
-    if isinstance(t, (BucketTransform, YearTransform, MonthTransform, HourTransform)):
-        return INT
-    if isinstance(t, UnknownTransform):
-        return t.result_type(UNKNOWN)
-    return UNKNOWN
-
-
 # ----------------------------------------------------------------------------------------------
 # Binding terms to a schema
 
 
 def default_partition_name(column: str, transform: Transform) -> str:
     """The name Spark's ``CREATE TABLE ... PARTITIONED BY`` gives a field (the Java builder's)."""
-    if isinstance(transform, IdentityTransform):
-        return column
-    if isinstance(transform, BucketTransform):
-        return f"{column}_bucket"
-    if isinstance(transform, TruncateTransform):
-        return f"{column}_trunc"
-    if isinstance(transform, VoidTransform):
-        return f"{column}_null"
-    if isinstance(transform, (YearTransform, MonthTransform, DayTransform, HourTransform)):
-        return f"{column}_{transform.name}"
-    raise InvalidInput(f"partition field using transform {transform} needs an explicit name")
+    return transform.partition_name(column)
 
 
 def resolve_source_column(

@@ -19,6 +19,8 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from icectl.spec.name_mapping import NAME_MAPPING_PROPERTY, name_mapping_from_json
+
 __all__ = [
     "PropertyProblem", "validate_property", "validate_properties", "property_int", "KNOWN_PROPERTIES",
     "RESERVED_PROPERTIES", "known_property",
@@ -93,7 +95,7 @@ METRICS_DEFAULT_MODE = "write.metadata.metrics.default"
 METRICS_COLUMN_MODE_PREFIX = "write.metadata.metrics.column."
 METRICS_MAX_INFERRED_COLUMNS = "write.metadata.metrics.max-inferred-column-defaults"
 METRICS_MAX_INFERRED_COLUMNS_DEFAULT = 100
-NAME_MAPPING = "schema.name-mapping.default"
+NAME_MAPPING = NAME_MAPPING_PROPERTY  # (defined beside its parser, which validates it here)
 # how many changed partitions may get their own ``partitions.<path>`` summary entry
 PARTITION_SUMMARY_LIMIT = "write.summary.partition-limit"
 PARTITION_SUMMARY_LIMIT_DEFAULT = 0
@@ -200,8 +202,6 @@ def _fpp(v: str) -> str | None:
 
 
 def _name_mapping(v: str) -> str | None:
-    from icectl.spec.name_mapping import name_mapping_from_json
-
     try:
         name_mapping_from_json(json.loads(v))
     except (ValueError, TypeError) as e:

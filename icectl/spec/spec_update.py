@@ -34,37 +34,14 @@ from icectl.spec.partitioning import (
     resolve_source_column,
 )
 from icectl.spec.schema import Schema
-from icectl.spec.transforms import (
-    VOID,
-    BucketTransform,
-    DayTransform,
-    HourTransform,
-    IdentityTransform,
-    MonthTransform,
-    Transform,
-    TruncateTransform,
-    VoidTransform,
-    YearTransform,
-)
+from icectl.spec.transforms import VOID, TimeTransform, Transform
 
 __all__ = ["SpecUpdate", "update_table_spec", "evolution_partition_name", "parse_one_term"]
-
-_TIME = (YearTransform, MonthTransform, DayTransform, HourTransform)
 
 
 def evolution_partition_name(column: str, transform: Transform) -> str:
     """The default name of a field added to an existing spec (``ALTER TABLE ADD PARTITION FIELD``)."""
-    if isinstance(transform, IdentityTransform):
-        return column
-    if isinstance(transform, BucketTransform):
-        return f"{column}_bucket_{transform.num_buckets}"
-    if isinstance(transform, TruncateTransform):
-        return f"{column}_trunc_{transform.width}"
-    if isinstance(transform, VoidTransform):
-        return f"{column}_null"
-    if isinstance(transform, _TIME):
-        return f"{column}_{transform.name}"
-    raise InvalidInput(f"partition field using transform {transform} needs an explicit name")
+    return transform.partition_name(column, evolution=True)
 
 
 def parse_one_term(text: str) -> PartitionTerm:
@@ -140,7 +117,7 @@ class SpecUpdate:
         new = self._recycle_or_create(source_id, transform, name)
         if not new.name:
             new = replace(new, name=evolution_partition_name(self.schema.column_name(source_id), transform))
-        if isinstance(transform, _TIME):
+        if isinstance(transform, TimeTransform):
             other = self._added_time.get(source_id)
             if other is not None:
                 raise ValidationError(

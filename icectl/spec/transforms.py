@@ -19,15 +19,10 @@ Time transforms use floor semantics for values before 1970, as the reference doe
 
 from __future__ import annotations
 
-import math
 import re
-import struct
-import uuid as _uuid
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Callable
-
-import mmh3
 
 from icectl.errors import InvalidInput
 from icectl.spec.javatext import (  # re-exported: values and expressions use them from here
@@ -40,7 +35,24 @@ from icectl.spec.javatext import (  # re-exported: values and expressions use th
     human_month,
     human_value,
     human_year,
+    java_truncate,
     java_year,
+)
+from icectl.spec.murmur3 import murmur3_hash
+from icectl.spec.operations import Operation
+from icectl.spec.transform_projection import (
+    ORDERING,
+    AllOf,
+    AnyOf,
+    On,
+    Projected,
+    apply as _apply,
+    ordered_inclusive,
+    ordered_strict,
+    prefix_projection,
+    time_widened_inclusive,
+    time_widened_strict,
+    type_range,
 )
 from icectl.spec.types import (
     BINARY,
@@ -53,6 +65,7 @@ from icectl.spec.types import (
     TIMESTAMP_NS,
     TIMESTAMPTZ,
     TIMESTAMPTZ_NS,
+    UNKNOWN,
     UUID,
     DecimalType,
     FixedType,
@@ -65,7 +78,7 @@ __all__ = [
     "MonthTransform", "DayTransform", "HourTransform", "VoidTransform", "UnknownTransform",
     "parse_transform", "IDENTITY", "YEAR", "MONTH", "DAY", "HOUR", "VOID",
     "murmur3_hash", "days_to_civil", "civil_to_days", "java_year", "human_value",
-    "decimal_unscaled", "decimal_from_unscaled",
+    "decimal_unscaled", "decimal_from_unscaled", "Projected",
 ]
 
 MICROS_PER_HOUR = 3_600_000_000
@@ -79,45 +92,6 @@ _DATE_LIKE = (DATE,) + _TS_TYPES
 def _micros_of(value: int, source_type: IcebergType) -> int:
     """Microseconds from the epoch of a timestamp value (nanos are floored to micros)."""
     return value // 1000 if source_type in _NS_TYPES else value
-
-
-# ----------------------------------------------------------------------------------------------
-# Murmur3 hashing (Appendix B)
-
-
-def _min_twos_complement(n: int) -> bytes:
-    length = (n + (n < 0)).bit_length() // 8 + 1
-    return n.to_bytes(length, "big", signed=True)
-
-
-_unscaled = decimal_unscaled
-
-
-def murmur3_hash(value: Any, source_type: IcebergType | None = None) -> int:
-    """The spec's 32-bit hash of a value (Appendix B), signed like Java's int."""
-    if isinstance(value, bool):
-        # the spec's hashInt widens to long first, like every integer
-        return mmh3.hash(struct.pack("<q", int(value)), 0, signed=True)
-    if isinstance(value, int):
-        if source_type in _NS_TYPES:
-            value = value // 1000
-        return mmh3.hash(struct.pack("<q", value), 0, signed=True)
-    if isinstance(value, float):
-        if math.isnan(value):
-            bits = b"\x00\x00\x00\x00\x00\x00\xf8\x7f"
-        else:
-            bits = struct.pack("<d", value + 0.0 if value != 0 else 0.0)
-        return mmh3.hash(bits, 0, signed=True)
-    if isinstance(value, Decimal):
-        scale = source_type.scale if isinstance(source_type, DecimalType) else None
-        return mmh3.hash(_min_twos_complement(_unscaled(value, scale)), 0, signed=True)
-    if isinstance(value, str):
-        return mmh3.hash(value.encode("utf-8"), 0, signed=True)
-    if isinstance(value, _uuid.UUID):
-        return mmh3.hash(value.bytes, 0, signed=True)
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return mmh3.hash(bytes(value), 0, signed=True)
-    raise TypeError(f"cannot hash {type(value).__name__} value {value!r}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -186,6 +160,37 @@ class Transform:
         """Whether data ordered by this transform is also ordered by ``other``."""
         return self == other
 
+    # whether the result is null exactly when the source value is (void's is null for every value)
+    keeps_nulls = False
+
+    def exact_from_prefixes(self, source_type: IcebergType, lo: Any, hi: Any) -> bool:
+        """Whether the transformed values of column bounds that may be truncated prefixes
+        (Parquet's string and binary statistics) are still the real ones."""
+        return False
+
+    def result_type_without_source(self) -> IcebergType:
+        """The result type when the source column is gone: known where it does not depend on
+        the source's type."""
+        return UNKNOWN
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        """The default name of a partition field on ``column``: the one Spark's ``CREATE TABLE
+        ... PARTITIONED BY`` gives (the Java builder's), or with ``evolution`` the one of
+        ``ALTER TABLE ADD PARTITION FIELD``."""
+        raise InvalidInput(f"partition field using transform {self} needs an explicit name")
+
+    # -- projection (icectl.spec.transform_projection) -------------------------------------------
+
+    def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        """The inclusive projection of ``source <op> values`` onto this transform's values: a
+        term every partition holding a matching row satisfies; None when there is none."""
+        return None
+
+    def strict_project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        """The strict projection: a term whose partitions hold only matching rows; None when
+        there is none."""
+        return None
+
 
 @dataclass(frozen=True, repr=False)
 class IdentityTransform(Transform):
@@ -211,6 +216,16 @@ class IdentityTransform(Transform):
 
     def satisfies_order_of(self, other: Transform) -> bool:
         return other.preserves_order
+
+    keeps_nulls = True
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return column
+
+    def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        return On(op, tuple(values))
+
+    strict_project = project
 
 
 _BUCKET_TYPES = (INT, LONG, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS,
@@ -243,6 +258,28 @@ class BucketTransform(Transform):
             return None
         return (murmur3_hash(value, source_type) & 0x7FFFFFFF) % self.num_buckets
 
+    keeps_nulls = True
+
+    def result_type_without_source(self) -> IcebergType:
+        return INT
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_bucket_{self.num_buckets}" if evolution else f"{column}_bucket"
+
+    def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        return self._hashed(op, values, source_type, (Operation.EQ, Operation.IN))
+
+    def strict_project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        return self._hashed(op, values, source_type, (Operation.NOT_EQ, Operation.NOT_IN))
+
+    def _hashed(self, op: Operation, values: tuple, source_type: IcebergType,
+                kept: tuple[Operation, ...]) -> Projected | None:
+        if op.is_unary:
+            return On(op)
+        if op in kept:  # a hash keeps equality (and inequality) only
+            return On(op, tuple(_apply(self, v, source_type) for v in values))
+        return None
+
 
 @dataclass(frozen=True, repr=False)
 class TruncateTransform(Transform):
@@ -273,7 +310,7 @@ class TruncateTransform(Transform):
         if isinstance(value, bool):
             raise TypeError("cannot truncate a boolean")
         if isinstance(value, int):
-            return _java_truncate(value, w, 32 if source_type == INT else 64)
+            return java_truncate(value, w, 32 if source_type == INT else 64)
         if isinstance(value, Decimal):
             scale = source_type.scale if isinstance(source_type, DecimalType) else None
             if scale is None:
@@ -297,28 +334,56 @@ class TruncateTransform(Transform):
         # equal transforms are claimed here.
         return self == other
 
+    keeps_nulls = True
 
-def _wrap(n: int, bits: int) -> int:
-    """Two's-complement wrap-around of Java int (32) or long (64) arithmetic."""
-    m = 1 << bits
-    n &= m - 1
-    return n - m if n >= m >> 1 else n
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_trunc_{self.width}" if evolution else f"{column}_trunc"
 
+    def exact_from_prefixes(self, source_type: IcebergType, lo: Any, hi: Any) -> bool:
+        # a truncated bound still starts with the real min/max: enough for shorter prefixes
+        return source_type in (STRING, BINARY) and self.width < min(len(lo), len(hi))
 
-def _java_rem(a: int, b: int) -> int:
-    """Java's % (the remainder takes the dividend's sign)."""
-    r = abs(a) % abs(b)
-    return -r if a < 0 else r
+    def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        if op.is_unary:
+            return On(op)
+        if source_type == STRING or not isinstance(values[0], (int, Decimal)):
+            return prefix_projection(self, self.width, op, values, source_type, strict=False)
+        top = self._wrap_top(source_type)
+        if top is None or op not in ORDERING:  # = and in find wrapped values as written
+            return ordered_inclusive(self, op, values, source_type)
+        if self._literal_wraps(values, source_type):
+            return None  # the literal's own truncation wrapped: no bound on the partition
+        projected = ordered_inclusive(self, op, values, source_type)
+        # a partition value above `top` may hold wrapped values from the type's bottom
+        return None if projected is None else AnyOf(projected, On(Operation.GT, (top,)))
 
+    def strict_project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        if op.is_unary:
+            return On(op)
+        if source_type == STRING or not isinstance(values[0], (int, Decimal)):
+            return prefix_projection(self, self.width, op, values, source_type, strict=True)
+        top = self._wrap_top(source_type)
+        if top is None or op not in ORDERING:
+            return ordered_strict(self, op, values, source_type)
+        if self._literal_wraps(values, source_type):
+            return None
+        projected = ordered_strict(self, op, values, source_type)
+        # a partition value above `top` may hold wrapped values: it proves nothing
+        return None if projected is None else AllOf(projected, On(Operation.LT_EQ, (top,)))
 
-def _java_truncate(v: int, w: int, bits: int) -> int:
-    """The reference's ``v - (((v % W) + W) % W)`` in Java int/long arithmetic.
+    def _wrap_top(self, source_type: IcebergType) -> int | None:
+        """For an int or long: the largest partition value that cannot be a wrapped one. Iceberg
+        Java truncates in fixed width (``v - ((v % W) + W) % W``), so a value within W - 1 of
+        the type's minimum wraps to the top of the range (truncate(10) of Long.MIN_VALUE is
+        9223372036854775806), and icectl writes the same. None for other types."""
+        if source_type not in (INT, LONG):
+            return None
+        rng = type_range(source_type)
+        assert rng is not None
+        return rng[1] - self.width + 1
 
-    Equal to floor truncation except within W of the type's minimum, where Java's result wraps
-    to the other end of the range; partition values it wrote carry the wrapped value.
-    """
-    inner = _wrap(_java_rem(v, w) + w, bits)
-    return _wrap(v - _java_rem(inner, w), bits)
+    def _literal_wraps(self, values: tuple, source_type: IcebergType) -> bool:
+        return any(isinstance(v, int) and self.apply(v, source_type) > v for v in values)
 
 
 class TimeTransform(Transform):
@@ -354,6 +419,31 @@ class TimeTransform(Transform):
     @property
     def dedup_name(self) -> str:
         return "time"
+
+    keeps_nulls = True
+
+    def result_type_without_source(self) -> IcebergType:
+        return self.result_type(UNKNOWN)
+
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_{self.name}"
+
+    def project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        if op.is_unary:
+            return On(op)
+        projected = ordered_inclusive(self, op, values, source_type)
+        return time_widened_inclusive(projected) if self._widens(source_type) else projected
+
+    def strict_project(self, op: Operation, values: tuple, source_type: IcebergType) -> Projected | None:
+        if op.is_unary:
+            return On(op)
+        projected = ordered_strict(self, op, values, source_type)
+        return time_widened_strict(projected) if self._widens(source_type) else projected
+
+    def _widens(self, source_type: IcebergType) -> bool:
+        """Whether projections widen for the reference's early writers (see
+        :mod:`icectl.spec.transform_projection`)."""
+        return True
 
     def satisfies_order_of(self, other: Transform) -> bool:
         if isinstance(other, TimeTransform):
@@ -397,6 +487,9 @@ class DayTransform(TimeTransform):
     def _from_days(self, days: int) -> int:
         return days
 
+    def _widens(self, source_type: IcebergType) -> bool:
+        return source_type != DATE  # day of a date is the date itself: no early-writer bug
+
     def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
         return "null" if value is None else human_day(value)
 
@@ -433,6 +526,9 @@ class VoidTransform(Transform):
     def to_human_string(self, value: Any, source_type: IcebergType | None = None) -> str:
         return "null"
 
+    def partition_name(self, column: str, evolution: bool = False) -> str:
+        return f"{column}_null"
+
     @property
     def is_void(self) -> bool:
         return True
@@ -457,6 +553,9 @@ class UnknownTransform(Transform):
 
     def result_type(self, source_type: IcebergType) -> IcebergType:
         # Readers ignore such partition fields; the value column is read as a string at best.
+        return STRING
+
+    def result_type_without_source(self) -> IcebergType:
         return STRING
 
     def apply(self, value: Any, source_type: IcebergType | None = None) -> Any:

@@ -37,7 +37,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from icectl.errors import CorruptMetadata, InvalidInput, UnsupportedFeature
-from icectl.spec.transforms import (
+from icectl.spec.javatext import (
     civil_to_days,
     days_to_civil,
     decimal_from_unscaled,

@@ -16,21 +16,65 @@ and, when it was planned or read from a manifest, its ``manifest_path`` hint) or
 Manifests without live files are never candidates (a commit drops them). A file not found in its
 candidates is looked for in the rest before the commit gives up (a stale hint or a caller's
 wrong partition costs a full read, never a wrong commit): :meth:`RemovalFilter.rest`.
+
+Both removing producers (the row delta, table/row_delta.py; rewrites and overwrites,
+table/rewrite.py) find their files and rewrite the manifests listing them through this module:
+:meth:`RemovalFilter.find` (candidates first, then the rest while a file is missing),
+:func:`collect` (the entries of the manifests listing a removed file) and :func:`mark_removed`
+(the rewritten entries: removed ones deleted by the new snapshot, the others existing, older
+deletes dropped).
 """
 
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from dataclasses import replace
+from typing import Callable, Iterable, Sequence
 
 from icectl.expr.eval_rows import partition_key
 from icectl.expr.ordering import compare, is_nan
-from icectl.spec.manifests import DATA, MANIFEST_DATA, MANIFEST_DELETES, DataFile, ManifestFile
+from icectl.spec.manifests import (
+    DATA,
+    DELETED,
+    EXISTING,
+    MANIFEST_DATA,
+    MANIFEST_DELETES,
+    DataFile,
+    ManifestEntry,
+    ManifestFile,
+)
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.types import UUID, PrimitiveType, StructType
 from icectl.spec.values import from_bytes
 from icectl.table.producer import lists_live_files
 
-__all__ = ["RemovalFilter", "summaries_may_contain"]
+__all__ = ["RemovalFilter", "summaries_may_contain", "collect", "mark_removed"]
+
+Read = Callable[[ManifestFile], list[ManifestEntry]]
+Hits = dict[str, list[ManifestEntry]]  # manifest path -> its entries, for manifests to rewrite
+
+
+def collect(manifests: Iterable[ManifestFile], read: Read, removes: Callable[[ManifestEntry], bool],
+            hits: Hits) -> None:
+    """Read ``manifests``; ``removes(entry)`` is asked of every live entry (it may note the
+    others too), and a manifest with an entry it removes goes into ``hits`` with its entries."""
+    for m in manifests:
+        entries = read(m)
+        hit = False
+        for e in entries:
+            if e.status != DELETED and removes(e):
+                hit = True
+        if hit:
+            hits[m.manifest_path] = entries
+
+
+def mark_removed(entries: Iterable[ManifestEntry], gone: Callable[[DataFile], bool],
+                 snapshot_id: int) -> list[ManifestEntry]:
+    """The entries of a rewritten manifest: a removed file is deleted by ``snapshot_id``, every
+    other live file existing; deletes of an older snapshot are not carried forward."""
+    return [replace(e, status=DELETED, snapshot_id=snapshot_id) if gone(e.data_file)
+            else replace(e, status=EXISTING)
+            for e in entries if e.status != DELETED]
+
 
 def summaries_may_contain(m: ManifestFile, ptype: StructType | None, partition: tuple) -> bool:
     """Whether the partition summaries of ``m`` allow an entry with ``partition``."""
@@ -129,6 +173,21 @@ class RemovalFilter:
                     for p in parts.values()):
                 out.append(m)
         return out
+
+    def find(self, manifests: Sequence[ManifestFile], kinds: Iterable[int], read: Read,
+             removes: Callable[[ManifestEntry], bool], all_found: Callable[[], bool],
+             hits: Hits) -> list[ManifestFile]:
+        """Look for the files in the candidate manifests of ``kinds``, then, while
+        ``all_found()`` is false (a stale hint, a wrong partition), in the rest of them;
+        :func:`collect` fills ``hits``. Returns the manifests read."""
+        wanted = set(kinds)
+        opened = [m for m in self.candidates(manifests) if m.content in wanted]
+        collect(opened, read, removes, hits)
+        if not all_found():
+            rest = self.rest(manifests, opened, wanted)
+            collect(rest, read, removes, hits)
+            opened += rest
+        return opened
 
     @staticmethod
     def rest(manifests: Sequence[ManifestFile], opened: Iterable[ManifestFile],

@@ -63,6 +63,7 @@ from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.types import StructType
 from icectl.spec.values import to_bytes
+from icectl.table.branches import branch_to_commit
 from icectl.table.store import metadata_dir
 from icectl.table.table import CommitAttempt, RetryPolicy, Table
 
@@ -430,13 +431,11 @@ class SnapshotProducer:
     # -- the template -----------------------------------------------------------------------
 
     def _target_parent(self, base: TableMetadata) -> Snapshot | None:
-        ref = base.refs.get(self.branch)
+        _, ref = branch_to_commit(base, self.branch, may_start=True)
         if ref is None:  # a new branch starts from the table's current snapshot
             if base.current_snapshot_id is not None:
                 return base.snapshot_by_id(base.current_snapshot_id)
             return None
-        if not ref.is_branch:
-            raise ValidationError(f"{self.branch} is a tag, not a branch: snapshots cannot be added to tags")
         return base.snapshot_by_id(ref.snapshot_id)
 
     def _update(self, base: TableMetadata, attempt: CommitAttempt) -> TableMetadata:

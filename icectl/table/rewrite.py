@@ -44,7 +44,6 @@ files the operation wrote are the operation's to remove (it knows them).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, Callable, Iterable
 
 from icectl.errors import CommitConflict
@@ -54,7 +53,6 @@ from icectl.spec.manifests import (
     DATA,
     DELETED,
     EQUALITY_DELETES,
-    EXISTING,
     MANIFEST_DATA,
     MANIFEST_DELETES,
     POSITION_DELETES,
@@ -68,7 +66,7 @@ from icectl.spec.partition_path import partition_path
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table import validation
-from icectl.table.manifest_filter import RemovalFilter
+from icectl.table.manifest_filter import RemovalFilter, collect, mark_removed
 from icectl.table.delete_index import LiveDataFiles, delete_target, is_dangling
 from icectl.table.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
@@ -142,13 +140,9 @@ class RewriteFilesProducer(SnapshotProducer):
         state = _LiveState()
         loaded: dict[str, list[ManifestEntry]] = {}
         # only the data manifests that can list the replaced files (table/manifest_filter.py)
-        opened = [m for m in RemovalFilter(base, self._removed).candidates(manifests)
-                  if m.content == MANIFEST_DATA]
-        self._read_data(opened, state, loaded)
-        if self._removed_paths - {f.file_path for f in self.removed_data}:
-            rest = RemovalFilter.rest(manifests, opened, {MANIFEST_DATA})  # stale hint, wrong partition
-            self._read_data(rest, state, loaded)
-            opened += rest
+        opened = RemovalFilter(base, self._removed).find(
+            manifests, (MANIFEST_DATA,), self.manifest_entries, self._replaces(state),
+            lambda: not self._removed_paths - {f.file_path for f in self.removed_data}, loaded)
         missing = self._removed_paths - {f.file_path for f in self.removed_data}
         if missing:
             raise CommitConflict(f"data file {sorted(missing)[0]} is no longer live in branch "
@@ -170,23 +164,17 @@ class RewriteFilesProducer(SnapshotProducer):
         return self.merge_manifests(attempt, base, ordered,
                                     MergePolicy.from_metadata(base, enabled_default=True))
 
-    def _read_data(self, manifests: list[ManifestFile], state: "_LiveState",
-                   loaded: dict[str, list[ManifestEntry]]) -> None:
-        """Find the replaced files in ``manifests``; the other live files go into ``state``."""
-        for m in manifests:
-            entries = self.manifest_entries(m)
-            hit = False
-            for e in entries:
-                if e.status == DELETED:
-                    continue
-                f = e.data_file
-                if f.file_path in self._removed_paths:
-                    hit = True
-                    self.removed_data.append(f)
-                else:
-                    state.add_file(f, e.data_sequence_number)
-            if hit:
-                loaded[m.manifest_path] = entries
+    def _replaces(self, state: "_LiveState") -> Callable[[ManifestEntry], bool]:
+        """Whether a live data entry is a replaced file (noted in ``removed_data``); the other
+        live files go into ``state``."""
+        def replaces(e: ManifestEntry) -> bool:
+            f = e.data_file
+            if f.file_path in self._removed_paths:
+                self.removed_data.append(f)
+                return True
+            state.add_file(f, e.data_sequence_number)
+            return False
+        return replaces
 
     def _write_added(self, attempt: CommitAttempt, base: TableMetadata) -> list[ManifestFile]:
         by_spec: dict[int, list[ManifestEntry]] = {}
@@ -223,7 +211,7 @@ class RewriteFilesProducer(SnapshotProducer):
                 more = [m for m in finder.in_partitions(
                     manifests, [(MANIFEST_DATA, spec_id, p) for spec_id, p in state.touched.values()])
                     if m.manifest_path not in seen]
-                self._read_data(more, state, loaded)
+                collect(more, self.manifest_entries, self._replaces(state), loaded)
                 seen.update(m.manifest_path for m in more)
                 # data files not read are older than a delete when their manifest says it may be
                 state.floor = min((m.min_sequence_number or 0 for m in manifests
@@ -232,24 +220,20 @@ class RewriteFilesProducer(SnapshotProducer):
 
             state.completion = complete
         out: set = set()
-        for m in manifests:
-            if m.content != MANIFEST_DELETES or m.manifest_path not in chosen:
-                continue
-            entries = self.manifest_entries(m)
-            hit = False
-            for e in entries:
-                if e.status == DELETED:
-                    continue
-                f = e.data_file
-                key = delete_file_key(f)
-                if key in self._explicit_deletes or (
-                        self._remove_dangling and self._dangling(f, e.data_sequence_number or 0,
-                                                                 state, unpartitioned)):
-                    out.add(key)
-                    self.removed_deletes.append(f)
-                    hit = True
-            if hit:
-                loaded[m.manifest_path] = entries
+
+        def removes(e: ManifestEntry) -> bool:
+            f = e.data_file
+            key = delete_file_key(f)
+            if key in self._explicit_deletes or (
+                    self._remove_dangling and self._dangling(f, e.data_sequence_number or 0,
+                                                             state, unpartitioned)):
+                out.add(key)
+                self.removed_deletes.append(f)
+                return True
+            return False
+
+        collect((m for m in manifests if m.content == MANIFEST_DELETES and m.manifest_path in chosen),
+                self.manifest_entries, removes, loaded)
         return out
 
     def _dangling(self, f: DataFile, seq: int, state: "_LiveState", unpartitioned: set) -> bool:
@@ -269,15 +253,9 @@ class RewriteFilesProducer(SnapshotProducer):
 
     def _rewrite_manifest(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
                           entries: list[ManifestEntry], removing_deletes: set) -> list[ManifestFile]:
-        out: list[ManifestEntry] = []
-        for e in entries:
-            if e.status == DELETED:
-                continue  # deletes of an older snapshot are not carried forward
-            f = e.data_file
-            gone = (f.file_path in self._removed_paths if f.content == DATA
-                    else delete_file_key(f) in removing_deletes)
-            out.append(replace(e, status=DELETED if gone else EXISTING,
-                               snapshot_id=self.snapshot_id if gone else e.snapshot_id))
+        out = mark_removed(entries, lambda f: (f.file_path in self._removed_paths if f.content == DATA
+                                               else delete_file_key(f) in removing_deletes),
+                           self.snapshot_id)
         # the same source and the same removals: an earlier attempt's copy is still right
         key = ("rewrite", m.manifest_path,
                frozenset(delete_file_key(e.data_file) for e in out if e.status == DELETED))

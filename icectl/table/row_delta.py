@@ -41,14 +41,11 @@ the attempt wrote (the operation removes the data and delete files it wrote).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Callable, Iterable
 
 from icectl.errors import CommitConflict, ValidationError
 from icectl.spec.manifests import (
     ADDED,
-    DELETED,
-    EXISTING,
     MANIFEST_DATA,
     MANIFEST_DELETES,
     DataFile,
@@ -59,7 +56,7 @@ from icectl.spec.manifests import (
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.manifest_filter import RemovalFilter
+from icectl.table.manifest_filter import RemovalFilter, mark_removed
 from icectl.table.producer import MergePolicy, SnapshotProducer
 from icectl.table.table import CommitAttempt, Table
 from icectl.table import validation as v
@@ -171,20 +168,18 @@ class RowDeltaProducer(SnapshotProducer):
         hits: dict[str, list[ManifestEntry]] = {}  # opened manifests listing a file to remove
         found: set[tuple] = set()
 
-        def look_in(ms: list[ManifestFile]) -> None:
-            for m in ms:
-                entries = self.manifest_entries(m)
-                keys = {entry_key(e.data_file) for e in entries if e.status != DELETED} & removing
-                if keys:
-                    hits[m.manifest_path] = entries
-                    found.update(keys)
+        def removes(e: ManifestEntry) -> bool:
+            key = entry_key(e.data_file)
+            if key in removing:
+                found.add(key)
+                return True
+            return False
 
         if removing:
             # only the manifests that can list the removed files (table/manifest_filter.py)
-            opened = RemovalFilter(base, targets).candidates(parents)
-            look_in(opened)
-            if removing - found:  # a stale hint or a wrong partition: look everywhere else
-                look_in(RemovalFilter.rest(parents, opened, {MANIFEST_DATA, MANIFEST_DELETES}))
+            RemovalFilter(base, targets).find(parents, (MANIFEST_DATA, MANIFEST_DELETES),
+                                              self.manifest_entries, removes,
+                                              lambda: not removing - found, hits)
         missing = {k[1] for k in removing - found}
         if missing:
             raise CommitConflict(f"cannot remove {sorted(missing)[0]}: it is no longer live in "
@@ -203,14 +198,7 @@ class RowDeltaProducer(SnapshotProducer):
     def _rewrite(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
                  entries: list[ManifestEntry], removing: set[tuple]) -> list[ManifestFile]:
         """A copy of ``m`` with the removed files marked deleted (older deletes dropped)."""
-        rewritten: list[ManifestEntry] = []
-        for e in entries:
-            if e.status == DELETED:
-                continue  # deletes of an older snapshot are not carried forward
-            if entry_key(e.data_file) in removing:
-                rewritten.append(replace(e, status=DELETED, snapshot_id=self.snapshot_id))
-            else:
-                rewritten.append(replace(e, status=EXISTING))
+        rewritten = mark_removed(entries, lambda f: entry_key(f) in removing, self.snapshot_id)
         return self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
                                     rewritten, m.content)
 

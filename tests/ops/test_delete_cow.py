@@ -49,8 +49,9 @@ def test_whole_files_dropped_give_a_delete_snapshot(tmp_path: Path) -> None:
     assert r.summary["operation"] == "delete" and r.removed_records == 10
     assert r.added_data_files == () and len(r.removed_data_files) == 2
     assert all("/metadata/" in f for f in files_on_disk(t.location) - before)  # no data written
-    # every row of a file matching (but not provable from metadata): the file goes, nothing added
-    r = delete_rows(Table.load(t.location), "id >= 5 and id <= 9")
+    # every row of a file matching (but not provable from metadata: the file's bounds 5..9 do
+    # not prove an `in` list): the file goes, nothing added
+    r = delete_rows(Table.load(t.location), "id in (5, 6, 7, 8, 9)")
     assert r.summary["operation"] == "delete" and r.summary["deleted-data-files"] == "1"
     assert len(r.rewritten_data_files) == 1 and not r.added_data_files
     assert rows(t.location) == [(i, "b") for i in range(15, 20)]
@@ -125,3 +126,18 @@ def test_filter_on_a_struct_field(tmp_path: Path) -> None:
     r = delete_rows(Table.load(t.location), "loc.city = 'a' and loc.zip > 1")
     assert r.summary["operation"] == "overwrite" and r.deleted_positions == 1
     assert [row[0] for row in rows(t.location)] == [1, 2, 3]
+
+
+def test_a_file_its_metrics_prove_is_dropped_unread_as_merge_on_read_drops_it(tmp_path: Path) -> None:
+    """The whole-file proof is the same in both modes: bounds 5..9 prove `id >= 5 and id <= 9`
+    for every row of the file, so copy-on-write removes it without reading or rewriting it."""
+    t = small_files(tmp_path, n=2, props={"write.delete.mode": "copy-on-write"})
+    before = files_on_disk(t.location)
+    r = delete_rows(Table.load(t.location), "id >= 5 and id <= 9")
+    assert r.summary["operation"] == "delete" and r.summary["deleted-data-files"] == "1"
+    assert len(r.removed_data_files) == 1 and r.rewritten_data_files == () and r.added_data_files == ()
+    assert r.removed_records == 5 and r.deleted_positions == 0
+    assert all("/metadata/" in f for f in files_on_disk(t.location) - before)  # no data written
+    assert rows(t.location) == sorted([(i, "a") for i in (0, 1, 2, 3, 4, 10, 11, 12, 13, 14)]
+                                      + [(i, "b") for i in (15, 16, 17, 18, 19)])
+
