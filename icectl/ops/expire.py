@@ -53,6 +53,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
+from icectl import command_files
 from icectl.command_files import io_threads
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.files import FileIO, join
@@ -373,14 +374,14 @@ def _commit(table: Table, req: _Request, reader: ManifestReader, record: bool,
     try:
         table.commit(update)
     except BaseException:
-        io.delete_quietly(record_path)
+        command_files.discard(io, [record_path])  # (kept when the commit may have landed)
         raise
     assert update.chosen is not None
     base, plan, reach = update.chosen
     committed = table.metadata_location if table.metadata_location != before else None
     recorded = record and bool(plan.expired_ids)
     if not recorded:
-        io.delete_quietly(record_path)  # an earlier attempt may have written one
+        command_files.discard(io, [record_path])  # an earlier attempt may have written one
     if after_commit is not None:
         after_commit()
     expected = table.metadata_location
