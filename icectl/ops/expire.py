@@ -323,12 +323,11 @@ class _Expiry:
 
 
 def _select(base: TableMetadata, req: _Request, reader: ManifestReader) -> tuple[RetentionPlan, Reachable | None]:
-    """Which snapshots go; then, when anything is to change, what the retained snapshots reach,
-    read strictly, so an unreadable retained snapshot stops the run before any commit."""
+    """Which snapshots go; then what the retained snapshots reach, read strictly - also when
+    nothing expires - so a table with a missing manifest list or manifest stops the run
+    (CorruptMetadata) before any commit or deletion, as every run that finds it."""
     plan = plan_retention(base, older_than_ms=req.older_than_ms, retain_last=req.retain_last,
                           snapshot_ids=req.snapshot_ids, now=req.now)
-    if not (plan.expired_ids or plan.removed_refs or req.clean_expired_metadata):
-        return plan, None
     reach = read_reachable(reader, plan.metadata, "reading retained manifests")
     if req.clean_expired_metadata:
         md, specs, schemas = drop_unused_specs_and_schemas(plan.metadata, set(reach.spec_ids))
