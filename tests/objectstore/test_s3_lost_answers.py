@@ -24,7 +24,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import S3, _subprocess_env
 
 
 @dataclass
@@ -101,13 +100,13 @@ class _FaultProxy(http.server.BaseHTTPRequestHandler):
 
 @dataclass
 class FaultyS3:
-    s3: S3  # behind the proxy
-    real: S3  # the server itself
+    s3: Any  # conftest's S3, behind the proxy
+    real: Any  # the server itself
     faults: list[Fault]
 
 
 @pytest.fixture
-def faulty_s3(s3_server: S3, tmp_path: Path) -> Iterator[FaultyS3]:
+def faulty_s3(s3_server: Any, tmp_path: Path) -> Iterator[FaultyS3]:
     host, port = s3_server.endpoint.rsplit("//", 1)[1].split(":")
     faults: list[Fault] = []
     handler = type("Proxy", (_FaultProxy,), {"target": (host, int(port)), "faults": faults,
@@ -117,7 +116,9 @@ def faulty_s3(s3_server: S3, tmp_path: Path) -> Iterator[FaultyS3]:
     thread.start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        yield FaultyS3(S3(endpoint, _subprocess_env(endpoint, str(tmp_path / "cache"))), s3_server, faults)
+        env = dict(s3_server.env, ICECTL_STORAGE_OPTIONS=json.dumps({"endpoint_url": endpoint}),
+                   ICECTL_CACHE_DIR=str(tmp_path / "cache"))
+        yield FaultyS3(type(s3_server)(endpoint, env), s3_server, faults)
     finally:
         server.shutdown()
         server.server_close()
