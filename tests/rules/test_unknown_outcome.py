@@ -72,6 +72,10 @@ class Work:
     def table(self) -> str:
         return str(self.root / "db" / "t")
 
+    @property
+    def table3(self) -> str:  # format version 3: deletion vectors
+        return str(self.root / "db" / "t3")
+
     def file(self, name: str) -> str:
         return str(self.root / "in" / name)
 
@@ -126,6 +130,12 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Work:
     (inputs / "keys.csv").write_text("id\n12\n")
     (inputs / "changes.json").write_text(json.dumps([{"op": "add", "column": "z", "type": "int"},
                                                      {"op": "doc", "column": "v", "doc": "a value"}]))
+    t3 = str(root / "db" / "t3")
+    _ok("create", t3, "--schema", "id long", "--format-version", "3")
+    for i in range(2):
+        (inputs / f"v3-{i}.csv").write_text("id\n" + "".join(f"{10 * i + k}\n" for k in range(3)))
+        _ok("write", t3, inputs / f"v3-{i}.csv")
+    _ok("delete", t3, "--filter", "id = 1", "--mode", "merge-on-read")
     # a table another catalog manages: only NNNNN-uuid.metadata.json files
     reg = root / "db" / "reg"
     _ok("create", reg, "--schema", "id long")
@@ -171,11 +181,13 @@ CASES: dict[str, dict[str, Args]] = {
         "copy-on-write": lambda w: ["delete", w.table, "--filter", "id = 2", "--mode", "copy-on-write"],
         "merge-on-read": lambda w: ["delete", w.table, "--filter", "id = 2", "--mode", "merge-on-read"],
         "equality": lambda w: ["delete", w.table, "--equality", "id", "--from", w.file("keys.csv")],
+        "merge-on-read v3": lambda w: ["delete", w.table3, "--filter", "id in (0, 2)", "--mode", "merge-on-read"],
     },
     "upsert": {"": lambda w: ["upsert", w.table, w.file("upsert.csv"), "--key", "id"]},
     "compact": {
         "": lambda w: ["compact", w.table, "--min-input-files", "2", "--workers", "1"],
         "--deletes": lambda w: ["compact", w.table, "--deletes", "--min-input-files", "2", "--workers", "1"],
+        "v3": lambda w: ["compact", w.table3, "--min-input-files", "2", "--workers", "1"],
     },
     "rewrite-manifests": {"": lambda w: ["rewrite-manifests", w.table]},
     "schema add": {"": lambda w: ["schema", "add", w.table, "z", "int"]},
@@ -285,7 +297,7 @@ def _table_of(args: list[object], w: Work) -> str:
         return str(args[1])
     if args[0] == "register":
         return str(w.root / "db" / "reg")
-    return w.table
+    return w.table3 if w.table3 in args else w.table
 
 
 def _assert_readable(table: str) -> None:
