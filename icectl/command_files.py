@@ -16,6 +16,10 @@ One registry per process (module state; a command line runs one command per proc
   (:func:`critical`), and for a failure that is (or was caused by) a commit whose outcome could
   not be told (:class:`~icectl.errors.CommitStateUnknown`), nothing is deleted: the files may be
   referenced by a version that is, or will become, current.
+  Every clean-up on a failure path of the operations goes through :func:`discard`,
+  :func:`discard_operation` or :func:`abort`, so this rule has one home (tests/rules checks that
+  every command keeps its files when its commit's outcome is unknown, and that no failure path
+  deletes files itself).
 * **Signals become an exception.** :func:`install_signal_handlers` (the command line does it)
   turns SIGINT, SIGTERM and SIGHUP into :class:`~icectl.errors.Interrupted` (a KeyboardInterrupt),
   so every ``except``/``finally`` clean-up of the operations runs on ``kill`` and a closed

@@ -31,7 +31,9 @@ reaches that lies inside the table location (data and delete files, manifests, m
 statistics), then the directories left empty.
 
 Files recorded outside the table location are never deleted (they are listed as
-kept-outside-location). --purge is refused (exit 5) when gc.enabled=false. Spark's Hadoop
+kept-outside-location). --purge is refused (exit 5) when gc.enabled=false, and (exit 8, nothing
+deleted) when a manifest list or manifest is missing, since the files it named cannot be known;
+--purge --force then deletes every file under the table location instead. Spark's Hadoop
 catalog deletes the whole table directory on DROP TABLE, data included, even without PURGE;
 here the data stays unless --purge is given. Run with --dry-run first: it lists what would go.
 
@@ -97,12 +99,17 @@ def drop(
         "--purge", help="Also delete the files the metadata reaches inside the table location.")] = False,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Delete nothing; list what would be deleted.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="With --purge: delete every file under the table location, also when a "
+                        "manifest list or manifest is missing.")] = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.warehouse import drop_table
 
-    result = drop_table(load_table(table, warehouse), purge=purge, dry_run=dry_run)
+    if force and not purge:
+        raise InvalidInput("--force only goes with --purge (it purges every file under the table location)")
+    result = drop_table(load_table(table, warehouse), purge=purge, dry_run=dry_run, force=force)
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")
     for path, reason in result.refused:
@@ -113,8 +120,10 @@ def drop(
         emit_json(result.to_json())
     else:
         verb = "would delete" if dry_run else "deleted"
+        purged = " and purge" if dry_run else " and purged"
+        purged += " every file under its location" if force else " its files"
         err(f"{'dry run: would drop' if dry_run else 'dropped'} the table at {result.location}"
-            + (" and purged its files" if purge else " (data files kept)"))
+            + (purged if purge else " (data files kept)"))
         emit_pairs([(f"{verb.replace(' ', '-')}-files", len(result.deleted_files)),
                     ("metadata-files", len(result.metadata_files)),
                     ("kept-outside-location", len(result.kept_outside_location))])

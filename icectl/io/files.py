@@ -321,6 +321,9 @@ class FileIO:
             _before_change()
         if not is_local(path):
             f = self._remote("open", path, lambda fs, p: fs.open(p, mode))
+            if "x" in mode:  # a conditional create: a 412 answered to our own retry is settled
+                fs, p = self._fs(path)
+                f = _store.CreatedFile(f, fs, p, path)
             return _MappedFile(f, path) if writing else f
         try:
             if writing:

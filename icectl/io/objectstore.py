@@ -308,9 +308,8 @@ def create_if_absent(put: Callable[[], None], read: Callable[[], bytes], url: st
                     raise failure from e  # refused outright: nothing was written
                 last = text
         try:
-            if read() == data:
+            if holds_ours(url, lambda: read() == data):
                 return
-            raise DestinationExists(url)
         except NotFound:
             pass  # not there: try again
         except DestinationExists:
@@ -321,6 +320,67 @@ def create_if_absent(put: Callable[[], None], read: Callable[[], bytes], url: st
             time.sleep(0.05 * 2 ** attempt)
     raise CommitStateUnknown(f"cannot tell whether {url} was created ({last}): it is kept; "
                              "check the table before retrying")
+
+
+def holds_ours(url: str, same: Callable[[], bool]) -> bool:
+    """Settle a conditional create by reading the object back: True when it holds the bytes we
+    wrote (``same()``: ours landed, e.g. the client's retry of a PUT that did land was refused
+    with 412); DestinationExists when it holds other bytes; NotFound when it is absent. The one
+    read-back rule of commits (:func:`create_if_absent`) and uploads (:class:`CreatedFile`)."""
+    if same():
+        return True
+    raise DestinationExists(url)
+
+
+class CreatedFile:
+    """A file being uploaded with a conditional create (``open(..., "xb")``), hashed as it is
+    written. Closing it sends the final PUT; a refusal because the object exists (412: the
+    client retried a PUT whose answer was lost, and the first one landed) is settled by reading
+    the object back (:func:`holds_ours`: same size and SHA-256 -> uploaded). Other bytes there
+    -> DestinationExists."""
+
+    def __init__(self, f: Any, fs: Any, p: str, url: str):
+        import hashlib
+
+        self._f, self._fs, self._p, self._url = f, fs, p, url
+        self._sha = hashlib.sha256()
+        self._size = 0
+
+    def write(self, data: Any) -> Any:
+        n = self._f.write(data)
+        self._sha.update(data)
+        self._size += len(memoryview(data).cast("B"))
+        return n
+
+    def close(self) -> None:
+        if self._f.closed:
+            return
+        try:
+            self._f.close()
+        except Exception as e:  # noqa: BLE001 - sorted below
+            if not precondition_failed(e):
+                raise
+            try:
+                holds_ours(self._url, self._same)
+            except NotFound:
+                raise remote_error("write", self._url, e) from e
+
+    def _same(self) -> bool:
+        import hashlib
+
+        sha, size = hashlib.sha256(), 0
+        with self._fs.open(self._p, "rb") as r:
+            for chunk in iter(lambda: r.read(8 << 20), b""):
+                sha.update(chunk)
+                size += len(chunk)
+        return size == self._size and sha.digest() == self._sha.digest()
+
+    @property
+    def closed(self) -> bool:
+        return self._f.closed
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._f, name)
 
 
 # store key -> True (honours create-if-absent) / False; positive answers are also kept in the

@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from icectl import command_files
 from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.io import avro
 from icectl.io.files import is_local, local_path
@@ -32,7 +33,6 @@ from icectl.ops.ingest import (
     content_digest,
     place_files,
     recorded_digests,
-    remove_files,
     remove_sources,
     rewrite_all,
     rewrite_into_partitions,
@@ -301,7 +301,7 @@ def append_files(
             return run.nothing()
         outcome = _commit(run, files, uses_names, mode is not None)
     except BaseException:
-        remove_files(table.io, run.written)
+        command_files.discard(table.io, run.written)  # (kept when the commit may have landed)
         raise
     if isinstance(outcome, AppendResult):
         return outcome
@@ -350,7 +350,7 @@ class _Run:
                                branch=self.branch, summary_properties=self.summary, merge=self.merge)
 
     def nothing(self, committed_by: int | None = None) -> AppendResult:
-        remove_files(self.table.io, self.written)
+        command_files.discard(self.table.io, self.written)
         return _nothing_appended(self.table, self.branch, self.skipped, key=self.key,
                                  committed_by=committed_by, quarantined=self.quarantined)
 

@@ -36,6 +36,7 @@ import uuid
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Sequence
 
+from icectl import command_files
 from icectl.errors import CommitConflict, InvalidInput
 from icectl.expr.eval_rows import partition_key
 from icectl.io.files import join
@@ -145,8 +146,7 @@ def run_delete_rewrite_task(task: DeleteRewriteTask) -> DeleteRewriteResult:
                                                    (m.upper_bounds or {}).get(DELETE_FILE_PATH_ID)),
                 spec_id=task.spec_id))
     except BaseException:
-        for p in written:
-            io.delete_quietly(p)
+        command_files.discard(io, written)
         raise
     return DeleteRewriteResult(task.task_index, tuple(out), read, rows.num_rows)
 
@@ -335,9 +335,7 @@ def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = No
                                           added_deletes=added, branch=branch)
         produced = producer.commit()
     except BaseException:
-        for r in results:
-            for f in r.files:
-                table.io.delete_quietly(f.file_path)
+        command_files.discard(table.io, [f.file_path for r in results for f in r.files])
         if tasks:  # also the files of tasks whose results never came back
             from icectl.ops.write import remove_operation_files
 

@@ -53,6 +53,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
+from icectl import command_files
 from icectl.command_files import io_threads
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.files import FileIO, join
@@ -323,12 +324,11 @@ class _Expiry:
 
 
 def _select(base: TableMetadata, req: _Request, reader: ManifestReader) -> tuple[RetentionPlan, Reachable | None]:
-    """Which snapshots go; then, when anything is to change, what the retained snapshots reach,
-    read strictly, so an unreadable retained snapshot stops the run before any commit."""
+    """Which snapshots go; then what the retained snapshots reach, read strictly - also when
+    nothing expires - so a table with a missing manifest list or manifest stops the run
+    (CorruptMetadata) before any commit or deletion, as every run that finds it."""
     plan = plan_retention(base, older_than_ms=req.older_than_ms, retain_last=req.retain_last,
                           snapshot_ids=req.snapshot_ids, now=req.now)
-    if not (plan.expired_ids or plan.removed_refs or req.clean_expired_metadata):
-        return plan, None
     reach = read_reachable(reader, plan.metadata, "reading retained manifests")
     if req.clean_expired_metadata:
         md, specs, schemas = drop_unused_specs_and_schemas(plan.metadata, set(reach.spec_ids))
@@ -374,14 +374,14 @@ def _commit(table: Table, req: _Request, reader: ManifestReader, record: bool,
     try:
         table.commit(update)
     except BaseException:
-        io.delete_quietly(record_path)
+        command_files.discard(io, [record_path])  # (kept when the commit may have landed)
         raise
     assert update.chosen is not None
     base, plan, reach = update.chosen
     committed = table.metadata_location if table.metadata_location != before else None
     recorded = record and bool(plan.expired_ids)
     if not recorded:
-        io.delete_quietly(record_path)  # an earlier attempt may have written one
+        command_files.discard(io, [record_path])  # an earlier attempt may have written one
     if after_commit is not None:
         after_commit()
     expected = table.metadata_location

@@ -22,6 +22,7 @@ import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from icectl import command_files
 from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError
 from icectl.io.files import is_local, join, local_path
 from icectl.spec.manifests import DataFile
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PLACEMENTS", "SKIP_MODES", "ON_ERROR", "CONTENT_DIGESTS", "Rewriter", "content_digest",
            "recorded_digests", "same_content", "place_files", "remove_sources", "rewrite_into_partitions",
-           "rewrite_all", "skip_mode", "remove_files"]
+           "rewrite_all", "skip_mode"]
 
 PLACEMENTS = ("in-place", "copy", "move")
 SKIP_MODES = ("path", "content")
@@ -56,11 +57,6 @@ def skip_mode(skip_existing: bool | str) -> str | None:
         raise InvalidInput(f"unknown way to compare files {skip_existing!r} (expected path or content)",
                            argument="skip_existing")
     return mode
-
-
-def remove_files(io: FileIO, written: Sequence[str]) -> None:
-    for p in written:
-        io.delete_quietly(p)
 
 
 # -- content digests ------------------------------------------------------------------------------
@@ -224,7 +220,7 @@ def rewrite_all(rewrite: Rewriter | None, paths: Sequence[str], written: list[st
         except IcectlError as e:
             if errors is None:
                 raise
-            remove_files(io, written[before:])
+            command_files.discard(io, written[before:])
             del written[before:]
             errors.append((path, f"cannot rewrite it into partitioned files: {e}"))
     return done, files

@@ -12,7 +12,10 @@ as other catalogs' drop without purge does). With ``purge``, every file the meta
 (all snapshots: data and delete files, manifests, manifest lists, statistics) that lies inside
 the table location is deleted too, then the metadata directory and the directories left empty;
 files recorded outside the location are never deleted (they are reported), and a table with
-``gc.enabled=false`` is refused (its files may be shared with other tables).
+``gc.enabled=false`` is refused (its files may be shared with other tables). The metadata is read
+strictly: a missing manifest list or manifest (whose files cannot be known) refuses the purge
+with CorruptMetadata before anything is deleted, unless ``force``, which deletes every file under
+the table location instead, whatever the metadata reaches.
 
 ``register_table`` adopts a table whose metadata a catalog wrote (``NNNNN-<uuid>.metadata.json``
 files, e.g. pyiceberg's SqlCatalog) as a filesystem table: the given metadata becomes the next
@@ -29,7 +32,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from icectl.errors import AlreadyExists, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
+from icectl.errors import AlreadyExists, CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
 from icectl.ops.deletion import TableBoundary, delete_files, prune_empty_dirs, require_gc_enabled, same_place
 from icectl.ops.reachable import ManifestReader, statistics_files
@@ -136,9 +139,10 @@ class DropResult:
     failed: tuple[tuple[str, str], ...]
     refused: tuple[tuple[str, str], ...]
     removed_directories: tuple[str, ...]
+    force: bool = False  # purged every file under the location, not only what the metadata reaches
 
     def to_json(self) -> dict[str, Any]:
-        return {"location": self.location, "purge": self.purge, "dry-run": self.dry_run,
+        return {"location": self.location, "purge": self.purge, "force": self.force, "dry-run": self.dry_run,
                 "dropped": not self.dry_run and not self.failed,
                 "deleted-files-count": len(self.deleted_files), "deleted-files": list(self.deleted_files),
                 "metadata-files-count": len(self.metadata_files), "metadata-files": list(self.metadata_files),
@@ -148,20 +152,43 @@ class DropResult:
                 "removed-directories": list(self.removed_directories)}
 
 
-def _reached(table: Table, workers: int) -> list[str]:
-    """Every file any snapshot of the table reaches (lenient: files already gone are skipped)."""
+_INCOMPLETE = "nothing is deleted while the table's metadata is incomplete"
+
+
+def _reached(table: Table, workers: int, strict: bool) -> list[str]:
+    """Every file any snapshot of the table reaches; ``strict``: CorruptMetadata when a manifest
+    list or manifest is missing (else what it named is skipped)."""
     md = table.metadata
-    reader = ManifestReader(table.io, md.format_version, workers)
-    manifests = reader.manifests_of(md.snapshots)
-    files = reader.live_files(list(manifests.values()), "reading manifests")
+    reader = ManifestReader(table.io, md.format_version, workers, incomplete=_INCOMPLETE)
+    manifests = reader.manifests_of(md.snapshots, strict=strict)
+    files = reader.live_files(list(manifests.values()), "reading manifests", strict=strict)
     out = list(files) + list(manifests)
     out += [s.manifest_list for s in md.snapshots if s.manifest_list]
     out += sorted(statistics_files(md))
     return list(dict.fromkeys(out))
 
 
-def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, workers: int = 8) -> DropResult:
+def _purge_candidates(table: Table, workers: int, force: bool) -> list[str]:
+    """What the metadata reaches, read strictly; with ``force`` as much as can be read (an
+    unreadable manifest list or manifest is skipped: everything under the location goes anyway)."""
+    if not force:
+        try:
+            return _reached(table, workers, strict=True)
+        except CorruptMetadata as e:
+            raise CorruptMetadata(str(e), override="force",
+                                  effect="to purge every file under the table location instead") from e
+    try:
+        return _reached(table, workers, strict=False)
+    except CorruptMetadata:
+        return []
+
+
+def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, workers: int = 8,
+               force: bool = False) -> DropResult:
     """Drop the filesystem table ``table`` (see the module docs)."""
+    if force and not purge:
+        raise InvalidInput("forcing applies only to a purge (it purges every file under the table location)",
+                           argument="force")
     if table.read_only is not None:
         raise UnsupportedFeature(table.read_only)
     io = table.io
@@ -179,9 +206,12 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
     if purge:
         require_gc_enabled(table.metadata.properties, "purge the table's files")
         # (files under metadata/ go with the directory below)
-        reached = [p for p in _reached(table, workers) if not _under_dir(p, meta_dir)]
+        reached = [p for p in _purge_candidates(table, workers, force) if not _under_dir(p, meta_dir)]
         kept = [p for p in reached if not boundary.contains(p) and not boundary.inside(p)]
         todo = [p for p in reached if p not in set(kept)]
+        if force:  # also what unreadable metadata named, and whatever else lies under the location
+            todo = list(dict.fromkeys(todo + sorted(info.path for info in io.walk(location)
+                                                    if not _under_dir(info.path, meta_dir))))
         if dry_run:
             deleted = todo
         else:
@@ -200,7 +230,7 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
             if purge:
                 removed_dirs += _remove_empty_tree(location, keep_root=False)
     return DropResult(location, purge, dry_run, tuple(deleted), tuple(metadata_files), tuple(kept),
-                      tuple(failed), tuple(refused), tuple(removed_dirs))
+                      tuple(failed), tuple(refused), tuple(removed_dirs), force)
 
 
 def _under_dir(path: str, directory: str) -> bool:
