@@ -31,7 +31,8 @@ reaches that lies inside the table location (data and delete files, manifests, m
 statistics), then the directories left empty.
 
 Files recorded outside the table location are never deleted (they are listed as
-kept-outside-location). --purge is refused (exit 5) when gc.enabled=false. Spark's Hadoop
+kept-outside-location), nor are files inside another table's directory (listed as
+skipped-in-other-tables). --purge is refused (exit 5) when gc.enabled=false. Spark's Hadoop
 catalog deletes the whole table directory on DROP TABLE, data included, even without PURGE;
 here the data stays unless --purge is given. Run with --dry-run first: it lists what would go.
 
@@ -100,6 +101,7 @@ def drop(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
+    from icectl.cli.expire_cmd import note_skipped
     from icectl.ops.warehouse import drop_table
 
     result = drop_table(load_table(table, warehouse), purge=purge, dry_run=dry_run)
@@ -109,6 +111,7 @@ def drop(
         err(f"icectl: warning: not deleting {path}: {reason}")
     for path in result.kept_outside_location:
         err(f"icectl: note: kept {path}: outside the table location")
+    note_skipped(result.skipped_other_tables)
     if json_out:
         emit_json(result.to_json())
     else:

@@ -18,7 +18,9 @@ As the reference's ``DeleteOrphanFilesSparkAction``:
 Safety (``ops/deletion.py`` holds the rules): symbolic links are never followed (a link under the
 table is reported in ``skipped_links``, neither listed as an orphan nor deleted), and each file's
 real path must lie inside the table location's real path just before it is deleted; a table
-whose metadata records another location (a copy) is refused. Deleting also refuses, as the
+whose metadata records another location (a copy) is refused. Files inside the directory of
+another table (one nested in this table's location) are never orphans of this table: they are
+reported in ``skipped_other_tables`` with that table's location, listed or deleting. Deleting also refuses, as the
 reference's action and procedure do, when ``gc.enabled=false`` and when the cut-off is less than
 24 hours ago (or in the future) unless ``allow_recent``: a commit still running may own younger
 files. Listing is read-only and accepts any cut-off.
@@ -60,6 +62,7 @@ class OrphanResult:
     listed_dirs: tuple[str, ...]
     skipped_links: tuple[str, ...] = ()  # symbolic links under the table: not followed, not deleted
     refused: tuple[tuple[str, str], ...] = ()  # (path, reason): not deleted for safety
+    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): another table's files
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +78,7 @@ class OrphanResult:
             "referenced-files-count": self.referenced_files,
             "listed-dirs": list(self.listed_dirs),
             "skipped-links": list(self.skipped_links),
+            "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables],
         }
 
     @property
@@ -183,7 +187,8 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
         listed.extend(_walk(io, root, hidden, links))
     candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
     refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()
-    orphans = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    unreferenced = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    orphans, others = boundary.other_tables(io).split(unreferenced, workers)
 
     failed: tuple[tuple[str, str], ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
@@ -191,4 +196,4 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
         done = delete_files(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
         failed, refused = tuple(done.failed), tuple(done.refused)
     return OrphanResult(location, older_than_ms, tuple(orphans), delete, failed, len(listed),
-                        len(refs), tuple(roots), tuple(sorted(links)), refused)
+                        len(refs), tuple(roots), tuple(sorted(links)), refused, tuple(others))
