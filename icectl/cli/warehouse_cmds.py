@@ -52,7 +52,8 @@ Spark's Hadoop catalog finds it.
 v<N+1>.metadata.json (N the file's number) with version-hint.text, next to the catalog's
 files. Manifests name data files by absolute path and a Hadoop catalog finds a table only at
 WAREHOUSE/namespace/name, so the table's location must already be that directory: otherwise
-the registration is refused with the reason. After registering, commit through one catalog
+the registration is refused with the reason; so is a location inside another table's
+directory or with a table below it (tables never nest). After registering, commit through one catalog
 only (drop the table from the other one without purging it).
 
 Examples:
