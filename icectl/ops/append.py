@@ -33,6 +33,7 @@ from icectl.ops.ingest import (
     place_files,
     recorded_digests,
     remove_files,
+    refuse_moving_other_tables,
     remove_sources,
     rewrite_all,
     rewrite_into_partitions,
@@ -281,6 +282,8 @@ def append_files(
         raise InvalidInput("no data files to append")
     md = table.metadata
     _check_declared(declared, md.spec)
+    if placement == "move":
+        refuse_moving_other_tables(table, normalised)
     run = _Run(table, branch, idempotency_key, dict(summary_properties or {}), merge)
     head = _branch_head(md, branch)
     if idempotency_key is not None:

@@ -193,6 +193,18 @@ def _append_move(lay: Layout, t: Path) -> dict:
     return out
 
 
+def _append_move_from_another_table(lay: Layout, t: Path) -> dict:
+    """Moving another table's data file into this one would delete it from that table: refused
+    (exit 5) before anything is written."""
+    src = data_files(lay.beside if t == lay.inner else lay.inner)[-1]
+    before = lay.own_files(t)
+    r = icectl("append", t, src, "--move", "--json")
+    assert r.returncode == 5, r.stderr
+    assert json.loads(r.stderr.splitlines()[-1])["error"]["kind"] == "validation", r.stderr
+    assert lay.own_files(t) == before and src.exists()
+    return {}
+
+
 WAYS: dict[str, Callable[[Layout, Path], object]] = {
     "orphans --delete": _orphans,
     "expire": _expire,
@@ -200,6 +212,7 @@ WAYS: dict[str, Callable[[Layout, Path], object]] = {
     "drop": _drop,
     "drop --purge": lambda lay, t: _drop(lay, t, "--purge"),
     "append --move": _append_move,
+    "append --move (another table's file)": _append_move_from_another_table,
 }
 
 
