@@ -196,7 +196,7 @@ def _append_move(lay: Layout, t: Path) -> dict:
 def _append_move_from_another_table(lay: Layout, t: Path) -> dict:
     """Moving another table's data file into this one would delete it from that table: refused
     (exit 5) before anything is written."""
-    src = data_files(lay.beside if t == lay.inner else lay.inner)[-1]
+    src = data_files(lay.beside if t == lay.inner else lay.inner)[0]  # (a real data file of it)
     before = lay.own_files(t)
     r = icectl("append", t, src, "--move", "--json")
     assert r.returncode == 5, r.stderr
