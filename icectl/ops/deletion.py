@@ -188,8 +188,8 @@ class OtherTables:
         return None
 
     def split(self, paths: Sequence[str], workers: int = 8) -> tuple[list[str], list[tuple[str, str]]]:
-        """``(paths that may go, [(path, other table's location)])``; the directories are looked
-        at in parallel, each once."""
+        """``(paths that may go, [(path, other table's location)])``; each directory is looked at
+        once (on object stores in parallel: a listing each; a local one is a cheap system call)."""
         by_dir: dict[str, str | None] = {}
         dirs = list(dict.fromkeys(posixpath.dirname(p.rstrip("/")) for p in paths))
 
@@ -197,7 +197,7 @@ class OtherTables:
             probe = posixpath.join(d, "_")  # any name: the owner depends only on the directory
             return d, self.owner(probe)
 
-        if len(dirs) > 1 and workers > 1:
+        if len(dirs) > 1 and workers > 1 and not self.boundary.local:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 by_dir.update(pool.map(one, dirs))
         else:
