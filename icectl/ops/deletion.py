@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 from icectl.errors import IcectlError, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
 from icectl.spec.properties import GC_ENABLED, GC_ENABLED_DEFAULT
+from icectl.table.catalog_files import is_metadata_file
 from icectl.table.nesting import holds_table, parent_dirs
 
 __all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
@@ -164,8 +165,24 @@ class OtherTables:
         self.io = io
         self.boundary = boundary
         self._holds: dict[str, bool] = {}
+        self._listed: set[str] | None = None  # with a complete listing: the table dirs under the location
+
+    def know_listing(self, paths: Iterable[str]) -> None:
+        """``paths``: every object under the location (one complete listing, object stores).
+        Which directories under the location hold a table then follows from the keys, with no
+        listing of each."""
+        found = set()
+        for p in paths:
+            d, name = posixpath.split(normalize_path(p))
+            if posixpath.basename(d) == "metadata" and is_metadata_file(name):
+                found.add(posixpath.dirname(d))
+        self._listed = found
 
     def _holds_table(self, directory: str) -> bool:
+        if self._listed is not None:
+            d = normalize_path(directory).rstrip("/")
+            if _under(d, self.boundary.root.rstrip("/")):
+                return d in self._listed
         found = self._holds.get(directory)
         if found is None:
             found = self._holds[directory] = holds_table(self.io, directory)

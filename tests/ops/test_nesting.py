@@ -191,3 +191,21 @@ def test_the_guard_names_the_table_a_file_belongs_to(tmp_path: Path) -> None:
     (outer / "data").mkdir()
     os.symlink(inner / "data", outer / "data" / "link", target_is_directory=True)
     assert guard.owner(f"{outer}/data/link/a.parquet") == str(inner)
+
+
+def test_a_complete_listing_answers_the_guard_without_more_listings() -> None:
+    """Orphans on an object store lists every key under the location once: the guard then lists
+    no directory under it (one LIST each would cost a round trip a partition)."""
+
+    class NoListing(FileIO):
+        def list_names(self, path: str, prefix: str = "") -> list[str]:
+            raise AssertionError(f"listed {path}")
+
+    guard = TableBoundary("s3://b/w").other_tables(NoListing())
+    guard.know_listing(["s3://b/w/metadata/v1.metadata.json", "s3://b/w/data/k=1/a.parquet",
+                        f"s3a://b/w/db/inner/metadata/00001-{UUID}.metadata.json",
+                        "s3://b/w/db/inner/data/b.parquet", "s3://b/w/x/metadata/notes.txt"])
+    assert guard.owner("s3://b/w/data/k=1/a.parquet") is None
+    assert guard.owner("s3://b/w/db/inner/data/b.parquet") == "s3://b/w/db/inner"
+    assert guard.owner("s3://b/w/x/y.parquet") is None
+    assert guard.owner("s3://b/w/new/dir/z.parquet") is None  # (no key there: no table)
