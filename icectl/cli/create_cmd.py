@@ -13,6 +13,9 @@ from icectl.errors import InvalidInput, NotFound, StorageError
 
 CREATE_HELP = """Create a new table at TABLE (refused if a table already exists there).
 
+Tables never nest: a TABLE inside another table's directory, or with a table somewhere below
+it, is refused (exit 5) and nothing is written; a table already at TABLE is exit 4.
+
 Examples:
 
   icectl create ./wh/db/events --schema "id long not null, ts timestamptz, tags list<string>"

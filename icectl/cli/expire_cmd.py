@@ -27,7 +27,9 @@ Files registered in place by `icectl append` outside the table location are kept
 retained snapshot needs them any more (listed as kept-outside-location); with
 --delete-outside-location they are deleted, as Iceberg does (counted as deleted-outside-location).
 Directories under the data location that the deletions left empty are removed (local disks). Nothing is deleted
-through a symbolic link that leads out of the table (such files are reported and left). A table
+through a symbolic link that leads out of the table (such files are reported and left), nor
+inside another table's directory (a table nested in TABLE's location, or the table a file
+registered in place came from): such files are kept and reported as skipped-in-other-tables. A table
 whose metadata records another location than TABLE (a copy made with cp -r) is refused (exit 5);
 --allow-location-mismatch expires its metadata only and deletes no file at all.
 
@@ -65,6 +67,16 @@ def naming_overrides() -> Iterator[None]:
 def warn_refused(refused) -> None:
     for path, reason in refused:
         err(f"icectl: warning: not deleting {path}: {reason}")
+
+
+def note_skipped(skipped) -> None:
+    """One note per other table whose files a deleting command came across and kept."""
+    counts: dict[str, int] = {}
+    for _path, table in skipped:
+        counts[table] = counts.get(table, 0) + 1
+    for table, n in counts.items():
+        err(f"icectl: note: kept {n} file(s) inside the table at {table}: another table's files "
+            "are never deleted (listed under skipped-in-other-tables in --json)")
 
 
 def register(app: typer.Typer) -> None:
@@ -112,6 +124,7 @@ def expire(
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")
     warn_refused(result.refused)
+    note_skipped(result.skipped_other_tables)
     if result.metadata_only:
         err(f"icectl: note: the table's metadata records the location {tbl.metadata.location}: "
             "only the metadata of this copy changes, no file is deleted")
@@ -135,6 +148,7 @@ def expire(
             pairs.append((f"{verb.replace(' ', '-')}-{kind.replace('_', '-')}", result.count(kind)))
         pairs.append((f"{verb.replace(' ', '-')}-outside-location", result.deleted_outside_location))
         pairs.append(("kept-outside-location", len(result.kept_outside_location)))
+        pairs.append(("skipped-in-other-tables", len(result.skipped_other_tables)))
         pairs.append(("metadata-files-eligible-for-cleanup", len(result.metadata_files_eligible)))
         if result.metadata_location:
             pairs.append(("metadata-file", result.metadata_location))

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 import typer
 
 from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
-from icectl.cli.expire_cmd import naming_overrides, warn_refused
+from icectl.cli.expire_cmd import naming_overrides, note_skipped, warn_refused
 from icectl.cli.output import emit_json, emit_text, err
 
 ORPHANS_HELP = """List files under TABLE's location that the table's metadata does not reference; delete
@@ -19,7 +19,8 @@ are skipped (as Iceberg's remove_orphan_files does), and only files last modifie
 --older-than count (default 3 days, so files of commits still in flight are never touched).
 Nothing outside the table location is listed or deleted: symbolic links are never followed
 (they are reported, not deleted), and a table whose metadata records another location (a copy
-made with cp -r) is refused (exit 5).
+made with cp -r) is refused (exit 5). Files inside another table's directory (a table nested
+in TABLE's location) are not orphans of TABLE: they are kept and reported as skipped.
 
 --delete is refused (exit 5) when gc.enabled=false, and when --older-than is less than 24 hours
 ago or in the future, as Iceberg's remove_orphan_files procedure refuses it: a concurrent writer
@@ -74,6 +75,7 @@ def orphans(
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")
     warn_refused(result.refused)
+    note_skipped(result.skipped_other_tables)
     if json_out:
         emit_json(result.to_json())
     else:

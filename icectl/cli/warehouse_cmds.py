@@ -31,7 +31,8 @@ reaches that lies inside the table location (data and delete files, manifests, m
 statistics), then the directories left empty.
 
 Files recorded outside the table location are never deleted (they are listed as
-kept-outside-location). --purge is refused (exit 5) when gc.enabled=false, and (exit 8, nothing
+kept-outside-location), nor are files inside another table's directory (listed as
+skipped-in-other-tables). --purge is refused (exit 5) when gc.enabled=false, and (exit 8, nothing
 deleted) when a manifest list or manifest is missing, since the files it named cannot be known;
 --purge --force then deletes every file under the table location instead. Spark's Hadoop
 catalog deletes the whole table directory on DROP TABLE, data included, even without PURGE;
@@ -53,7 +54,8 @@ Spark's Hadoop catalog finds it.
 v<N+1>.metadata.json (N the file's number) with version-hint.text, next to the catalog's
 files. Manifests name data files by absolute path and a Hadoop catalog finds a table only at
 WAREHOUSE/namespace/name, so the table's location must already be that directory: otherwise
-the registration is refused with the reason. After registering, commit through one catalog
+the registration is refused with the reason; so is a location inside another table's
+directory or with a table below it (tables never nest). After registering, commit through one catalog
 only (drop the table from the other one without purging it).
 
 Examples:
@@ -105,6 +107,7 @@ def drop(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
+    from icectl.cli.expire_cmd import note_skipped
     from icectl.ops.warehouse import drop_table
 
     if force and not purge:
@@ -116,6 +119,7 @@ def drop(
         err(f"icectl: warning: not deleting {path}: {reason}")
     for path in result.kept_outside_location:
         err(f"icectl: note: kept {path}: outside the table location")
+    note_skipped(result.skipped_other_tables)
     if json_out:
         emit_json(result.to_json())
     else:

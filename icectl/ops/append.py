@@ -33,6 +33,7 @@ from icectl.ops.ingest import (
     content_digest,
     place_files,
     recorded_digests,
+    refuse_moving_other_tables,
     remove_sources,
     rewrite_all,
     rewrite_into_partitions,
@@ -316,6 +317,8 @@ def _place_and_rewrite(run: _Run, files: list[tuple[DataFile, str]], spanning: l
                        skip_bad: bool) -> tuple[list[tuple[DataFile, str]], list[tuple[str, str]], list[str]]:
     """Rewrite the spanning files and copy or move the others under the table (see
     :mod:`icectl.ops.ingest`); the content digests of the files taken go into the summary."""
+    if placement == "move":  # (before anything is written)
+        refuse_moving_other_tables(run.table, [f.file_path for f, _ in files])
     rewrite = rewrite_into_partitions(run.table) if spanning else None
     errors = run.quarantined if skip_bad else None
     rewritten, rewritten_files = rewrite_all(rewrite, spanning, run.written, errors, run.table.io)

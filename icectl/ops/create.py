@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import CorruptMetadata, InvalidInput
-from icectl.io.files import is_local
+from icectl.io.files import FileIO, is_local
 from icectl.spec.metadata import TableMetadata, new_table_metadata
 from icectl.spec.parse import parse_partition_terms, parse_schema, parse_sort_order
 from icectl.spec.partitioning import UNPARTITIONED_SPEC, build_spec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import UNSORTED_ORDER, build_sort_order
 from icectl.spec.types import MIN_FORMAT_VERSION, IcebergType, ListType, MapType, StructType
+from icectl.table.nesting import refuse_nesting
 from icectl.table.table import Table
 
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
@@ -99,8 +100,11 @@ def absolute_location(location: str) -> str:
 
 
 def create_table(location: str, **kwargs: Any) -> CreateResult:
-    """Create a table at ``location``; AlreadyExists when one is there."""
+    """Create a table at ``location``; AlreadyExists when one is there (metadata files of any
+    name), ValidationError when a table is above or below it (tables never nest)."""
     location = absolute_location(location)
     metadata = build_create_metadata(location, **kwargs)
-    table = Table.create(location, metadata)
+    io = FileIO()
+    refuse_nesting(io, location)
+    table = Table.create(location, metadata, io)
     return CreateResult(table.location, table.metadata_location, table.metadata)

@@ -13,6 +13,13 @@ The rules live here once, for both commands:
   elsewhere is refused and reported. A file whose recorded path is itself outside the location
   (registered in place by ``append``) is an *external* file of the table: ``expire`` deletes it
   once no snapshot needs it, as the reference does; ``orphans`` never lists outside the location.
+* **Never inside another table.** Tables never nest, but a table may still sit inside this one's
+  directory (made before that rule, or by another tool), and a file registered in place may lie
+  in another table's directory. A file goes only when the nearest directory above it that holds
+  a table (``metadata/*.metadata.json``, ``table/nesting.py``) is this table's own location, or
+  when no directory above it holds one (:class:`OtherTables`). The others are kept and
+  reported as skipped, with the table they belong to. :func:`delete_files` and
+  :func:`classify` apply it to every path, so every deleting command does.
 * **Deletions never raise.** :func:`delete_files` deletes in parallel and returns what was
   deleted, what failed (with the error) and what was refused (with the reason).
 """
@@ -29,10 +36,12 @@ from urllib.parse import urlsplit
 from icectl.errors import IcectlError, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
 from icectl.spec.properties import GC_ENABLED, GC_ENABLED_DEFAULT
+from icectl.table.catalog_files import is_metadata_file
+from icectl.table.nesting import holds_table, parent_dirs
 
 __all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
            "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled",
-           "outside_location", "remove_emptied_dirs", "prune_empty_dirs"]
+           "outside_location", "remove_emptied_dirs", "prune_empty_dirs", "OtherTables"]
 
 _EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
 
@@ -103,6 +112,13 @@ class TableBoundary:
         self.local = is_local(location)
         self.real_root = _real(local_path(location)) if self.local else self.root
         self._real_dirs: dict[str, str] = {}
+        self._others: OtherTables | None = None
+
+    def other_tables(self, io: FileIO) -> "OtherTables":
+        """The rule on other tables' files for this location (one cache of listings per run)."""
+        if self._others is None:
+            self._others = OtherTables(io, self)
+        return self._others
 
     def contains(self, path: str) -> bool:
         """Whether the recorded path is under the location (as text, after normalising)."""
@@ -140,6 +156,80 @@ class TableBoundary:
         return None if allow_external else f"outside the table location {self.location}"
 
 
+class OtherTables:
+    """Finds the files that belong to another table than the one at the boundary's location:
+    those whose nearest directory holding a table (walking up from the file, local paths with
+    their links resolved) is not the location itself. Each directory is listed once."""
+
+    def __init__(self, io: FileIO, boundary: TableBoundary):
+        self.io = io
+        self.boundary = boundary
+        self._holds: dict[str, bool] = {}
+        self._listed: set[str] | None = None  # with a complete listing: the table dirs under the location
+
+    def know_listing(self, paths: Iterable[str]) -> None:
+        """``paths``: every object under the location (one complete listing, object stores).
+        Which directories under the location hold a table then follows from the keys, with no
+        listing of each."""
+        found = set()
+        for p in paths:
+            d, name = posixpath.split(normalize_path(p))
+            if posixpath.basename(d) == "metadata" and is_metadata_file(name):
+                found.add(posixpath.dirname(d))
+        self._listed = found
+
+    def _holds_table(self, directory: str) -> bool:
+        if self._listed is not None:
+            d = normalize_path(directory).rstrip("/")
+            if _under(d, self.boundary.root.rstrip("/")):
+                return d in self._listed
+        found = self._holds.get(directory)
+        if found is None:
+            found = self._holds[directory] = holds_table(self.io, directory)
+        return found
+
+    def _own(self, directory: str) -> bool:
+        b = self.boundary
+        if b.local and is_local(directory):
+            return posixpath.normpath(directory) == b.real_root
+        return normalize_path(directory).rstrip("/") == b.root.rstrip("/")
+
+    def owner(self, path: str) -> str | None:
+        """The location of the other table ``path`` lies in, or None when it may go."""
+        start = self.boundary.real_path(path) if self.boundary.local and is_local(path) else path
+        for d in parent_dirs(start):
+            if self._own(d):
+                return None
+            if self._holds_table(d):
+                return d
+        return None
+
+    def split(self, paths: Sequence[str], workers: int = 8) -> tuple[list[str], list[tuple[str, str]]]:
+        """``(paths that may go, [(path, other table's location)])``; each directory is looked at
+        once (on object stores in parallel: a listing each; a local one is a cheap system call)."""
+        by_dir: dict[str, str | None] = {}
+        dirs = list(dict.fromkeys(posixpath.dirname(p.rstrip("/")) for p in paths))
+
+        def one(d: str) -> tuple[str, str | None]:
+            probe = posixpath.join(d, "_")  # any name: the owner depends only on the directory
+            return d, self.owner(probe)
+
+        if len(dirs) > 1 and workers > 1 and not self.boundary.local:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                by_dir.update(pool.map(one, dirs))
+        else:
+            by_dir.update(one(d) for d in dirs)
+        keep: list[str] = []
+        skipped: list[tuple[str, str]] = []
+        for p in paths:
+            other = by_dir[posixpath.dirname(p.rstrip("/"))]
+            if other is None:
+                keep.append(p)
+            else:
+                skipped.append((p, other))
+        return keep, skipped
+
+
 def delete_file(io: FileIO, path: str) -> None:
     """Delete a table file; on local disks also its Hadoop checksum sidecar ``.<name>.crc``,
     as Hadoop's local filesystem (the reference's FileIO there) does."""
@@ -159,18 +249,22 @@ class Deletion:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, error)
     refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     outside: int = 0  # deleted files recorded outside the table location
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, the other table's location)
 
     def extend(self, other: "Deletion") -> None:
         self.deleted.extend(other.deleted)
         self.failed.extend(other.failed)
         self.refused.extend(other.refused)
         self.outside += other.outside
+        self.skipped.extend(other.skipped)
 
 
-def classify(paths: Sequence[str], boundary: TableBoundary, *, allow_external: bool) -> Deletion:
+def classify(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, allow_external: bool,
+             workers: int = 8) -> Deletion:
     """What :func:`delete_files` would do now, deleting nothing: ``deleted`` lists the files
-    that would go, ``refused`` the others (a dry run)."""
+    that would go, ``refused`` and ``skipped`` the others (a dry run)."""
     out = Deletion()
+    paths, out.skipped = boundary.other_tables(io).split(paths, workers)
     for path in paths:
         reason = boundary.refusal(path, allow_external)
         if reason is None:
@@ -184,13 +278,19 @@ def classify(paths: Sequence[str], boundary: TableBoundary, *, allow_external: b
 def delete_files(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, allow_external: bool,
                  workers: int, progress: Progress | None = None, done_before: int = 0,
                  total: int | None = None) -> Deletion:
-    """Delete ``paths`` in parallel, each checked against ``boundary`` just before it goes."""
+    """Delete ``paths`` in parallel, each checked against ``boundary`` just before it goes;
+    files inside another table's directory are kept (``skipped``)."""
     out = Deletion()
     if not paths:
         return out
     total = total if total is not None else len(paths)
+    paths, skipped = boundary.other_tables(io).split(paths, workers)
+    done_before += len(skipped)
     if not boundary.local:
-        return _delete_batched(io, paths, boundary, allow_external, progress, done_before, total)
+        out = _delete_batched(io, paths, boundary, allow_external, progress, done_before, total)
+        out.skipped = skipped
+        return out
+    out.skipped = skipped
 
     def one(path: str) -> tuple[str, str, str | None]:
         reason = boundary.refusal(path, allow_external)

@@ -33,8 +33,10 @@ is left and reported (``refused``). Files recorded outside the location (registe
 ``append``) are kept and listed (``kept_outside_location``): the table does not own the
 directory they sit in. Asked to (``delete_outside_location``), expire deletes them once no
 retained snapshot needs them, as the reference does, and counts them
-(``deleted_outside_location``). Directories under the data location that the deletions
-emptied are removed (local disks).
+(``deleted_outside_location``). A file inside another table's directory (a table nested in
+this one's location, or the table a file registered in place came from) is never deleted:
+it is kept and reported in ``skipped_other_tables``. Directories under the data location that
+the deletions emptied are removed (local disks).
 
 Crash safety. The metadata without the expired snapshots is committed first, then files are
 deleted: data and delete files, then manifests, then manifest lists and statistics files. Before
@@ -244,6 +246,7 @@ class ExpireResult:
     metadata_only: bool = False  # the table's metadata names another location: nothing deleted
     kept_outside_location: tuple[str, ...] = ()  # no longer needed, but outside the location: kept
     removed_directories: tuple[str, ...] = ()  # directories under the data location left empty
+    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): in another table's directory
 
     def count(self, kind: str) -> int:
         return len(self.files.get(kind, ()))
@@ -278,6 +281,7 @@ class ExpireResult:
             "metadata-files-eligible-for-cleanup": list(self.metadata_files_eligible),
             "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
             "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
+            "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables],
         })
         if include_files if include_files is not None else self.dry_run:
             out["files"] = {kind.replace("_", "-"): list(self.files.get(kind, ())) for kind in KINDS}
@@ -440,7 +444,7 @@ def _delete(io: FileIO, files: dict[str, list[str]], boundary: TableBoundary, wo
         paths = [p for k in group for p in files[k]]
         kind_of = {p: k for k in group for p in files[k]}
         if dry_run:
-            step = classify(paths, boundary, allow_external=True)
+            step = classify(io, paths, boundary, allow_external=True, workers=workers)
         else:
             step = delete_files(io, paths, boundary, allow_external=True, workers=workers,
                                 progress=progress, done_before=count, total=total)
@@ -544,4 +548,5 @@ def expire_snapshots(
         metadata_only=metadata_only,
         kept_outside_location=tuple(kept),
         removed_directories=tuple(removed_dirs),
+        skipped_other_tables=tuple(outcome.skipped),
     )

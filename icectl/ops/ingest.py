@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PLACEMENTS", "SKIP_MODES", "ON_ERROR", "CONTENT_DIGESTS", "Rewriter", "content_digest",
            "recorded_digests", "same_content", "place_files", "remove_sources", "rewrite_into_partitions",
-           "rewrite_all", "skip_mode"]
+           "rewrite_all", "skip_mode", "refuse_moving_other_tables"]
 
 PLACEMENTS = ("in-place", "copy", "move")
 SKIP_MODES = ("path", "content")
@@ -178,6 +178,20 @@ def _copy(io: FileIO, src: str, dst: str, link: bool) -> None:
             if not chunk:
                 break
             w.write(chunk)
+
+
+def refuse_moving_other_tables(table: Table, paths: Sequence[str]) -> None:
+    """A move deletes its sources: one inside another table's directory (``ops/deletion.py``'s
+    rule on other tables' files) is that table's file, so the move is refused before anything
+    is written."""
+    from icectl.errors import ValidationError
+    from icectl.ops.deletion import TableBoundary
+
+    _, others = TableBoundary(table.location).other_tables(table.io).split(paths)
+    if others:
+        path, owner = others[0]
+        raise ValidationError(f"cannot move {path}: it is in the directory of the table at {owner}, and "
+                              "removing it would break that table (a copy leaves it there)")
 
 
 def remove_sources(io: FileIO, placed: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -18,7 +18,10 @@ As the reference's ``DeleteOrphanFilesSparkAction``:
 Safety (``ops/deletion.py`` holds the rules): symbolic links are never followed (a link under the
 table is reported in ``skipped_links``, neither listed as an orphan nor deleted), and each file's
 real path must lie inside the table location's real path just before it is deleted; a table
-whose metadata records another location (a copy) is refused. Deleting also refuses, as the
+whose metadata records another location (a copy) is refused. Files inside the directory of
+another table (one nested in this table's location) are never orphans of this table: they are
+reported in ``skipped_other_tables`` with that table's location, listed or deleting (on object
+stores the one listing tells where such tables are). Deleting also refuses, as the
 reference's action and procedure do, when ``gc.enabled=false`` and when the cut-off is less than
 24 hours ago (or in the future) unless ``allow_recent``: a commit still running may own younger
 files. Listing is read-only and accepts any cut-off.
@@ -60,6 +63,7 @@ class OrphanResult:
     listed_dirs: tuple[str, ...]
     skipped_links: tuple[str, ...] = ()  # symbolic links under the table: not followed, not deleted
     refused: tuple[tuple[str, str], ...] = ()  # (path, reason): not deleted for safety
+    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): another table's files
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +79,7 @@ class OrphanResult:
             "referenced-files-count": self.referenced_files,
             "listed-dirs": list(self.listed_dirs),
             "skipped-links": list(self.skipped_links),
+            "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables],
         }
 
     @property
@@ -94,15 +99,19 @@ def _hidden_filter(md: TableMetadata) -> Callable[[str, bool], bool]:
     return hidden
 
 
-def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: list[str]) -> Iterator[FileInfo]:
+def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: list[str],
+          every_key: list[str] | None = None) -> Iterator[FileInfo]:
     """Files under ``root``, never following a symbolic link (links go to ``links``).
 
     On an object store, one paged listing of every key under the prefix (there are no
-    directories to descend into, nor links); the hidden rule applies to each part of the key
-    below ``root``, the parts before the last as directories."""
+    directories to descend into, nor links; each key, hidden or not, also goes to
+    ``every_key``); the hidden rule applies to each part of the key below ``root``, the parts
+    before the last as directories."""
     if io.is_object_store(root):
         base = root.rstrip("/") + "/"
         for info in io.list_tree(root):
+            if every_key is not None:
+                every_key.append(info.path)
             parts = info.path[len(base):].split("/") if info.path.startswith(base) else [info.name]
             if any(hidden(part, i < len(parts) - 1) for i, part in enumerate(parts)):
                 continue
@@ -179,11 +188,15 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     roots = [location]
     listed: list[FileInfo] = []
     links: list[str] = []
+    every_key: list[str] = []
     for root in roots:
-        listed.extend(_walk(io, root, hidden, links))
+        listed.extend(_walk(io, root, hidden, links, every_key))
+    if io.is_object_store(location):
+        boundary.other_tables(io).know_listing(every_key)
     candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
     refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()
-    orphans = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    unreferenced = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    orphans, others = boundary.other_tables(io).split(unreferenced, workers)
 
     failed: tuple[tuple[str, str], ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
@@ -191,4 +204,4 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
         done = delete_files(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
         failed, refused = tuple(done.failed), tuple(done.refused)
     return OrphanResult(location, older_than_ms, tuple(orphans), delete, failed, len(listed),
-                        len(refs), tuple(roots), tuple(sorted(links)), refused)
+                        len(refs), tuple(roots), tuple(sorted(links)), refused, tuple(others))

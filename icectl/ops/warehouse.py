@@ -11,18 +11,20 @@ deletes the whole table directory, data included, even without purge; icectl kee
 as other catalogs' drop without purge does). With ``purge``, every file the metadata reaches
 (all snapshots: data and delete files, manifests, manifest lists, statistics) that lies inside
 the table location is deleted too, then the metadata directory and the directories left empty;
-files recorded outside the location are never deleted (they are reported), and a table with
+files recorded outside the location are never deleted (they are reported), nor are files inside
+another table's directory (``ops/deletion.py``: kept and reported as skipped), and a table with
 ``gc.enabled=false`` is refused (its files may be shared with other tables). The metadata is read
 strictly: a missing manifest list or manifest (whose files cannot be known) refuses the purge
 with CorruptMetadata before anything is deleted, unless ``force``, which deletes every file under
-the table location instead, whatever the metadata reaches.
+the table location instead, whatever the metadata reaches (another table's files still excepted).
 
 ``register_table`` adopts a table whose metadata a catalog wrote (``NNNNN-<uuid>.metadata.json``
 files, e.g. pyiceberg's SqlCatalog) as a filesystem table: the given metadata becomes the next
 version ``v<N+1>.metadata.json`` (N the catalog's file number, else 1) with ``version-hint.text``,
 next to the catalog's files. Manifests name files by absolute path and a Hadoop catalog finds a
 table only at ``WAREHOUSE/ns/name``, so this is possible only when the table's location already
-is that directory; otherwise it is refused with the reason.
+is that directory; otherwise it is refused with the reason. As ``create``, it refuses a location
+inside another table's directory or holding another table below it (``table/nesting.py``).
 """
 
 from __future__ import annotations
@@ -34,9 +36,12 @@ from typing import Any
 
 from icectl.errors import AlreadyExists, CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.io.files import FileIO, is_local, local_path
-from icectl.ops.deletion import TableBoundary, delete_files, prune_empty_dirs, require_gc_enabled, same_place
+from icectl.ops.deletion import (
+    TableBoundary, classify, delete_files, prune_empty_dirs, require_gc_enabled, same_place,
+)
 from icectl.ops.reachable import ManifestReader, statistics_files
 from icectl.table import catalog_files, store
+from icectl.table.nesting import refuse_nesting
 from icectl.table.table import Table, resolve_table_location
 
 __all__ = ["TableEntry", "ListResult", "list_tables", "DropResult", "drop_table", "RegisterResult",
@@ -140,6 +145,7 @@ class DropResult:
     refused: tuple[tuple[str, str], ...]
     removed_directories: tuple[str, ...]
     force: bool = False  # purged every file under the location, not only what the metadata reaches
+    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): another table's files
 
     def to_json(self) -> dict[str, Any]:
         return {"location": self.location, "purge": self.purge, "force": self.force, "dry-run": self.dry_run,
@@ -149,7 +155,8 @@ class DropResult:
                 "kept-outside-location": list(self.kept_outside_location),
                 "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
                 "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
-                "removed-directories": list(self.removed_directories)}
+                "removed-directories": list(self.removed_directories),
+                "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables]}
 
 
 _INCOMPLETE = "nothing is deleted while the table's metadata is incomplete"
@@ -203,6 +210,7 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
     kept: list[str] = []
     failed: list[tuple[str, str]] = []
     refused: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
     if purge:
         require_gc_enabled(table.metadata.properties, "purge the table's files")
         # (files under metadata/ go with the directory below)
@@ -213,11 +221,12 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
             todo = list(dict.fromkeys(todo + sorted(info.path for info in io.walk(location)
                                                     if not _under_dir(info.path, meta_dir))))
         if dry_run:
-            deleted = todo
+            outcome = classify(io, todo, boundary, allow_external=False, workers=workers)
         else:
             outcome = delete_files(io, todo, boundary, allow_external=False, workers=workers)
-            deleted, failed, refused = outcome.deleted, outcome.failed, outcome.refused
-    metadata_files = sorted(info.path for info in io.walk(meta_dir))
+        deleted, failed, refused, skipped = outcome.deleted, outcome.failed, outcome.refused, outcome.skipped
+    metadata_files, more = boundary.other_tables(io).split(sorted(info.path for info in io.walk(meta_dir)))
+    skipped += more
     removed_dirs: list[str] = []
     if not dry_run and not failed:
         for path in metadata_files:
@@ -230,7 +239,7 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
             if purge:
                 removed_dirs += _remove_empty_tree(location, keep_root=False)
     return DropResult(location, purge, dry_run, tuple(deleted), tuple(metadata_files), tuple(kept),
-                      tuple(failed), tuple(refused), tuple(removed_dirs), force)
+                      tuple(failed), tuple(refused), tuple(removed_dirs), force, tuple(skipped))
 
 
 def _under_dir(path: str, directory: str) -> bool:
@@ -285,6 +294,7 @@ def register_table(ident: str, metadata_file: str, warehouse: str | None = None,
             f"the table's location is {md.location}, not {target}: a Hadoop catalog finds a table only "
             f"at WAREHOUSE/namespace/name and manifests name files by absolute path, so it cannot be "
             f"adopted there; register it under the identifier its location gives")
+    refuse_nesting(io, target, at=False)  # (at: the catalog's own files are there)
     name = metadata_file.rstrip("/").rsplit("/", 1)[-1]
     m = _CATALOG_NUMBER.match(name)
     number = int(m.group(1)) if m else 0
