@@ -327,7 +327,7 @@ def _csv_nested_from_json(table: pa.Table, schema: Schema, label: str) -> pa.Tab
                 objs.append({name: None if cell is None else decoder.decode(cell)})
             except ValueError as e:
                 raise InvalidInput(f"{label}: row {row + 1}, column {name}: a {f.type} value must be "
-                                   f"JSON text (as scan --format csv prints it): {e}") from None
+                                   f"JSON text (as scan prints it in CSV): {e}") from None
         one = StructType([NestedField(f.field_id, name, f.type, f.required)])
         explicit = pa.schema([pa.field(name, _json_type(f.type, True))])
         import pyarrow.json as pjson
