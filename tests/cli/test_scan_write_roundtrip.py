@@ -66,8 +66,8 @@ def _value(t: IcebergType) -> st.SearchStrategy:
     if t == DOUBLE:
         return st.floats() | st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, 5e-324])
     if isinstance(t, DecimalType):
-        top = Decimal(10) ** (t.precision - t.scale) - Decimal(1).scaleb(-t.scale)
-        return st.decimals(-top, top, places=t.scale, allow_nan=False, allow_infinity=False)
+        top = 10**t.precision - 1  # unscaled, so every value has exactly the type's scale
+        return st.integers(-top, top).map(lambda u: Decimal(u).scaleb(-t.scale))
     if t == DATE:
         return st.integers(-719_162, 2_932_896) | st.integers(-2**31, 2**31 - 1)  # 0001..9999, any
     if t == TIME:
