@@ -106,7 +106,7 @@ def _java_rdd(sc: Any, rdd: Any, python: str | None) -> Any:
         saved = sc.pythonExec
         sc.pythonExec = python
         try:
-            rdd._jrdd  # noqa: B018 - building it wraps the function with this Python
+            rdd.id()  # builds the Java RDD now, wrapping the function with this Python
         finally:
             sc.pythonExec = saved
     return rdd

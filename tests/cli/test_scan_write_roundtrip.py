@@ -13,7 +13,7 @@ import math
 import shutil
 import struct
 import tempfile
-from decimal import Decimal
+from decimal import Context, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ SCHEMA = ", ".join([
 
 # internal values (icectl.spec.values): days, micros, nanos, Decimal, bytes, UUID, dicts by id
 _DAY = 86_400
+_EXACT = Context(prec=80)  # the default context (28 digits) would round 38-digit decimals
 _TS_MICROS = st.integers(-62_135_596_800 * 10**6, 253_402_300_799 * 10**6 + 999_999)  # 0001..9999
 
 
@@ -67,7 +68,7 @@ def _value(t: IcebergType) -> st.SearchStrategy:
         return st.floats() | st.sampled_from([math.nan, math.inf, -math.inf, -0.0, 0.0, 5e-324])
     if isinstance(t, DecimalType):
         top = 10**t.precision - 1  # unscaled, so every value has exactly the type's scale
-        return st.integers(-top, top).map(lambda u: Decimal(u).scaleb(-t.scale))
+        return st.integers(-top, top).map(lambda u: Decimal(u).scaleb(-t.scale, context=_EXACT))
     if t == DATE:
         return st.integers(-719_162, 2_932_896) | st.integers(-2**31, 2**31 - 1)  # 0001..9999, any
     if t == TIME:
