@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import sys
@@ -110,10 +109,28 @@ def _write_text(s: RowSource, batches: RecordBatches, fmt: str, fh: TextIO) -> N
         for row in _json_rows(s, batches):
             fh.write(json.dumps(row, ensure_ascii=False, separators=(",", ":")) + "\n")
         return
-    w = csv.writer(fh, lineterminator="\n")
-    w.writerow(_columns(s))
+    fh.write(_csv_line(_columns(s)))
     for row in _json_rows(s, batches):
-        w.writerow([_csv_cell(v) for v in row.values()])
+        fh.write(_csv_line([None if v is None else _csv_cell(v) for v in row.values()]))
+
+
+_CSV_SPECIAL = frozenset(',"\r\n')
+_CSV_NULL_WORDS = frozenset(("", "NULL", "null"))  # what `write` reads as null when unquoted
+
+
+def _csv_line(cells: list[str | None]) -> str:
+    """One CSV record: a null is an empty field, a value is quoted when it holds a comma, a
+    quote or a line break, or when unquoted it would read back as a null (``""``, ``"null"``,
+    ``"NULL"``), so that ``write`` reads every value back as it was."""
+    out = []
+    for c in cells:
+        if c is None:
+            out.append("")
+        elif c in _CSV_NULL_WORDS or not _CSV_SPECIAL.isdisjoint(c):
+            out.append('"' + c.replace('"', '""') + '"')
+        else:
+            out.append(c)
+    return ",".join(out) + "\n"
 
 
 def _csv_cell(v: Any) -> str:

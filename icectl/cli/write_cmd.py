@@ -23,7 +23,9 @@ column, an input column the table lacks (unless --ignore-extra-columns), a value
 fit its column exactly (exit code 2, naming the file, the row and the column): 2.999 or 12.555
 into decimal(12,2), 2.5 or 3000000000 into int. Numbers are rounded only with --round
 (half-even, half-up: ties away from zero, or down: toward zero); float and double columns take
-the nearest value of their type. Rows are split by the partition spec, sorted by the table's sort order and
+the nearest value of their type. Text for binary and fixed columns is hex (0aff: the bytes 0a
+ff); CSV cells of struct, list and map columns are JSON text; what scan --format jsonl or csv
+prints is read back as the same values. Rows are split by the partition spec, sorted by the table's sort order and
 written under <location>/data/<partition path>/ with the table's Parquet settings
 (write.parquet.compression-codec, write.parquet.row-group-size-bytes,
 write.target-file-size-bytes).

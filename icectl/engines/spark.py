@@ -17,6 +17,21 @@ committing; executors only write data files and return their metadata. Unless to
 the icectl package of the driver is shipped to the executors (zipped once per SparkContext and
 added with ``addPyFile``), so executors need only pyspark and icectl's dependencies, not icectl.
 
+The executors' Python: a session's Python workers run ``PYSPARK_PYTHON`` (as read when the
+session started), else ``python3`` from the PATH - in a job started from a virtual environment
+that is not activated, an interpreter without pyarrow. icectl's own tasks therefore run on the
+driver's interpreter (``sys.executable``) when the session is local (``local[N]``: the executors
+are processes on this machine) and neither ``PYSPARK_PYTHON`` nor ``spark.pyspark.python``
+chose one; ``spark.pyspark.python`` set on the session (which Spark itself reads only from
+``spark-submit``) is used for icectl's tasks. Only icectl's tasks are affected: the session's
+settings, and the Python the job's own RDDs and UDFs run on, are left as they are. An executor
+that still cannot import icectl's dependencies fails the operation with UnsupportedFeature
+naming ``PYSPARK_PYTHON`` / ``spark.pyspark.python``, not with a Python traceback.
+
+:func:`iceberg_runtime_jar` is the path of the Iceberg Spark runtime jar when the
+``snowpark-connect-deps-iceberg`` package (installed by the ``test`` extra) is there, for
+``spark.jars`` in a session that must start offline.
+
 pyspark is imported here only, inside functions: it is the optional extra ``icectl[spark]``.
 """
 
@@ -34,7 +49,8 @@ from icectl.engines.progress import ProgressCallback, Tracker, task_sizes
 from icectl.command_files import usable_cores
 from icectl.errors import UnsupportedFeature
 
-__all__ = ["SparkEngine", "MASTER_ENV", "require_pyspark", "executor_probe"]
+__all__ = ["SparkEngine", "MASTER_ENV", "require_pyspark", "executor_probe", "iceberg_runtime_jar",
+           "task_python"]
 
 MASTER_ENV = "ICECTL_SPARK_MASTER"
 APP_NAME = "icectl"
@@ -45,6 +61,55 @@ R = TypeVar("R")
 
 _shipped: dict[int, str] = {}  # id(SparkContext) -> the zip shipped to it
 _ship_lock = threading.Lock()
+_exec_lock = threading.Lock()  # held while an RDD of icectl's tasks takes its Python
+
+ICEBERG_JAR_PACKAGE = "snowpark_connect_deps_iceberg"
+ICEBERG_RUNTIME_JAR = "iceberg-spark-runtime-3.5_2.12-1.10.2.jar"
+
+
+def iceberg_runtime_jar() -> str:
+    """The path of the Iceberg 1.10.2 Spark 3.5 (Scala 2.12) runtime jar inside the installed
+    ``snowpark-connect-deps-iceberg`` package (``pip install 'icectl[test]'`` installs it), for
+    ``.config("spark.jars", iceberg_runtime_jar())``; UnsupportedFeature when it is not there."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(ICEBERG_JAR_PACKAGE)
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        jar = os.path.join(folder, "jars", ICEBERG_RUNTIME_JAR)
+        if os.path.isfile(jar):
+            return jar
+    raise UnsupportedFeature(f"the Iceberg Spark runtime jar {ICEBERG_RUNTIME_JAR} is not installed "
+                             "(pip install snowpark-connect-deps-iceberg==1.0.2, or the extra: "
+                             "pip install 'icectl[test]')")
+
+
+def task_python(sc: Any) -> str | None:
+    """The Python icectl's tasks should run on in ``sc``'s executors when it is not the one the
+    session gives its Python workers (see the module docs); None to keep the session's."""
+    if os.environ.get("PYSPARK_PYTHON"):
+        return None  # chosen by whoever started the session: it is what sc.pythonExec holds
+    chosen = sc.getConf().get("spark.pyspark.python", None)
+    if chosen:
+        return None if chosen == sc.pythonExec else chosen
+    if str(sc.master).startswith("local") and sc.pythonExec != sys.executable:
+        return sys.executable
+    return None
+
+
+def _java_rdd(sc: Any, rdd: Any, python: str | None) -> Any:
+    """``rdd`` with its Java RDD built now, its Python workers running ``python`` (None: the
+    session's). pyspark takes the workers' Python from the context when an RDD's function is
+    wrapped; it is set for that moment only and put back, so nothing else of the session changes."""
+    if python is None:
+        return rdd
+    with _exec_lock:
+        saved = sc.pythonExec
+        sc.pythonExec = python
+        try:
+            rdd.id()  # builds the Java RDD now, wrapping the function with this Python
+        finally:
+            sc.pythonExec = saved
+    return rdd
 
 
 def require_pyspark() -> Any:
@@ -105,6 +170,7 @@ class SparkEngine:
         self.ship_package = ship_package
         self.app_name = app_name
         self.last_job_group: str | None = None
+        self.last_python: str | None = None  # the Python the last map's tasks ran on
         self._owns_session = False
 
     # -- the session -----------------------------------------------------------------------------
@@ -163,12 +229,14 @@ class SparkEngine:
         group = f"icectl-{uuid.uuid4().hex[:12]}"
         self.last_job_group = group
         outcome: dict[str, Any] = {}
+        python = task_python(sc)
+        self.last_python = python or sc.pythonExec
 
         def run() -> None:
             try:
                 sc.setJobGroup(group, f"icectl: {getattr(fn, '__name__', 'task')} x {len(items)}")
-                rdd = sc.parallelize(list(enumerate(items)), len(items))
-                outcome["results"] = rdd.map(_Indexed(fn)).collect()
+                rdd = sc.parallelize(list(enumerate(items)), len(items)).map(_Indexed(fn))
+                outcome["results"] = _java_rdd(sc, rdd, python).collect()
             except BaseException as e:  # noqa: BLE001 - re-raised in the driver thread
                 outcome["error"] = e
 
@@ -179,7 +247,7 @@ class SparkEngine:
             thread.join(_POLL_SECONDS)
             _poll(sc, group, tracker)
         if "error" in outcome:
-            raise _task_error(outcome["error"])
+            raise _task_error(outcome["error"], self.last_python)
         pairs = sorted(outcome["results"], key=lambda p: p[0])
         tracker.set(len(items), tracker.bytes_total)
         return [r for _, r in pairs]
@@ -251,13 +319,39 @@ def _poll(sc: Any, group: str, tracker: Tracker) -> None:
     tracker.set(done, tracker.bytes_total * done // total if total else 0)
 
 
-def _task_error(e: BaseException) -> BaseException:
+_DEPENDENCIES = ("pyarrow", "fastavro", "fsspec", "mmh3", "typer", "rich")
+
+
+def _python_unfit(text: str, python: str | None) -> BaseException | None:
+    """UnsupportedFeature when an executor's Python lacks icectl's dependencies or is another
+    Python version than the driver's; None for other failures."""
+    import re
+
+    m = re.search(r"No module named '([\w.]+)'", text)
+    if m and m.group(1).split(".")[0] in _DEPENDENCIES:
+        why = f"cannot import {m.group(1)}"
+    elif "Python in worker has different version" in text:
+        why = "is another Python version than the driver's"
+    else:
+        return None
+    return UnsupportedFeature(
+        f"the Spark executors' Python ({python or 'python3'}) {why}: start the session with "
+        f"PYSPARK_PYTHON (or spark.pyspark.python with spark-submit) naming a Python that has "
+        f"icectl's dependencies (pyarrow, fastavro, fsspec, mmh3), such as {sys.executable}")
+
+
+def _task_error(e: BaseException, python: str | None = None) -> BaseException:
     """A failed task's error as the driver should see it. Spark reports a Python worker's
     exception inside a Java one, traceback and all; an icectl error keeps its kind and message,
-    any other error becomes one line naming the Python exception."""
+    an executor Python without icectl's dependencies is UnsupportedFeature naming the setting
+    that chooses it, any other error becomes one line naming the Python exception."""
     import re
 
     from icectl import errors
+
+    unfit = _python_unfit(str(e), python)
+    if unfit is not None:
+        return unfit
 
     kinds = {k.__name__: k for k in (
         errors.InvalidInput, errors.NotFound, errors.AlreadyExists, errors.ValidationError,

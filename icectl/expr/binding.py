@@ -1,12 +1,20 @@
 """Binding filters to a schema: column lookup and literal conversion.
 
 Literal conversion on binding follows the reference's ``Literal.to(type)``: an integer literal
-fits int, long, float, double, date (days), time and timestamps (micros) and decimals; beyond
-an int (or long) column's range it makes the comparison constant (``id < 3000000000`` on an int
-column is always true); a string converts to date, time, timestamp(tz), uuid and decimal;
-decimals keep their value (rescaled to the column's scale when that is exact). Additions to the
-reference, documented in the filter help: a decimal or float literal also fits a float/double
-column, and a ``date '...'`` literal fits a timestamp column (midnight).
+fits int, long, float, double, date (days), time and timestamps (micros) and decimals; a string
+converts to date, time, timestamp(tz), uuid and decimal; a decimal literal takes the column's
+scale when that is exact. Additions to the reference, documented in the filter help: a decimal
+or float literal also fits a float/double column, and a ``date '...'`` literal fits a timestamp
+column (midnight).
+
+A literal the column's type cannot hold is bad input (InvalidInput, one line naming the literal,
+the column and its type), for every command that takes a filter: an integer, date or timestamp
+beyond the range of an int, long, date, time or timestamp column (``id = 99999999999999999999999``
+on a long; ``i < 3000000000`` on an int, which Java's binding settles as always true), and a
+decimal with more digits than the column's precision or more digits after the point than its
+scale (Java's binding refuses a decimal of another scale). Float columns are the exception: a
+double beyond a float's finite range still compares with the column's values, infinities
+included (``f > 1e39`` selects +inf).
 
 Binding walks the tree with :func:`icectl.expr.visitor.visit` (no recursion limit).
 """
@@ -61,7 +69,17 @@ from icectl.spec.types import (
     MapType,
     PrimitiveType,
 )
-from icectl.spec.values import INT_MAX, INT_MIN, LONG_MAX, LONG_MIN, parse_date, parse_time, parse_timestamp
+from icectl.spec.values import (
+    INT_MAX,
+    INT_MIN,
+    LONG_MAX,
+    LONG_MIN,
+    format_date,
+    format_timestamp,
+    parse_date,
+    parse_time,
+    parse_timestamp,
+)
 
 __all__ = ["bind", "convert_literal", "ABOVE_MAX", "BELOW_MIN"]
 
@@ -166,7 +184,7 @@ def _bind_predicate(pred: Predicate, field: Any, name: str, nullable: bool = Tru
         values = []
         for lit in pred.literals:
             v = _convert_or_fail(lit, t, name)
-            if not isinstance(v, _Bound):
+            if not isinstance(v, _Bound):  # a float beyond float's range: no value equals it
                 values.append(v)
         if op == Operation.NOT_IN and not values:  # no value of the type is listed
             return _non_null(fid, name, t, nullable)
@@ -212,7 +230,22 @@ def _convert_or_fail(lit: Literal, t: IcebergType, name: str) -> Any:
     if v is None:
         raise InvalidInput(f"cannot compare column {name!r} of type {t} with "
                            f"{_KIND_NAMES.get(lit.kind, lit.kind)} {lit}")
+    if isinstance(v, _Bound) and t != FLOAT:
+        lo, hi = _RANGES.get(t, (LONG_MIN, LONG_MAX))
+        raise InvalidInput(f"{_KIND_NAMES.get(lit.kind, lit.kind)} {lit} is out of range for column "
+                           f"{name!r} of type {t} ({_range_text(t, lo, hi)})")
     return v
+
+
+_RANGES = {INT: (INT_MIN, INT_MAX), DATE: (INT_MIN, INT_MAX)}
+
+
+def _range_text(t: IcebergType, lo: int, hi: int) -> str:
+    if t == DATE:
+        return f"{format_date(lo)} to {format_date(hi)}"
+    if t in TIMESTAMP_TYPES:
+        return f"{format_timestamp(lo, nanos=t in NS_TYPES)} to {format_timestamp(hi, nanos=t in NS_TYPES)}"
+    return f"{lo} to {hi}"
 
 
 _KIND_NAMES = {"integer": "the integer", "decimal": "the decimal", "float": "the number",
@@ -230,11 +263,17 @@ def _range_check(v: int, lo: int, hi: int) -> Any:
 
 
 def _to_decimal(d: Decimal, t: DecimalType) -> Decimal:
-    """A decimal at the column's scale when that loses nothing; otherwise unchanged."""
+    """A decimal at the column's scale; ValueError when that would change it or it has more
+    digits than the column's precision."""
+    if not d.is_finite():
+        raise ValueError("not a finite number")
     try:
-        return decimal_from_unscaled(decimal_unscaled(d, t.scale), t.scale)
+        unscaled = decimal_unscaled(d, t.scale)
     except ValueError:
-        return d
+        raise ValueError(f"more than {t.scale} digit(s) after the point") from None
+    if len(str(abs(unscaled))) > t.precision:
+        raise ValueError(f"more than {t.precision} digits")
+    return decimal_from_unscaled(unscaled, t.scale)
 
 
 def _round_half_up(d: Decimal, scale: int) -> Decimal:
@@ -253,12 +292,11 @@ def convert_literal(lit: Literal, t: IcebergType) -> Any:
         if t in (LONG, TIME, TIMESTAMP, TIMESTAMPTZ):
             return _range_check(v, LONG_MIN, LONG_MAX)
         if t in NS_TYPES:  # the reference reads the integer as micros
-            r = _range_check(v, LONG_MIN, LONG_MAX)
-            return r if isinstance(r, _Bound) else _range_check(v * 1000, LONG_MIN, LONG_MAX)
+            return _range_check(v * 1000, LONG_MIN, LONG_MAX)
         if t in FLOAT_TYPES:
             return _to_float(float(v), t)
         if isinstance(t, DecimalType):
-            return decimal_from_unscaled(v * 10**t.scale, t.scale)
+            return _to_decimal(Decimal(v), t)
         return None
     if k == "decimal":
         if isinstance(t, DecimalType):
@@ -273,17 +311,20 @@ def convert_literal(lit: Literal, t: IcebergType) -> Any:
             if math.isinf(v):
                 return None
             # BigDecimal.valueOf(double): the shortest digits that read back as the double
-            return _round_half_up(Decimal(repr(v)), t.scale)
+            d = Decimal(repr(v))
+            if d and d.adjusted() >= t.precision - t.scale:
+                raise ValueError(f"more than {t.precision} digits")
+            return _to_decimal(_round_half_up(d, t.scale), t)
         return None
     if k == "string":
         if t == STRING:
             return v
         if t == DATE:
-            return parse_date(v)
+            return _range_check(parse_date(v), INT_MIN, INT_MAX)
         if t == TIME:
             return parse_time(v)
         if t in TIMESTAMP_TYPES:
-            return parse_timestamp(v, nanos=t in NS_TYPES, tz=t in _TZ_TYPES)
+            return _range_check(parse_timestamp(v, nanos=t in NS_TYPES, tz=t in _TZ_TYPES), LONG_MIN, LONG_MAX)
         if t == UUID:
             return _uuid.UUID(v.strip())
         if isinstance(t, DecimalType):
@@ -293,21 +334,21 @@ def convert_literal(lit: Literal, t: IcebergType) -> Any:
         return v if t == BOOLEAN else None
     if k == "date":
         if t == DATE:
-            return v
+            return _range_check(v, INT_MIN, INT_MAX)
         if t in (TIMESTAMP, TIMESTAMPTZ):
-            return v * 86_400_000_000
+            return _range_check(v * 86_400_000_000, LONG_MIN, LONG_MAX)
         if t in NS_TYPES:
-            return v * 86_400_000_000_000
+            return _range_check(v * 86_400_000_000_000, LONG_MIN, LONG_MAX)
         return None
     if k == "time":
         return v if t == TIME else None
     if k in ("timestamp", "timestamptz"):
         if t in (TIMESTAMP, TIMESTAMPTZ):
-            return v // 1000
+            return _range_check(v // 1000, LONG_MIN, LONG_MAX)
         if t in NS_TYPES:
-            return v
+            return _range_check(v, LONG_MIN, LONG_MAX)
         if t == DATE:
-            return v // 86_400_000_000_000
+            return _range_check(v // 86_400_000_000_000, INT_MIN, INT_MAX)
         return None
     if k == "uuid":
         return v if t == UUID else None

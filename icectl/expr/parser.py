@@ -59,8 +59,8 @@ Filter expressions (--filter):
   coercion     a plain string is converted to the column's type: '2024-01-02' against a date,
                '2024-01-02 10:00:00' against a timestamp, uuids, decimals; an integer fits any
                numeric, date (days) or timestamp (microseconds) column; a date literal fits a
-               timestamp column (midnight); an integer beyond an int column's range makes the
-               comparison constant (id < 3000000000 is always true for an int id)
+               timestamp column (midnight); a literal the column's type cannot hold is
+               refused (3000000000 for an int, 1.234 for a decimal(9,2): exit code 2)
   keywords     case-insensitive; comparisons with null or NaN are refused (use is null /
                is nan); is nan needs a float or double column, starts with a string column
   examples     "day >= '2024-01-01' and day < '2024-02-01'", "id in (1, 2, 3) or name like 'ab%'",

@@ -89,54 +89,86 @@ def _csv_text_types(schema: Schema, names: Sequence[str]) -> dict[str, pa.DataTy
 def _json_explicit(fields: Sequence[NestedField], numbers_as_text: bool) -> list[pa.Field]:
     out = []
     for f in fields:
-        t = _json_type(f.type, numbers_as_text)
-        if t is not None:
-            out.append(pa.field(f.name, t))
+        out.append(pa.field(f.name, _json_type(f.type, numbers_as_text)))
     return out
 
 
-def _json_type(t: IcebergType, numbers_as_text: bool) -> pa.DataType | None:
+def _json_type(t: IcebergType, numbers_as_text: bool) -> pa.DataType:
     if isinstance(t, StructType):
         return pa.struct(_json_explicit(t.fields(), numbers_as_text))
     if isinstance(t, ListType):
-        inner = _json_type(t.element_type, numbers_as_text)
-        return pa.list_(inner) if inner is not None else None
-    if isinstance(t, MapType):
-        return None  # the JSON reader has no maps: objects arrive as structs
+        return pa.list_(_json_type(t.element_type, numbers_as_text))
+    if isinstance(t, MapType):  # the JSON reader has no maps: read in the keys/values form
+        return pa.struct([("keys", pa.list_(_json_type(t.key_type, numbers_as_text))),
+                          ("values", pa.list_(_json_type(t.value_type, numbers_as_text)))])
     if t == BOOLEAN or t in (INT, LONG, FLOAT, DOUBLE) and not numbers_as_text:
         return arrow_type(t)
     return pa.string()  # decimals only ever as text: a JSON number read as a double is not exact
 
 
-def _has_decimal(t: IcebergType) -> bool:
-    if isinstance(t, DecimalType):
+def _has(t: IcebergType, kind: type) -> bool:
+    """Whether ``t`` is or holds a type of this kind."""
+    if isinstance(t, kind):
         return True
     if isinstance(t, StructType):
-        return any(_has_decimal(f.type) for f in t.fields())
+        return any(_has(f.type, kind) for f in t.fields())
     if isinstance(t, ListType):
-        return _has_decimal(t.element_type)
+        return _has(t.element_type, kind)
     if isinstance(t, MapType):
-        return _has_decimal(t.key_type) or _has_decimal(t.value_type)
+        return _has(t.key_type, kind) or _has(t.value_type, kind)
     return False
 
 
-def _json_numbers_as_text(data: pa.Buffer) -> pa.Buffer:
-    """JSON lines with every number turned into a string of the digits it was written with,
-    so that numbers reach the conversion exactly (Arrow's JSON reader would make them doubles).
-    One object per line in the result, in the input's order."""
+def _json_normalized(value: Any, t: IcebergType) -> Any:
+    """A parsed JSON value with its maps in the keys/values form the reader is given: a map
+    given as an object keyed by its keys becomes ``{"keys": [...], "values": [...]}`` (members
+    whose value is null left out); one already in that form (exactly two arrays, ``keys`` and
+    ``values``: what scan prints) is kept. Struct members are matched to fields as columns are."""
+    if isinstance(t, StructType) and isinstance(value, dict):
+        for k, v in value.items():
+            f = match_column(t, k)
+            if f is not None:
+                value[k] = _json_normalized(v, f.type)
+        return value
+    if isinstance(t, ListType) and isinstance(value, list):
+        return [_json_normalized(v, t.element_type) for v in value]
+    if isinstance(t, MapType) and isinstance(value, dict):
+        if set(value) == {"keys", "values"} and all(isinstance(v, list) for v in value.values()):
+            pairs = list(zip(value["keys"], value["values"]))
+            if len(value["keys"]) != len(value["values"]):
+                return value  # refused, with its row, when converted
+        else:
+            pairs = [(k, v) for k, v in value.items() if v is not None]
+        return {"keys": [_json_normalized(k, t.key_type) for k, _ in pairs],
+                "values": [_json_normalized(v, t.value_type) for _, v in pairs]}
+    return value
+
+
+def _json_lines(objs: Sequence[Any], struct: StructType) -> pa.Buffer:
+    """JSON lines of these parsed objects (one a line, in order), maps normalized."""
+    import json
+
+    lines = (json.dumps(_json_normalized(obj, struct), ensure_ascii=False) for obj in objs)
+    return arrow_owned("\n".join(lines).encode("utf-8"))
+
+
+def _json_objects(data: pa.Buffer, numbers_as_text: bool) -> list[Any]:
+    """The JSON values of JSON-lines text, in order; ``numbers_as_text``: every number as the
+    string of the digits it was written with, so that numbers reach the conversion exactly
+    (Arrow's JSON reader would make them doubles)."""
     import json
 
     text = data.to_pybytes().decode("utf-8")
-    decoder = json.JSONDecoder(parse_float=str, parse_int=str)
-    lines, i, n = [], 0, len(text)
+    decoder = json.JSONDecoder(parse_float=str, parse_int=str) if numbers_as_text else json.JSONDecoder()
+    objs, i, n = [], 0, len(text)
     while True:
         while i < n and text[i] in " \t\r\n":
             i += 1
         if i >= n:
             break
         obj, i = decoder.raw_decode(text, i)
-        lines.append(json.dumps(obj, ensure_ascii=False))
-    return arrow_owned("\n".join(lines).encode("utf-8"))
+        objs.append(obj)
+    return objs
 
 
 def _csv_header(data: pa.Buffer, parse: Any) -> list[str]:
@@ -175,12 +207,14 @@ def read_rows(file_io: FileIO, source: str, fmt: str | None = None, schema: Sche
         if fmt == "parquet":
             return pq.read_table(pa.BufferReader(buf)), fmt
         if fmt == "csv":
-            parse = pcsv.ParseOptions(delimiter="\t" if source.lower().endswith(".tsv") else ",")
+            parse = pcsv.ParseOptions(delimiter="\t" if source.lower().endswith(".tsv") else ",",
+                                      newlines_in_values=True)
             header = _csv_header(buf, parse)
             types = _csv_text_types(schema, header) if schema is not None else {}
             convert = pcsv.ConvertOptions(column_types=types, null_values=["", "NULL", "null"],
                                           strings_can_be_null=True, quoted_strings_can_be_null=False)
-            return pcsv.read_csv(pa.BufferReader(buf), parse_options=parse, convert_options=convert), fmt
+            rows = pcsv.read_csv(pa.BufferReader(buf), parse_options=parse, convert_options=convert)
+            return (_csv_nested_from_json(rows, schema, input_label(source)) if schema is not None else rows), fmt
         return _read_json(buf, schema), fmt
     except IcectlError:
         raise
@@ -204,7 +238,8 @@ def _decompressed(data: bytes, source: str) -> bytes:
 def _read_json(buf: pa.Buffer, schema: Schema | None) -> pa.Table:
     """JSON lines as Arrow: numbers as text when the table has a decimal column, else Arrow's
     own number types, read again with numbers as text when those do not take a value (1.5 or
-    2**63 for a long column), so the conversion can name the row or round it."""
+    2**63 for a long column, "NaN" for a double), so the conversion can name the row or round
+    it. Tables with a map column are read through Python's JSON parser, maps normalized."""
     import pyarrow.json as pjson
 
     def read(data: pa.Buffer, numbers_as_text: bool) -> pa.Table:
@@ -212,14 +247,50 @@ def _read_json(buf: pa.Buffer, schema: Schema | None) -> pa.Table:
         opts = pjson.ParseOptions(explicit_schema=explicit, unexpected_field_behavior="infer")
         return pjson.read_json(pa.BufferReader(data), parse_options=opts)
 
-    if schema is not None and _has_decimal(schema.struct):
-        return read(_json_numbers_as_text(buf), True)
-    try:
+    if schema is None:
         return read(buf, False)
+    numbers_as_text = _has(schema.struct, DecimalType)
+    if not numbers_as_text and not _has(schema.struct, MapType):
+        try:
+            return read(buf, False)
+        except pa.ArrowInvalid:
+            numbers_as_text = True
+    try:
+        return read(_json_lines(_json_objects(buf, numbers_as_text), schema.struct), numbers_as_text)
     except pa.ArrowInvalid:
-        if schema is None:
+        if numbers_as_text:
             raise
-        return read(_json_numbers_as_text(buf), True)
+        return read(_json_lines(_json_objects(buf, True), schema.struct), True)
+
+
+def _csv_nested_from_json(table: pa.Table, schema: Schema, label: str) -> pa.Table:
+    """CSV cells of struct, list and map columns hold JSON text (as ``scan --format csv``
+    prints them): each such column read as JSON values of its type (numbers as text, so they
+    reach the conversion exactly)."""
+    import json
+
+    nested = [(i, name, f) for i, name in enumerate(table.column_names)
+              if (f := match_column(schema.struct, name)) is not None and not f.type.is_primitive
+              and pa.types.is_string(table.column(i).type)]
+    if not nested:
+        return table
+    decoder = json.JSONDecoder(parse_float=str, parse_int=str)
+    for i, name, f in nested:
+        objs = []
+        for row, cell in enumerate(table.column(i).to_pylist()):
+            try:
+                objs.append({name: None if cell is None else decoder.decode(cell)})
+            except ValueError as e:
+                raise InvalidInput(f"{label}: row {row + 1}, column {name}: a {f.type} value must be "
+                                   f"JSON text (as scan prints it in CSV): {e}") from None
+        one = StructType([NestedField(f.field_id, name, f.type, f.required)])
+        explicit = pa.schema([pa.field(name, _json_type(f.type, True))])
+        import pyarrow.json as pjson
+
+        col = pjson.read_json(pa.BufferReader(_json_lines(objs, one)),
+                              parse_options=pjson.ParseOptions(explicit_schema=explicit)).column(name)
+        table = table.set_column(i, name, col)
+    return table
 
 
 def input_label(source: Any) -> str:

@@ -18,9 +18,11 @@ has a decimal column (or a JSON number does not fit the fast reader's types) eve
 taken as the text it was written as, so ``0.1`` is 0.1 and not the double nearest to it. Text
 values (CSV, JSON strings) are parsed as icectl parses literals: ISO dates, times and timestamps
 (for ``timestamptz`` an offset is converted to UTC and none means UTC), numbers, canonical UUIDs;
-``binary`` text is taken as its UTF-8 bytes. In CSV an unquoted empty field, ``NULL`` or
-``null`` is a null. JSON objects for map columns become maps (keys with null values are left
-out).
+``binary`` and ``fixed`` text is hex (as ``scan`` prints them). In CSV an unquoted empty field,
+``NULL`` or ``null`` is a null, and struct, list and map cells are JSON text. A map is given as
+``{"keys": [...], "values": [...]}`` (as ``scan`` prints it) or as a JSON object keyed by its
+keys (keys with null values are left out). What ``scan --format jsonl`` or ``--format csv``
+prints, ``write`` reads back as the same values.
 
 Partition values are computed on whole Arrow columns (bucket hashing on integers too) and equal
 :mod:`icectl.spec.transforms` value by value. Files are named as the reference names them

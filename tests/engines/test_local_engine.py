@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
-import time
+from typing import Any, Iterator
 
 import pytest
 
@@ -23,11 +24,20 @@ def fail_on_three(x: int) -> int:
     return x
 
 
-def slow_first(x: int) -> int:
-    """Task 0 finishes last: results must still come back in task order."""
-    if x == 0:
-        time.sleep(0.5)
+def last_first(task: tuple[int, Any]) -> int:
+    """Task 0 finishes last: it waits until the driver has seen every other task done (an event
+    the driver's progress callback sets), so results must still come back in task order."""
+    x, others_done = task
+    if x == 0 and not others_done.wait(120):
+        raise TimeoutError("the other tasks were never reported done")
     return x
+
+
+@pytest.fixture
+def others_done() -> Iterator[Any]:
+    """An event shared with the spawned workers (through a manager process)."""
+    with multiprocessing.get_context("spawn").Manager() as manager:
+        yield manager.Event()
 
 
 def test_runs_the_function_in_worker_processes_and_keeps_task_order() -> None:
@@ -54,15 +64,23 @@ def test_a_failing_task_fails_the_map() -> None:
         LocalEngine(workers=2).map(fail_on_three, range(5))
 
 
-def test_progress_counts_tasks_and_bytes_as_they_finish() -> None:
+def test_progress_counts_tasks_and_bytes_as_they_finish(others_done: Any) -> None:
     seen: list[TaskProgress] = []
-    engine = LocalEngine(workers=2, progress=seen.append)
-    assert engine.map(slow_first, range(4), sizes=[10, 20, 30, 40]) == [0, 1, 2, 3]
+
+    def progress(p: TaskProgress) -> None:
+        seen.append(p)
+        if p.done == 3:
+            others_done.set()
+
+    engine = LocalEngine(workers=2, progress=progress)
+    tasks = [(x, others_done) for x in range(4)]
+    assert engine.map(last_first, tasks, sizes=[10, 20, 30, 40]) == [0, 1, 2, 3]
     assert seen[0] == TaskProgress(0, 4, 0, 100)
     assert seen[-1] == TaskProgress(4, 4, 100, 100)
+    # task 0 finishes last (one worker holds it until the driver has seen the other three done,
+    # which the other worker runs in order): the bytes of tasks 1, 2, 3, then 0's
     assert [p.done for p in seen] == [0, 1, 2, 3, 4]
-    # task 0 is the slow one: others were reported done before it
-    assert seen[1].bytes_done != 10
+    assert [p.bytes_done for p in seen] == [0, 20, 50, 90, 100]
 
 
 def test_sizes_come_from_the_tasks_when_not_given() -> None:
@@ -74,8 +92,12 @@ def test_sizes_come_from_the_tasks_when_not_given() -> None:
         LocalEngine(workers=1).map(len, ["a", "b", "c"], sizes=[1, 2])
 
 
-def test_imap_streams_results_in_order() -> None:
-    engine = LocalEngine(workers=2)
-    it = engine.imap(slow_first, range(3))
+def test_imap_streams_results_in_order(others_done: Any) -> None:
+    def progress(p: TaskProgress) -> None:
+        if p.done == 2:  # tasks 1 and 2 are done: task 0 may finish
+            others_done.set()
+
+    engine = LocalEngine(workers=2, progress=progress)
+    it = engine.imap(last_first, [(x, others_done) for x in range(3)])
     assert next(it) == 0
     assert list(it) == [1, 2]

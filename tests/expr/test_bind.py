@@ -88,7 +88,6 @@ def f32(v: float) -> float:
     ("d = 1e3", 1000.0),
     ("dec = 1.5", Decimal("1.50")),
     ("dec = 2", Decimal("2.00")),
-    ("dec = 1.555", Decimal("1.555")),  # not exact at scale 2: kept as written (compares by value)
     ("dec = '3.1'", Decimal("3.10")),
     ("dec = 1.005e0", Decimal("1.01")),  # a float literal rounds half up, as BigDecimal.setScale
     ("day = '2024-01-02'", 19724),
@@ -120,13 +119,6 @@ def test_literal_conversion(text: str, value: object) -> None:
 
 
 @pytest.mark.parametrize("text, expected", [
-    # an integer beyond the column's range makes the comparison constant
-    ("i < 3000000000", TRUE), ("i <= 3000000000", TRUE), ("i != 3000000000", TRUE),
-    ("i > 3000000000", FALSE), ("i >= 3000000000", FALSE), ("i = 3000000000", FALSE),
-    ("i > -3000000000", TRUE), ("i < -3000000000", FALSE), ("i != -3000000000", TRUE),
-    ("day > 3000000000", FALSE),
-    ("i in (3000000000, 4000000000)", FALSE),
-    ("i not in (3000000000)", TRUE),
     # required columns
     ("i is null", FALSE), ("i is not null", TRUE),
 ])
@@ -145,16 +137,42 @@ def test_float_literals_beyond_the_range_keep_the_infinities(text: str, op: str,
     assert bind(parse_filter(text.split(" ")[0] + " = 1e39"), SCHEMA) is FALSE
 
 
-def test_beyond_range_comparisons_never_select_nulls() -> None:
-    schema = Schema((NestedField(1, "o", LONG, False),))
-    for text in ("o < 9223372036854775808", "o != 9223372036854775808",
-                 "not (o > 9223372036854775808)", "o not in (9223372036854775808)",
-                 "o > -9223372036854775809"):
-        e = bind(parse_filter(text), schema)
-        assert e.op.value == "not_null", text
-    for text in ("o > 9223372036854775808", "not (o < 9223372036854775808)",
-                 "not (o != 9223372036854775808)", "o in (9223372036854775808)"):
-        assert bind(parse_filter(text), schema) is FALSE, text
+_LONG = "long (-9223372036854775808 to 9223372036854775807)"
+_INT = "int (-2147483648 to 2147483647)"
+_DATE = "date (-5877641-06-23 to +5881580-07-11)"
+
+
+@pytest.mark.parametrize("text, message", [
+    # a literal the column's type cannot hold is bad input, whatever the operator
+    ("o = 99999999999999999999999", f"the integer 99999999999999999999999 is out of range for column 'o' of type {_LONG}"),
+    *[(f"o {op} 9223372036854775808", f"the integer 9223372036854775808 is out of range for column 'o' of type {_LONG}")
+      for op in ("<", "<=", ">", ">=", "=", "!=")],
+    ("o > -9223372036854775809", f"the integer -9223372036854775809 is out of range for column 'o' of type {_LONG}"),
+    ("not (o != 9223372036854775808)", "9223372036854775808 is out of range"),
+    ("o in (1, 9223372036854775808)", "9223372036854775808 is out of range"),
+    ("o not in (9223372036854775808)", "9223372036854775808 is out of range"),
+    ("o between 1 and 9223372036854775808", "9223372036854775808 is out of range"),
+    ("i < 3000000000", f"the integer 3000000000 is out of range for column 'i' of type {_INT}"),
+    ("i = -3000000000", f"the integer -3000000000 is out of range for column 'i' of type {_INT}"),
+    ("i in (3000000000, 4000000000)", "3000000000 is out of range for column 'i'"),
+    ("day > 3000000000", f"the integer 3000000000 is out of range for column 'day' of type {_DATE}"),
+    ("day = '9999999-01-01'", f"the string '9999999-01-01' is out of range for column 'day' of type {_DATE}"),
+    ("day = date '9999999-01-01'", f"the date date '+9999999-01-01' is out of range for column 'day' of type {_DATE}"),
+    ("ts = '300000-01-01 00:00:00'", "is out of range for column 'ts' of type timestamp (-290308-12-21T19:59:05.224192"),
+    ("tsns = 9223372036854775807", "the integer 9223372036854775807 is out of range for column 'tsns' of type "
+                                   "timestamp_ns (1677-09-21T00:12:43.145224192 to 2262-04-11T23:47:16.854775807)"),
+    ("tsns = date '3000-01-01'", "is out of range for column 'tsns'"),
+    ("dec = 1.555", "cannot use 1.555 with column 'dec' of type decimal(9, 2): more than 2 digit(s) after the point"),
+    ("dec < 12345678.9", "cannot use 12345678.9 with column 'dec' of type decimal(9, 2): more than 9 digits"),
+    ("dec = 10000000", "cannot use 10000000 with column 'dec' of type decimal(9, 2): more than 9 digits"),
+    ("dec = '1.001'", "more than 2 digit(s) after the point"),
+    ("dec = 1e300", "more than 9 digits"),
+])
+def test_literals_beyond_the_column_type_are_bad_input(text: str, message: str) -> None:
+    schema = Schema((*SCHEMA.fields, NestedField(90, "o", LONG, False)))
+    with pytest.raises(InvalidInput) as info:
+        bind(parse_filter(text), schema)
+    assert message in str(info.value) and "\n" not in str(info.value)
 
 
 def test_sets_are_deduplicated_and_single_values_become_equality() -> None:
@@ -163,8 +181,6 @@ def test_sets_are_deduplicated_and_single_values_become_equality() -> None:
     assert bind(parse_filter("l in (1, 1)"), SCHEMA) == BoundPredicate(Op.EQ, 2, "l", LONG, (1,))
     assert bind(parse_filter("l not in (4)"), SCHEMA) == BoundPredicate(
         Op.NOT_EQ, 2, "l", LONG, (4,))
-    assert bind(parse_filter("i in (1, 5000000000)"), SCHEMA) == BoundPredicate(
-        Op.EQ, 1, "i", INT, (1,))
 
 
 def test_names_bind_case_insensitively_by_default() -> None:
@@ -217,7 +233,7 @@ def _nodes(e: object):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("text", [
-    "dec = 1.5 and dec < 1.555",
+    "dec = 1.5 and dec < 1.55",
     "f = 1.1 or d = 1.1 or d > 1e300",
     "day >= '1969-12-31' and ts < '2024-01-02 10:00:00.123456' and tstz > '2024-01-02T10:00:00Z'",
     "tsns = '2024-01-02 10:00:00.123456789' and t < '12:00:00.5'",

@@ -64,3 +64,38 @@ def test_readme_python_api_example_runs_in_a_pyspark_job(spark: Any, warehouse: 
     # and icectl, loading afresh, agrees with Spark row for row
     again = icectl.load_table("shop.orders", warehouse=str(warehouse))
     assert sorted(again.scan(columns=["id"]).to_arrow().column("id").to_pylist()) == ids
+
+
+def test_readme_session_setup_starts_offline_from_the_installed_jar(tmp_path: Path) -> None:
+    """The set-up block, run as written in a fresh process (its own session): the Iceberg runtime
+    comes from the installed jar (``spark.jars``, nothing fetched from Maven), Spark writes a
+    table through the catalog it configures and icectl reads it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    setup = python_api_blocks()[0]
+    assert "spark.jars.packages" not in setup and "iceberg_runtime_jar()" in setup
+    assert '"/data/warehouse"' in setup
+    warehouse = tmp_path / "wh"
+    check = (
+        "spark.sparkContext.setLogLevel('FATAL')\n"
+        "spark.sql('CREATE NAMESPACE IF NOT EXISTS ice.shop')\n"
+        "spark.sql('CREATE TABLE ice.shop.t (id BIGINT) USING iceberg')\n"
+        "spark.sql('INSERT INTO ice.shop.t VALUES (7)')\n"
+        "import icectl, json\n"
+        "t = icectl.load_table('shop.t', warehouse=warehouse)\n"
+        "print('RESULT ' + json.dumps({'ids': t.scan().to_arrow().column('id').to_pylist(),\n"
+        "      'jars': spark.conf.get('spark.jars'), 'packages': spark.conf.get('spark.jars.packages', '')}))\n"
+        "spark.stop()\n")
+    script = setup.replace('"/data/warehouse"', json.dumps(str(warehouse))) + check
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root))
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads([x for x in r.stdout.splitlines() if x.startswith("RESULT ")][-1][7:])
+    from icectl.engines.spark import iceberg_runtime_jar
+
+    assert out["ids"] == [7] and out["packages"] == ""
+    assert os.path.samefile(out["jars"].removeprefix("file:"), iceberg_runtime_jar())

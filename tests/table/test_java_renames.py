@@ -178,30 +178,41 @@ def test_leftover_temporary_files_do_not_hold_commits(location, monkeypatch):
 
 def test_a_temporary_file_still_being_written_is_waited_for(location, monkeypatch):
     """A Java writer writing a large metadata file slowly: its file changes, so it is not taken
-    for abandoned; the commit waits until the writer removes it (its check failed: v2 exists)."""
+    for abandoned; the commit waits until the writer removes it (its check failed: v2 exists).
+    The commit's waiting runs on a clock of the test's own: each pause of the commit moves the
+    clock on and lets the writer write once more (and touch its file at that time), and after
+    twice the abandonment threshold the writer removes its file - so what is checked is the
+    order of events, whatever the machine's load."""
     Table.create(location, make_metadata(location, 2))
     monkeypatch.setattr(java_renames, "ABANDONED_AFTER_S", 0.5)
     temp = os.path.join(location, "metadata", f"{uuid.uuid4()}.metadata.json")
-    stop = threading.Event()
+    began = time.time()
+    clock = {"now": began, "pauses": 0}
+    events: list[str] = []
 
-    def slow_writer() -> None:
-        with open(temp, "wb") as f:
-            for _ in range(80):
-                if stop.is_set():
-                    break
-                f.write(b" " * 10)
-                f.flush()
-                os.utime(temp, None)
-                time.sleep(0.025)
-        os.unlink(temp)
+    def touch() -> None:
+        with open(temp, "ab") as f:
+            f.write(b" " * 10)
+        os.utime(temp, (clock["now"], clock["now"]))
 
-    t = threading.Thread(target=slow_writer)
-    t.start()
-    time.sleep(0.05)
-    began = time.monotonic()
+    def pause(seconds: float) -> None:  # one poll of the commit: the Java writer writes on
+        clock["now"] += seconds
+        clock["pauses"] += 1
+        if not os.path.exists(temp):
+            return
+        if clock["now"] - began >= 2 * java_renames.ABANDONED_AFTER_S:
+            os.unlink(temp)
+            events.append("writer done")
+        else:
+            touch()
+
+    fake_time = type("FakeTime", (), {"time": staticmethod(lambda: clock["now"]),
+                                      "sleep": staticmethod(pause),
+                                      "monotonic": staticmethod(lambda: clock["now"])})
+    monkeypatch.setattr(java_renames, "time", fake_time)
+    touch()
     Table.load(location).commit(lambda md: with_properties(md, {"a": "x"}))
-    waited = time.monotonic() - began
-    stop.set()
-    t.join()
-    assert waited >= 1.0  # twice the abandonment threshold: it waited for the writer
+    events.append("committed")
+    assert events == ["writer done", "committed"]  # it waited for the writer, well past the threshold
+    assert clock["now"] - began >= 2 * java_renames.ABANDONED_AFTER_S and clock["pauses"] > 10
     assert Table.load(location).version == 2

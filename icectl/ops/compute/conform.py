@@ -9,10 +9,12 @@ column). A value that does not fit its column is refused with InvalidInput namin
 the row (1-based, in input order; for a list element or map entry, the row holding it) and the
 column. Numbers follow :mod:`icectl.ops.compute.fit`: stored exactly or refused, rounded only
 with ``rounding``. Other text values are parsed as icectl parses literals (ISO dates, times and
-timestamps, canonical UUIDs); ``binary`` text is taken as its UTF-8 bytes; structs given for map
-columns (JSON objects) become maps, null values left out. The result has exactly
-``arrow_schema(schema)``: field ids on every field, required fields non-nullable (values under
-null parents hold placeholders).
+timestamps, canonical UUIDs); ``binary`` and ``fixed`` text is hex (the JSON single-value form
+``icectl scan`` prints; an optional ``0x``). A struct given for a map column is either the JSON
+single-value form, exactly two lists ``keys`` and ``values`` (the i-th key maps to the i-th
+value), or an object keyed by the map's keys (JSON objects; null values left out). The result
+has exactly ``arrow_schema(schema)``: field ids on every field, required fields non-nullable
+(values under null parents hold placeholders).
 """
 
 from __future__ import annotations
@@ -133,15 +135,13 @@ def _cast_primitive(arr: pa.Array, t: PrimitiveType, path: str, rounding: str | 
             except pa.ArrowInvalid:
                 raise ValidationError(f"column {path}: uuid values must be 16 bytes") from None
         raise ValidationError(f"column {path}: cannot write {src} values into a uuid column")
-    if is_text and t in (TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS, DATE) \
-            or is_text and isinstance(t, FixedType):
-        if isinstance(t, FixedType):
-            arr = arr.cast(pa.binary())
-        else:
-            try:
-                return pc.cast(arr, target)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                return _parse_text(arr.cast(pa.string()), t)
+    if is_text and (t == BINARY or isinstance(t, FixedType)):
+        return _parse_text(arr.cast(pa.string()), t)  # hex, the form scan prints
+    if is_text and t in (TIME, TIMESTAMP, TIMESTAMPTZ, TIMESTAMP_NS, TIMESTAMPTZ_NS, DATE):
+        try:
+            return pc.cast(arr, target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return _parse_text(arr.cast(pa.string()), t)
     if (pa.types.is_timestamp(src) and src.tz is not None and pa.types.is_timestamp(target)
             and target.tz is None):
         arr = arr.cast(pa.timestamp(src.unit))  # the UTC wall clock, as the value is stored
@@ -279,7 +279,7 @@ def _conform(arr: Any, t: IcebergType, path: str, opts: _Options, rows: Rows = _
         items = _conform(arr.items, t.value_type, path + ".value", opts, entry_rows)
         if t.value_required:
             _check_required(items, None, path + ".value")
-        return _map_array(arr.offsets, keys, items, t, arr)
+        return _map_array(arr.offsets, keys, items, t, pc.is_null(arr))
     if pa.types.is_nested(src):
         raise ValidationError(f"column {path}: cannot write {src} values into a {t} column")
     try:
@@ -297,7 +297,47 @@ def _located(e: DoesNotFit, path: str, rows: Rows, opts: _Options) -> InvalidInp
     return InvalidInput(f"{where}: {e}")
 
 
+def _is_keys_values(src: pa.DataType) -> bool:
+    """A struct of exactly two lists, ``keys`` and ``values``: a map in the JSON single-value
+    form (Appendix D, as ``scan`` prints maps), not an object keyed by the map's keys."""
+    names = {src.field(i).name for i in range(src.num_fields)}
+    return names == {"keys", "values"} and all(
+        pa.types.is_list(src.field(n).type) or pa.types.is_large_list(src.field(n).type) for n in names)
+
+
+def _keys_values_to_map(arr: pa.Array, t: MapType, path: str, opts: _Options, rows: Rows) -> pa.Array:
+    """A map from ``{"keys": [...], "values": [...]}``: the i-th key holds the i-th value."""
+    keys, values = _kv_lists(arr)
+    nk, nv = pc.list_value_length(keys), pc.list_value_length(values)
+    differ = pc.fill_null(pc.not_equal(nk, nv), True)
+    differ = pc.and_(differ, pc.or_(pc.is_valid(nk), pc.is_valid(nv)))  # both null: a null map
+    if pc.any(differ).as_py():
+        i = pc.index(differ, True).as_py()
+        raise InvalidInput(f"{opts.source + ': ' if opts.source else ''}row {rows(i) + 1}, column {path}: "
+                           "a map's keys and values must be lists of the same length")
+    nulls = pc.is_null(nk)
+    offsets = pa.concat_arrays([pa.array([0], pa.int32()),
+                                pc.cumulative_sum(pc.fill_null(nk, 0)).cast(pa.int32())])
+    entry_rows = _element_rows(offsets, rows)
+    key_arr = _conform(keys.flatten(), t.key_type, path + ".key", opts, entry_rows)
+    _check_required(key_arr, None, path + ".key")
+    val_arr = _conform(values.flatten(), t.value_type, path + ".value", opts, entry_rows)
+    if t.value_required:
+        _check_required(val_arr, None, path + ".value")
+    return _map_array(offsets, key_arr, val_arr, t, nulls)
+
+
+def _kv_lists(arr: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """The keys and values lists of a keys/values struct, null where the struct is."""
+    src = arr.type
+    kids = dict(zip((src.field(i).name for i in range(src.num_fields)), arr.flatten()))
+    return tuple(a if pa.types.is_list(a.type) else a.cast(pa.list_(a.type.value_type))
+                 for a in (kids["keys"], kids["values"]))  # type: ignore[return-value]
+
+
 def _struct_to_map(arr: pa.Array, t: MapType, path: str, opts: _Options, rows: Rows) -> pa.Array:
+    if _is_keys_values(arr.type):
+        return _keys_values_to_map(arr, t, path, opts, rows)
     rows = arr.to_pylist()
     offsets = [0]
     keys: list[Any] = []
@@ -313,14 +353,14 @@ def _struct_to_map(arr: pa.Array, t: MapType, path: str, opts: _Options, rows: R
     key_arr = _conform(pa.array(keys, pa.string()), t.key_type, path + ".key", opts, entry_rows)
     val_arr = _conform(pa.array(values) if values else pa.nulls(0), t.value_type, path + ".value",
                        opts, entry_rows)
-    return _map_array(pa.array(offsets, pa.int32()), key_arr, val_arr, t, arr)
+    return _map_array(pa.array(offsets, pa.int32()), key_arr, val_arr, t, pc.is_null(arr))
 
 
-def _map_array(offsets: pa.Array, keys: pa.Array, items: pa.Array, t: MapType, src: pa.Array) -> pa.Array:
-    """A map array null where ``src`` is: null offsets make null maps (a null scalar of a map
-    type holding an extension type, such as uuid, cannot be built)."""
-    if src.null_count:
-        nulls = pa.concat_arrays([pc.is_null(src), pa.array([False])])
+def _map_array(offsets: pa.Array, keys: pa.Array, items: pa.Array, t: MapType, nulls: pa.Array) -> pa.Array:
+    """A map array null where ``nulls`` is true: null offsets make null maps (a null scalar of
+    a map type holding an extension type, such as uuid, cannot be built)."""
+    if pc.any(nulls).as_py():
+        nulls = pa.concat_arrays([nulls, pa.array([False])])
         offsets = pc.if_else(nulls, pa.scalar(None, offsets.type), offsets)
     return pa.MapArray.from_arrays(offsets, keys, items, type=arrow_type(t))
 
