@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.expr.ordering import compare, is_nan
 from icectl.spec.manifests import DATA, MANIFEST_DATA, MANIFEST_DELETES, DataFile, ManifestFile
 from icectl.spec.metadata import TableMetadata
