@@ -14,7 +14,8 @@ Partition values, per partition field of the table's default spec, come from:
 3. partition values given by the caller (``field=value`` text), for every file.
 
 A value from the path or the caller must agree with the statistics when those decide it. A file
-whose rows span several partitions raises :class:`SpansPartitions`.
+whose rows span several partitions, or may (a float file's NaN rows), raises
+:class:`SpansPartitions`.
 """
 
 from __future__ import annotations
@@ -211,13 +212,13 @@ def _place(scanned: Scanned, spec: PartitionSpec, schema: Schema,
         if pf.name in declared:
             claims.append(("the given partition value", parse_partition_value(pf, stype, declared[pf.name])))
         if isinstance(proven, _UnlessNaN):
-            if not claims:
-                raise ValidationError(
+            if not claims:  # it may span two partitions: refused, or rewritten on request
+                raise SpansPartitions(
                     f"{scanned.path}: cannot tell its value of partition field {pf.name}: its "
                     f"column statistics say {pf.name}={pf.transform.to_human_string(proven.value, stype)} "
                     f"but do not count NaN values, so it may also hold {pf.name}=NaN rows; put it "
-                    f"in the path ({pf.name}=...) or give the partition value {pf.name}=VALUE",
-                    argument="partition_values")
+                    f"in the path ({pf.name}=...), give the partition value {pf.name}=VALUE or "
+                    f"rewrite it (--rewrite-spanning)", argument="partition_values")
             proven = proven.value  # the file holds it: a claim must agree
         if proven is not UNDETERMINED:
             for where, v in claims:

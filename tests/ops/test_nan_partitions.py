@@ -117,6 +117,12 @@ def test_append_does_not_place_a_file_with_nan_by_its_other_values(tmp_path: Pat
     assert r.returncode != 0
     assert "x=1.0" in r.stderr, r.stderr
     assert _ids(loc) == []
+    # read and written partitioned on request: the NaN rows in the NaN partition
+    r = icectl("append", loc, src, "--rewrite-spanning")
+    assert r.returncode == 0, r.stderr
+    assert _ids(loc, "--filter", "x is nan") == [1, 2]
+    assert _ids(loc, "--filter", "x = 1.0") == [3]
+    assert sorted(_part(f) for f in _plan(loc)) == ["1.0", "NaN"]
 
 
 def test_append_places_an_all_nan_file_by_its_path_and_finds_it(tmp_path: Path) -> None:
