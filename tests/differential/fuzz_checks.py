@@ -208,7 +208,12 @@ def _equality_deletes(ctx: Ctx, b: Built, rng: random.Random) -> None:
         return
     for keycols in ((RID,) + tuple(case.float_keys), (RID,)):
         keys = []
-        for rid in rng.sample(sorted(live), min(len(live), rng.randrange(1, 5))):
+        nan_rows = [rid for rid, r in live.items() if any(isinstance(r.get(n), float) and math.isnan(r[n])
+                                                          for n in case.float_keys)]
+        picked = rng.sample(sorted(live), min(len(live), rng.randrange(1, 5)))
+        if nan_rows:  # a key in a NaN partition, always
+            picked.append(rng.choice(nan_rows))
+        for rid in picked:
             k = {n: live[rid].get(n) for n in keycols}
             if len(keycols) > 1 and rng.random() < 0.5:
                 n = rng.choice(keycols[1:])

@@ -428,11 +428,14 @@ def append_rows(ctx: Ctx, case: TableCase, loc: str, cols: list[Column], rows: l
         key = tuple(partition_group(r.get(n)) if types[n] in FLOATS else (r.get(n),) for n in names)
         groups.setdefault(key, []).append(r)
     floats = [n for n in names if types[n] in FLOATS]
-    mixed = [r for r in rows if floats and r.get(floats[0]) is not None]
-    if floats and len({partition_group(r[floats[0]]) for r in mixed}) > 1 and \
-            any(math.isnan(r[floats[0]]) for r in mixed):
+    nans = [r for r in rows if floats and r.get(floats[0]) is not None and math.isnan(r[floats[0]])]
+    if nans:
+        # NaN rows and rows of ONE other value: the footer's min and max are that value
+        x = floats[0]
+        other = rng.choice((1.5, -2.25, 100.0))
+        mixed = [{**r, RID: -r[RID]} for r in nans] + [{**r, RID: -r[RID] - 100000, x: other} for r in nans[:2]]
         f = ctx.scratch / f"mixed{ctx.next()}.parquet"
-        write_parquet(f, cols, [{**r, RID: -r[RID]} for r in mixed])  # rids no check expects
+        write_parquet(f, cols, mixed)  # rids no check expects
         d = icectl("append", loc, str(f))
         ctx.stats.cases["append"] += 1
         if d.code == 0:
