@@ -445,7 +445,7 @@ def append_rows(ctx: Ctx, case: TableCase, loc: str, cols: list[Column], rows: l
                                f"values of {floats[0]} in one partition", case.name, case.seed, "",
                                d.out.strip()[-300:], table_script(Built(case, loc, "", rows={}))))
             raise BuildFailed("append of a file spanning a NaN partition was accepted")
-    paths, options = [], []
+    paths: list[str] = []
     for key, grp in groups.items():
         texts = {n: partition_text(grp[0].get(n)) if types[n] in FLOATS else
                  ("null" if grp[0].get(n) is None else str(grp[0].get(n))) for n in names}
