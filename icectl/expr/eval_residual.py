@@ -28,7 +28,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from icectl.expr.eval_base import prepare
-from icectl.expr.eval_rows import partition_key, value_matches
+from icectl.expr.eval_rows import value_matches
+from icectl.spec.partition_identity import partition_key
 from icectl.expr.expressions import (
     FALSE,
     TRUE,

@@ -26,7 +26,7 @@ from icectl.expr.ordering import is_nan, value_key
 from icectl.expr.visitor import Visitor, visit
 
 __all__ = ["evaluate_row", "evaluate_rows", "partition_matches", "partitions_match",
-           "value_matches", "values_match", "partition_key"]
+           "value_matches", "values_match"]
 
 Op = Operation
 _COMPARE: dict[Operation, Callable[[Any, Any], bool]] = {
@@ -160,11 +160,3 @@ def partitions_match(expr: Expression, partitions: Sequence[Sequence[Any]],
 
     return evaluate_columns(expr, len(partitions), on_pred)
 
-
-def partition_key(partition: tuple) -> tuple:
-    """A key for caching results per partition tuple: the tuple itself, unless it holds floats,
-    whose -0.0 and 0.0 are equal in Python but distinct partitions for the reference."""
-    for v in partition:
-        if isinstance(v, float):
-            return tuple(value_key(x) for x in partition)
-    return partition

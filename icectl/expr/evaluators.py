@@ -17,7 +17,6 @@ from icectl.expr.eval_residual import ResidualEvaluator
 from icectl.expr.eval_rows import (
     evaluate_row,
     evaluate_rows,
-    partition_key,
     partition_matches,
     partitions_match,
 )
@@ -25,7 +24,7 @@ from icectl.expr.eval_strict import StrictMetricsEvaluator, strict_metrics_match
 from icectl.expr.ordering import IN_PREDICATE_LIMIT, value_key
 
 __all__ = [
-    "value_key", "IN_PREDICATE_LIMIT", "evaluate_row", "evaluate_rows", "partition_key",
+    "value_key", "IN_PREDICATE_LIMIT", "evaluate_row", "evaluate_rows",
     "partition_matches",
     "partitions_match", "ManifestEvaluator", "manifests_might_match", "MetricsEvaluator",
     "metrics_might_match", "StrictMetricsEvaluator", "strict_metrics_match", "ResidualEvaluator",

@@ -19,9 +19,10 @@ there (that prunes files holding matching rows), so ``plan`` may list other file
 
 from __future__ import annotations
 
-import math
 import uuid
 from typing import Any
+
+from icectl.spec.partition_identity import float_key
 
 __all__ = ["value_key", "compare", "is_nan", "uuid_bounds", "IN_PREDICATE_LIMIT"]
 
@@ -29,15 +30,12 @@ __all__ = ["value_key", "compare", "is_nan", "uuid_bounds", "IN_PREDICATE_LIMIT"
 # ManifestEvaluator: IN_PREDICATE_LIMIT = 200)
 IN_PREDICATE_LIMIT = 200
 
-_NAN_KEY = (1, 0.0, 0.0)
 
 
 def value_key(v: Any) -> Any:
     """A sort and membership key giving the reference's order within one type."""
     if isinstance(v, float):
-        if v != v:
-            return _NAN_KEY
-        return (0, v, math.copysign(1.0, v))
+        return float_key(v)
     return v
 
 

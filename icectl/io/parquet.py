@@ -419,6 +419,7 @@ class ColumnStats:
     min: Any = None
     max: Any = None
     has_bounds: bool = True  # min and max cover every non-null value of every row group
+    nan_count: int | None = None  # float/double NaN values; None: unknown (footers carry none)
 
 
 def _fold(c: ParquetColumn, chunks: Sequence[Any], bounds: bool,

@@ -50,7 +50,7 @@ from icectl.ops.rewrite_task import (
     run_rewrite_task_guarded,
     task_inputs,
 )
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.scan.tasks import pack
 from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int

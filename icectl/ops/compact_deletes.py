@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from icectl import command_files
 from icectl.errors import CommitConflict, InvalidInput
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.io.files import join
 from icectl.spec.manifests import MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
 from icectl.spec.partition_path import partition_path

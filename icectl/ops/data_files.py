@@ -5,13 +5,17 @@ the partition the file belongs to.
 Partition values, per partition field of the table's default spec, come from:
 
 1. the file's column statistics, when the transform maps the column's min and max to one value
-   (for identity and bucket the min must equal the max);
+   (for identity and bucket the min must equal the max); NaN is in no bounds, so a float or
+   double column decides only when its NaN count is known to be 0 (Parquet footers carry no
+   NaN count): otherwise the file holds its min (and maybe NaN rows), and a value from the
+   path or the caller must be that min;
 2. a Hive-style directory in the file's path (``ts_day=2024-01-02/``), in the reference's
    partition-path text (the field name, ``=``, the transform's human string, URL-escaped);
 3. partition values given by the caller (``field=value`` text), for every file.
 
 A value from the path or the caller must agree with the statistics when those decide it. A file
-whose rows span several partitions raises :class:`SpansPartitions`.
+whose rows span several partitions, or may (a float file's NaN rows), raises
+:class:`SpansPartitions`.
 """
 
 from __future__ import annotations
@@ -27,10 +31,11 @@ from icectl.io.formats import avro_record_count, detect_format, orc_record_count
 from icectl.io.parquet import ColumnStats, column_stats, footer_metrics, parquet_schema_fields, read_footer
 from icectl.io.parquet_schema import check_file_schema, footer_null_proof
 from icectl.spec.manifests import DATA, DataFile
+from icectl.spec.partition_identity import same_partition
 from icectl.spec.partition_path import hive_values, parse_partition_value, partition_path
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.spec.types import BINARY, STRING, IcebergType, NestedField
+from icectl.spec.types import BINARY, DOUBLE, FLOAT, STRING, IcebergType, NestedField
 
 if TYPE_CHECKING:
     from icectl.io.files import FileIO
@@ -110,6 +115,13 @@ class _Undetermined:
 UNDETERMINED = _Undetermined()
 
 
+@dataclass(frozen=True)
+class _UnlessNaN:
+    """The partition value of a float file's non-NaN rows; it may hold NaN rows too."""
+
+    value: Any
+
+
 class _Spans(Exception):
     def __init__(self, low: Any, high: Any):
         super().__init__()
@@ -154,6 +166,8 @@ def _from_stats(pf: PartitionField, src: NestedField | None, st: ColumnStats | N
             return UNDETERMINED
         if nulls > 0:
             raise _Spans(None, tlo)
+        if stype in (FLOAT, DOUBLE) and st.nan_count != 0:
+            return _UnlessNaN(tlo)
         return tlo
     if exact and tlo != thi:
         raise _Spans(tlo, thi)
@@ -185,9 +199,18 @@ def _place(scanned: Scanned, spec: PartitionSpec, schema: Schema,
             claims.append(("its path", parse_partition_value(pf, stype, from_path[pf.name])))
         if pf.name in declared:
             claims.append(("the given partition value", parse_partition_value(pf, stype, declared[pf.name])))
+        if isinstance(proven, _UnlessNaN):
+            if not claims:  # it may span two partitions: refused, or rewritten on request
+                raise SpansPartitions(
+                    f"{scanned.path}: cannot tell its value of partition field {pf.name}: its "
+                    f"column statistics say {pf.name}={pf.transform.to_human_string(proven.value, stype)} "
+                    f"but do not count NaN values, so it may also hold {pf.name}=NaN rows; put it "
+                    f"in the path ({pf.name}=...), give the partition value {pf.name}=VALUE or "
+                    f"rewrite it (--rewrite-spanning)", argument="partition_values")
+            proven = proven.value  # the file holds it: a claim must agree
         if proven is not UNDETERMINED:
             for where, v in claims:
-                if v != proven:
+                if not same_partition((v,), (proven,)):
                     raise ValidationError(
                         f"{scanned.path}: {where} says {pf.name}="
                         f"{pf.transform.to_human_string(v, stype)} but its rows have "
@@ -197,7 +220,7 @@ def _place(scanned: Scanned, spec: PartitionSpec, schema: Schema,
         if claims:
             first = claims[0][1]
             for where, v in claims[1:]:
-                if v != first:
+                if not same_partition((v,), (first,)):
                     raise ValidationError(
                         f"{scanned.path}: {claims[0][0]} says {pf.name}="
                         f"{pf.transform.to_human_string(first, stype)} but {where} says "

@@ -37,6 +37,7 @@ from icectl.ops.spill_sort import RUN_BYTES_DEFAULT, SpillSorter
 from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import table_name_mapping
+from icectl.spec.partition_identity import partition_key
 from icectl.spec.partition_path import partition_path
 from icectl.spec.types import DOUBLE, FLOAT
 from icectl.table.locations import data_location
@@ -73,7 +74,7 @@ class DataFileSink:
                            if f.type in (FLOAT, DOUBLE) and self.config.column_mode(f.name).keeps_metrics}
         self.files: list[tuple[DataFile, str]] = []
         self.spilled_runs = 0  # sorted runs written to temporary files (0: sorted in memory)
-        self._parts: dict[tuple, _Partition] = {}
+        self._parts: dict[tuple, _Partition] = {}  # by partition_key (-0.0 apart, one NaN)
         self._counter = 0
 
     def write(self, data: pa.Table | pa.RecordBatch, *, whole: bool = False) -> None:
@@ -85,20 +86,21 @@ class DataFileSink:
             data = data.cast(self.arrow_schema)
         for part, rows in partition_groups(data, self.spec, self.schema):
             chunk = data if len(rows) == data.num_rows else data.take(rows)
-            p = self._parts.get(part)
+            key = partition_key(part)
+            p = self._parts.get(key)
             if p is None:
-                p = self._parts[part] = _Partition(self, part)
+                p = self._parts[key] = _Partition(self, part)
             if whole:
                 p.finish(chunk)
-                del self._parts[part]
+                del self._parts[key]
             else:
                 p.add(chunk)
                 self._bound_memory()
 
     def close(self) -> list[tuple[DataFile, str]]:
         """Finish every partition (in partition order); all files written."""
-        for part in sorted(self._parts, key=partition_sort_key):
-            self._parts.pop(part).finish(None)
+        for key in sorted(self._parts, key=lambda k: partition_sort_key(self._parts[k].part)):
+            self._parts.pop(key).finish(None)
         return self.files
 
     def abort(self) -> None:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from icectl import command_files
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.expr.expressions import AlwaysFalse, Expression
 from icectl.ops.position_deletes import matching_positions
 from icectl.ops.rewrite_task import (

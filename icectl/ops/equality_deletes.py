@@ -45,6 +45,7 @@ from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 from icectl.spec.manifests import EQUALITY_DELETES, MANIFEST_DATA, DataFile
 from icectl.spec.metrics import metrics_config
+from icectl.spec.partition_identity import partition_key
 from icectl.spec.partition_path import partition_path
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
@@ -302,7 +303,7 @@ def delete_equality(table: Table, keys: str | Sequence[str], source: str | pa.Ta
         parts = sum(len(partition_groups(rows, s, key_schema)) for s in specs)
     else:  # the keys do not determine the partition: find the rows, delete their positions
         matches = find_key_positions(table, rows, key_schema, branch, nulls_match=True)
-        parts = len({(f.spec_id, tuple(f.partition)) for f in matches.files.values()})
+        parts = len({(f.spec_id, partition_key(f.partition)) for f in matches.files.values()})
     result = dict(location=table.location, branch=branch, dry_run=dry_run,
                   parent_snapshot_id=head.snapshot_id if head is not None else None,
                   key_columns=tuple(f.name for f in key_schema.fields), key_rows=rows.num_rows,

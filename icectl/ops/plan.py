@@ -166,7 +166,7 @@ class PlanReport:
         return view
 
     def _partition(self, spec_id: int, values: tuple) -> tuple[dict[str, Any], str]:
-        from icectl.expr.evaluators import partition_key
+        from icectl.spec.partition_identity import partition_key
         from icectl.spec.views import partition_json
 
         key = (spec_id, partition_key(values))  # -0.0 and 0.0 are different partitions

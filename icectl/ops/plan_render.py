@@ -157,7 +157,7 @@ def per_partition(columns: list, n: int, render: Callable[[tuple, tuple], str]) 
     per partition field), called once per distinct partition; one string when every file has
     the same. The key is the values, or :func:`partition_key` of them when a float is among
     them (-0.0 and 0.0 are different partitions, NaN is one)."""
-    from icectl.expr.evaluators import partition_key
+    from icectl.spec.partition_identity import partition_key
 
     if n == 0:
         return []

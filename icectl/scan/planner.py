@@ -39,7 +39,6 @@ from icectl.expr.evaluators import (
     ResidualEvaluator,
     manifests_might_match,
     metrics_might_match,
-    partition_key,
     partition_matches,
 )
 from icectl.expr.expressions import (
@@ -95,6 +94,7 @@ from icectl.spec.manifests import (
     ManifestFile,
 )
 from icectl.spec.metadata import TableMetadata, select_snapshot
+from icectl.spec.partition_identity import partition_key
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot

@@ -20,7 +20,7 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
@@ -146,7 +146,7 @@ class DeleteIndex:
         self.all: list[DeleteRef] = []
         for order, d in enumerate(deletes):
             self.all.append(d)
-            key = (d.spec_id, d.partition)
+            key = (d.spec_id, partition_key(tuple(d.partition)))
             if d.content == EQUALITY_DELETES:
                 if d.spec_id in unpartitioned_specs:
                     self.global_eq.add(order, d)
@@ -183,7 +183,7 @@ class DeleteIndex:
                       stats: DataStats | None = None) -> tuple[DeleteRef, ...]:
         """The delete files that apply to a data file (equality deletes first, global then
         partition; then its deletion vector, or its position deletes)."""
-        key = (spec_id, partition)
+        key = (spec_id, partition_key(tuple(partition)))
         out = [d for d in self.global_eq.from_sequence(seq, after=True)
                if self._eq_may_apply(d, stats)]
         group = self.eq_by_partition.get(key)

@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable, Iterable, Sequence
 
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.expr.ordering import compare, is_nan
 from icectl.spec.manifests import (
     DATA,

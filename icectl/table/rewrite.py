@@ -47,7 +47,7 @@ from __future__ import annotations
 from typing import Any, Callable, Iterable
 
 from icectl.errors import CommitConflict
-from icectl.expr.eval_rows import partition_key
+from icectl.spec.partition_identity import partition_key
 from icectl.spec.manifests import (
     ADDED,
     DATA,

@@ -170,9 +170,78 @@ def run_table(ctx: Ctx, case: TableCase, rng: random.Random, *, nfilters: int, n
         if i < nspark_deletes and b.spark_rows is not None:
             _spark_delete(ctx, b, f, text, selected, all_rids)
 
+    if case.float_keys:
+        _equality_deletes(ctx, b, rng)
     if compact:
         _compact(ctx, b, rng, filters)
         run_writes(ctx, b, rng)
+
+
+def _key_match(t: Any, a: Any, b: Any) -> bool:
+    """An equality delete's match: null matches null, NaN every NaN, -0.0 not 0.0."""
+    from fuzz_model import same_value
+
+    return (a is None and b is None) or same_value(t, a, b)
+
+
+def _near_miss(rng: random.Random, v: Any) -> Any:
+    """A float key value next to v: the other zero, a NaN of other bits (still v for Iceberg),
+    NaN for a number or a null."""
+    from fuzz_model import OTHER_NANS
+
+    if v is None or (not math.isnan(v) and v != 0):
+        return math.nan
+    if math.isnan(v):
+        return rng.choice((-math.nan,) + OTHER_NANS["double"])
+    return -v
+
+
+def _equality_deletes(ctx: Ctx, b: Built, rng: random.Random) -> None:
+    """``icectl delete --equality`` on branches of a table partitioned by float sources: by
+    ``_rid`` and the float sources (equality delete files in NaN and signed-zero partitions,
+    keys with the other zero or NaNs of other bits) and by ``_rid`` alone (the keys do not
+    determine the partition: position deletes or deletion vectors of the rows found). icectl's
+    read, Spark's read and Java's plan of the branch against the rows the keys leave."""
+    st, case, live = ctx.stats, b.case, b.rows
+    types = {c.name: c.type for c in case.final_columns}
+    if not live:
+        return
+    for keycols in ((RID,) + tuple(case.float_keys), (RID,)):
+        keys = []
+        nan_rows = [rid for rid, r in live.items() if any(isinstance(r.get(n), float) and math.isnan(r[n])
+                                                          for n in case.float_keys)]
+        picked = rng.sample(sorted(live), min(len(live), rng.randrange(1, 5)))
+        if nan_rows:  # a key in a NaN partition, always
+            picked.append(rng.choice(nan_rows))
+        for rid in picked:
+            k = {n: live[rid].get(n) for n in keycols}
+            if len(keycols) > 1 and rng.random() < 0.5:
+                n = rng.choice(keycols[1:])
+                k[n] = _near_miss(rng, k[n])
+            keys.append(k)
+        keep = {rid for rid, r in live.items()
+                if not any(all(_key_match(types[n], r.get(n), k[n]) for n in keycols) for k in keys)}
+        f = ctx.scratch / f"k{ctx.next()}.parquet"
+        write_parquet(f, [Column(n, types[n]) for n in keycols], keys)
+        br = f"e{ctx.next()}"
+        must(icectl("branch", "create", b.location, br), "branch create")
+        text = f"delete --equality {','.join(keycols)} keys {keys!r}"
+        d = icectl("delete", b.location, "--equality", ",".join(keycols), "--from", str(f), "--branch", br)
+        st.cases["delete"] += 1
+        left, err = (None, d.err.strip()) if d.code != 0 else icectl_rids(ctx, b.location, None, "--ref", br)
+        script = table_script(b) + f"\n# {text}"
+        if left is None or sorted(left) != sorted(keep):
+            st.add(Diff("delete", category("delete", None, err=err) if left is None else
+                        f"delete (equality by {'_rid and float partition sources' if len(keycols) > 1 else '_rid'}): "
+                        "icectl leaves other rows than the keys leave", case.name, case.seed, text,
+                        f"icectl left {_fmt(left or [])}\nexpected {_fmt(keep)}", script))
+            continue
+        if b.spark_rows is not None:
+            sl = sorted(r[0] for r in ctx.sql(f"SELECT `{RID}` FROM {b.ident}.branch_{br}"))
+            if sl != sorted(keep):
+                st.add(Diff("delete", "delete (equality): Spark reads other rows than icectl's delete left",
+                            case.name, case.seed, text, f"spark {_fmt(sl)}\nexpected {_fmt(keep)}", script))
+            _plan(ctx, b, java_table(ctx.spark, b.location), ("true",), "true", set(keep), ref=br)
 
 
 def _report(ctx: Ctx, b: Built, kind: str, f, got, expected: set, err: str, mode: str = "",
@@ -444,20 +513,31 @@ def run_upsert(ctx: Ctx, seed: int, rng: random.Random, name: str) -> None:
     if rng.random() < 0.4:
         cols.append(Column("st", ("struct", (("a", "int"), ("b", "string")))))
     spec = rng.choice(([], [], ["bucket(4, _rid)"], ["truncate(10, _rid)"], ["identity(_rid)"]))
+    if rng.random() < 0.4:  # rows moving between NaN and signed-zero partitions
+        cols.append(Column("x", rng.choice(FLOATS)))
+        spec = rng.choice((["identity(x)"], ["identity(x)", "bucket(4, _rid)"]))
     case = TableCase(name, seed, rng.choice(("spark", "icectl")), cols, spec, [],
                      mode=rng.choice(("copy-on-write", "merge-on-read")))
+
+    def value(c: Column) -> Any:
+        if c.name == "x":
+            from fuzz_model import float_partition_value
+
+            return float_partition_value(rng, c.type)
+        return maybe_null(rng, c.type)
+
     rid = 1
     for _ in range(rng.randrange(1, 3)):
         rows = []
         for _ in range(rng.randrange(3, 9)):
-            rows.append({RID: rid, **{c.name: maybe_null(rng, c.type) for c in cols[1:]}})
+            rows.append({RID: rid, **{c.name: value(c) for c in cols[1:]}})
             rid += 1
         case.steps.append(Step("write", by=rng.choice(("spark", "icectl")), rows=rows))
     b = build(ctx, case, rng)
     ctx.stats.tables += 1
     existing = sorted(b.rows)
     keys = rng.sample(existing, min(len(existing), rng.randrange(1, 4))) + list(range(rid, rid + rng.randrange(0, 3)))
-    src = [{RID: k, **{c.name: maybe_null(rng, c.type) for c in cols[1:]}} for k in keys]
+    src = [{RID: k, **{c.name: value(c) for c in cols[1:]}} for k in keys]
     expected = dict(b.rows)
     for r in src:
         expected[r[RID]] = r

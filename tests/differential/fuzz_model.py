@@ -238,6 +238,17 @@ class TableCase:
     steps: list[Step]
     format_version: int = 2
     mode: str = "copy-on-write"  # write.delete.mode (Spark's DELETE / MERGE)
+    float_keys: tuple = ()  # float partition sources (float_partition_table): equality deletes by them
+
+    def spec_at(self, step: int) -> list[str]:
+        """The partition transforms in force when step ``step`` runs."""
+        spec = list(self.spec)
+        for s in self.steps[:step]:
+            if s.kind == "add-partition":
+                spec.append(s.transform)
+            elif s.kind == "drop-partition":
+                spec.remove(s.transform)
+        return spec
 
     @property
     def spark_readable(self) -> bool:
@@ -498,3 +509,116 @@ def filter_paths(e) -> set[tuple[str, ...]]:
         if isinstance(x, tuple):
             out |= filter_paths(x)
     return out
+
+
+# -- float partitions: NaN and signed zeros as partition values -----------------------------------
+
+def _f64_bits(n: int) -> float:
+    return struct.unpack("<d", struct.pack("<Q", n))[0]
+
+
+def _f32_bits(n: int) -> float:
+    return struct.unpack("<f", struct.pack("<I", n))[0]
+
+
+# partition values of a float source: every NaN is ONE partition (any sign or payload) and -0.0
+# and 0.0 are two (Iceberg Java's StructLikeWrapper: Double.compare, Double.hashCode). Values are
+# exactly representable as float32, so their partition text is the same for float and double.
+FLOAT_PARTITION_VALUES = (math.nan, -math.nan, -0.0, 0.0, 1.5, -2.25, 100.0, math.inf, -math.inf)
+# NaNs of other bit patterns (written only through Parquet, which keeps the bits)
+OTHER_NANS = {"double": (_f64_bits(0x7FF8000000000001), _f64_bits(0xFFF8000000000ABC)),
+               "float": (_f32_bits(0x7FC00001), _f32_bits(0xFFC00ABC))}
+
+
+def float_partition_value(rng: random.Random, t: str, p_null: float = 0.1) -> float | None:
+    """A value of a float partition source: mostly NaN, -0.0 and 0.0."""
+    r = rng.random()
+    if r < p_null:
+        return None
+    if r < 0.35:
+        return rng.choice((math.nan, -math.nan) + OTHER_NANS[t])
+    if r < 0.7:
+        return rng.choice((-0.0, 0.0))
+    return rng.choice(FLOAT_PARTITION_VALUES)
+
+
+def partition_text(v: Any) -> str:
+    """A float partition value as partition-path text (Java's Double.toString)."""
+    if v is None:
+        return "null"
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return repr(float(v))
+
+
+def same_value(t: Any, a: Any, b: Any) -> bool:
+    """Whether a and b are the same value for Iceberg (equality deletes, partition identity):
+    every NaN equals every NaN, -0.0 differs from 0.0, null equals nothing."""
+    if a is None or b is None:
+        return False
+    if t in FLOATS:
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return a == b
+
+
+def partition_group(v: Any) -> Any:
+    """A hashable key of a float partition value with Iceberg's identity."""
+    if v is None:
+        return ("null",)
+    if math.isnan(v):
+        return ("nan",)
+    return (v, math.copysign(1.0, v))
+
+
+def float_partition_table(rng: random.Random, name: str, seed: int, *, rows: int) -> TableCase:
+    """A table partitioned by identity of a float or double column (sometimes two, sometimes
+    with an int identity field, sometimes added by partition evolution so that compaction
+    rewrites unpartitioned files into float partitions) whose values are mostly NaN (of several
+    bit patterns), -0.0 and 0.0; written by Spark's INSERT, icectl write and icectl append (one
+    Parquet file per partition, the partition given in the path or as a value)."""
+    x_t = rng.choice(FLOATS)
+    cols = [Column(RID, "long"), Column("x", x_t)]
+    spec = ["identity(x)"]
+    if rng.random() < 0.3:
+        cols.append(Column("y", rng.choice(FLOATS)))
+        spec.append("identity(y)")
+    elif rng.random() < 0.3:
+        cols.append(Column("k", "int"))
+        spec.append("identity(k)")
+    others = rng.sample([t for t in PRIMITIVES if t not in NOT_IN_SPARK_DDL and t not in FLOATS], 2)
+    for i, t in enumerate(others):
+        cols.append(Column(f"c{i}_{re.sub(r'[^a-z0-9]', '', t)}", t))
+    evolve = rng.random() < 0.25  # created unpartitioned, the float field added after a write
+    case = TableCase(name, seed, rng.choice(("spark", "icectl")), cols, [] if evolve else spec, [],
+                     mode=rng.choice(("copy-on-write", "merge-on-read")))
+    case.float_keys = tuple(c.name for c in cols if c.type in FLOATS)
+    case.format_version = rng.choice((2, 2, 3))  # v3: deletion vectors
+    next_rid = [1]
+
+    def batch(n: int) -> list[dict]:
+        out = []
+        for _ in range(n):
+            r: dict = {RID: next_rid[0]}
+            next_rid[0] += 1
+            for c in cols[1:]:
+                if c.type in FLOATS:
+                    r[c.name] = float_partition_value(rng, c.type)
+                elif c.name == "k":
+                    r[c.name] = rng.choice((None, 0, 1, -1))
+                else:
+                    r[c.name] = maybe_null(rng, c.type)
+            out.append(r)
+        return out
+
+    nwrites = rng.randrange(2, 4)
+    for w in range(nwrites):
+        if evolve and w == 1:
+            for tr in spec:
+                case.steps.append(Step("add-partition", transform=tr))
+        by = rng.choice(("spark", "icectl", "icectl append"))
+        case.steps.append(Step("write", by=by, rows=batch(max(2, rows // nwrites))))
+    return case

@@ -40,7 +40,8 @@ from fuzz_model import (
 )
 from fuzz_translate import spark_literal
 
-KINDS = ("plan", "scan", "delete", "spark-delete", "upsert", "compact", "metamorphic", "values", "write")
+KINDS = ("plan", "scan", "delete", "spark-delete", "upsert", "compact", "metamorphic", "values", "write",
+         "append")
 
 # -- running icectl -------------------------------------------------------------------------------
 
@@ -245,6 +246,7 @@ class Stats:
     diffs: list[Diff] = field(default_factory=list)
     seeds: list[int] = field(default_factory=list)
     tables: int = 0
+    float_partition_tables: int = 0  # tables of fuzz_model.float_partition_table
     real_cli: int = 0
     started: float = field(default_factory=time.perf_counter)
 
@@ -252,7 +254,8 @@ class Stats:
         self.diffs.append(d)
 
     def summary(self) -> str:
-        lines = [f"differential fuzzer: seeds {self.seeds}, {self.tables} tables, "
+        lines = [f"differential fuzzer: seeds {self.seeds}, {self.tables} tables "
+                 f"({self.float_partition_tables} partitioned by NaN/-0.0 float values), "
                  f"{sum(self.cases.values())} cases in {time.perf_counter() - self.started:.1f}s "
                  f"({self.real_cli} through the real CLI process)"]
         lines.append("  cases per kind: " + ", ".join(f"{k} {self.cases[k]}" for k in KINDS if self.cases[k]))
@@ -349,7 +352,7 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
         args += ["--format-version", str(case.format_version)]
         must(icectl(*args), "create")
     cols = list(case.columns)
-    for s in case.steps:
+    for step_no, s in enumerate(case.steps):
         by_spark = case.spark_readable and rng.random() < 0.5
         if s.kind == "add-column":
             cols.append(s.column)
@@ -368,6 +371,8 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
             else:
                 must(icectl("partition", "drop", loc, s.transform.replace("identity(", "").rstrip(")")
                             if s.transform.startswith("identity(") else s.transform), "partition drop")
+        elif s.kind == "write" and s.by == "icectl append":
+            append_rows(ctx, case, loc, cols, s.rows, case.spec_at(step_no), rng)
         elif s.kind == "write":
             if s.by == "spark" and case.spark_readable:
                 values = ", ".join("(" + ", ".join(spark_literal(c.type, r.get(c.name)) for c in cols) + ")"
@@ -405,6 +410,66 @@ def build(ctx: Ctx, case: TableCase, rng: random.Random) -> Built:
                                case.name, case.seed, "", msg, table_script(b)))
             ctx.stats.cases["values"] += 1
     return b
+
+
+def append_rows(ctx: Ctx, case: TableCase, loc: str, cols: list[Column], rows: list[dict],
+                spec: list[str], rng: random.Random) -> None:
+    """``icectl append`` of ``rows`` as Parquet files, one per partition of ``spec`` (identity
+    fields only: float_partition_table), each partition given in a Hive-style directory, as a
+    ``--partition`` value, or (for a value the footer proves: an int, an all-null column) not at
+    all. A file holding NaN and another value of a float source must be refused first: its
+    footer cannot tell NaN rows apart (nothing may be committed)."""
+    from fuzz_model import partition_group, partition_text
+
+    names = [re.fullmatch(r"identity\((\w+)\)", t).group(1) for t in spec]  # type: ignore[union-attr]
+    types = {c.name: c.type for c in cols}
+    groups: dict[tuple, list[dict]] = {}
+    for r in rows:
+        key = tuple(partition_group(r.get(n)) if types[n] in FLOATS else (r.get(n),) for n in names)
+        groups.setdefault(key, []).append(r)
+    floats = [n for n in names if types[n] in FLOATS]
+    nans = [r for r in rows if floats and r.get(floats[0]) is not None and math.isnan(r[floats[0]])]
+    if nans:
+        # NaN rows and rows of ONE other value: the footer's min and max are that value
+        x = floats[0]
+        other = rng.choice((1.5, -2.25, 100.0))
+        mixed = [{**r, RID: -r[RID]} for r in nans] + [{**r, RID: -r[RID] - 100000, x: other} for r in nans[:2]]
+        f = ctx.scratch / f"mixed{ctx.next()}.parquet"
+        write_parquet(f, cols, mixed)  # rids no check expects
+        d = icectl("append", loc, str(f))
+        ctx.stats.cases["append"] += 1
+        if d.code == 0:
+            from fuzz_shrink import table_script
+
+            ctx.stats.add(Diff("append", "append: icectl append placed a file holding NaN and other "
+                               f"values of {floats[0]} in one partition", case.name, case.seed, "",
+                               d.out.strip()[-300:], table_script(Built(case, loc, "", rows={}))))
+            raise BuildFailed("append of a file spanning a NaN partition was accepted")
+    paths: list[str] = []
+    for key, grp in groups.items():
+        texts = {n: partition_text(grp[0].get(n)) if types[n] in FLOATS else
+                 ("null" if grp[0].get(n) is None else str(grp[0].get(n))) for n in names}
+        proven = all(types[n] not in FLOATS or grp[0].get(n) is None for n in names)
+        how = rng.choice(("path", "option", "infer") if proven else ("path", "option"))
+        folder = ctx.scratch / f"a{ctx.next()}"
+        if how == "path":
+            for n in names:
+                folder = folder / f"{n}={texts[n]}"
+        folder.mkdir(parents=True, exist_ok=True)
+        f = folder / "part.parquet"
+        write_parquet(f, cols, grp)
+        if how == "option":  # one append per file: the values apply to every file given
+            d = icectl("append", loc, str(f), *[a for n in names for a in ("--partition", f"{n}={texts[n]}")])
+            ctx.stats.cases["append"] += 1
+            if d.code != 0:
+                _build_failed(ctx, case, loc, None, d.err, grp, how="icectl append --partition")
+        else:
+            paths.append(str(f))
+    if paths:
+        d = icectl("append", loc, *paths)
+        ctx.stats.cases["append"] += 1
+        if d.code != 0:
+            _build_failed(ctx, case, loc, None, d.err, rows, how="icectl append")
 
 
 def _json_ok(cols: list[Column], rows: list[dict]) -> bool:

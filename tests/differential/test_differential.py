@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from fuzz_checks import run_table, run_upsert
-from fuzz_model import random_table
+from fuzz_model import float_partition_table, random_table
 from fuzz_runner import BuildFailed, Ctx, Stats
 
 pytestmark = pytest.mark.interop
@@ -41,9 +41,22 @@ def fuzz(spark: Any, warehouse: Path, scratch: Path, seeds: list[int], target: i
     ctx = Ctx(spark, warehouse, ns, scratch, stats, shrink_seconds_left=shrink_s)
     began = time.perf_counter()
     for round_ in itertools.count():
-        for seed in seeds + [None]:
+        for seed in ["float"] + seeds + [None]:
             if sum(stats.cases.values()) >= target or time.perf_counter() - began > budget_s:
                 return stats
+            if seed == "float":  # one table per round partitioned by NaN and signed-zero values
+                seed = seeds[round_ % len(seeds)]
+                name = f"s{seed}r{round_}f"
+                rng = random.Random(seed * 9_000_011 + round_)
+                try:
+                    case = float_partition_table(rng, name, seed, rows=rng.randrange(10, 30))
+                    stats.float_partition_tables += 1
+                    run_table(ctx, case, rng, nfilters=nfilters, ndeletes=2, nspark_deletes=1, compact=True)
+                except BuildFailed:
+                    pass
+                except Exception as exc:  # noqa: BLE001
+                    _unexpected(stats, name, seed, exc)
+                continue
             if seed is None:  # one upsert table per round, against MERGE INTO
                 seed = seeds[round_ % len(seeds)]
                 try:
@@ -106,6 +119,8 @@ def test_differential_ci(spark: Any, warehouse: Path, tmp_path: Path, fuzz_repor
                  budget_s=float(os.environ.get("ICECTL_FUZZ_SECONDS", "270")), nfilters=20, shrink_s=40)
     fuzz_report.append(("CI share", stats))
     _check(stats)
+    # the share always holds NaN and signed-zero partitions (append, equality deletes included)
+    assert stats.float_partition_tables >= 1 and stats.cases["append"] >= 1, stats.summary()
 
 
 @pytest.mark.slow

@@ -17,11 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from icectl.ops.compute.arrow_values import column_by_id, internal_values
 from icectl.ops.compute.fit import DoesNotFit
 from icectl.ops.compute.sort import sort_indices
 from icectl.ops.compute.transforms import transform_array
+from icectl.spec.partition_identity import float_key
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
@@ -70,7 +72,7 @@ def partition_groups(data: pa.Table, spec: PartitionSpec, schema: Schema) -> lis
             raise DoesNotFit(e.value, e.type, e.reason, index=e.index, text=f"{at}: {e}") from None
         if isinstance(res.type, pa.BaseExtensionType):
             res = res.storage
-        cols[f"p{i}"] = res
+        cols[f"p{i}"] = _one_nan(res)
         types.append(pf.transform.result_type(stype))
     cols["__row"] = pa.array(range(n), pa.int64())
     keys = [f"p{i}" for i in range(len(spec.fields))]
@@ -85,6 +87,18 @@ def partition_groups(data: pa.Table, spec: PartitionSpec, schema: Schema) -> lis
     return out
 
 
+def _one_nan(values: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """Float partition values with every NaN replaced by one: Arrow's grouping tells NaNs of
+    other sign or payload apart, the reference's partition identity does not
+    (:mod:`icectl.spec.partition_identity`); -0.0 and 0.0 stay apart in both."""
+    if not pa.types.is_floating(values.type):
+        return values
+    nan = pc.is_nan(values)
+    if not pc.any(nan).as_py():
+        return values
+    return pc.if_else(nan, pa.scalar(math.nan, values.type), values)
+
+
 def partition_sort_key(part: tuple) -> tuple:
     """The key partition tuples are ordered by (nulls first, NaN last)."""
     return tuple((v is not None, _sortable(v)) for v in part)
@@ -95,6 +109,6 @@ def _sortable(v: Any) -> Any:
         return 0
     if isinstance(v, _uuid.UUID):
         return v.bytes
-    if isinstance(v, float) and math.isnan(v):
-        return math.inf
+    if isinstance(v, float):
+        return float_key(v)  # -0.0 before 0.0, NaN last
     return v
