@@ -281,7 +281,7 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
     spec = md.spec
     by_part: dict[tuple, list] = {}
     for f in plan.files:
-        # -0.0 and 0.0 are one key in Python but two partitions (expr.eval_rows.partition_key)
+        # -0.0 and 0.0 are one key in Python but two partitions (spec.partition_identity.partition_key)
         key = (f.spec_id, partition_key(tuple(f.partition))) if f.spec_id == spec.spec_id else (None, None)
         by_part.setdefault(key, []).append(f)
     operation_id = str(uuid.uuid4())
