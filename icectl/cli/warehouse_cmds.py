@@ -8,7 +8,7 @@ import typer
 
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs, emit_table, err
-from icectl.errors import InvalidInput
+from icectl.table.catalog_files import is_metadata_file
 
 LIST_HELP = """List the tables and namespaces of a warehouse (or of one NAMESPACE of it).
 
@@ -75,17 +75,23 @@ def list_cmd(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.warehouse import list_tables
+    from icectl.catalog.base import parse_namespace
+    from icectl.catalog.resolve import list_catalog
+    from icectl.cli.runner import catalog_choice
+    from icectl.ops.warehouse import ListResult
 
-    if not warehouse:
-        raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE)")
-    result = list_tables(warehouse, namespace)
+    catalog = list_catalog(catalog_choice(), warehouse)
+    levels = parse_namespace(namespace)
+    result = ListResult(catalog.warehouse or "", namespace, tuple(catalog.list_namespaces(levels)),
+                        tuple(catalog.list_tables(levels)),
+                        catalog.name if catalog.kind != "filesystem" else None)
     if json_out:
         emit_json(result.to_json())
         return
-    err(f"{len(result.tables)} table(s), {len(result.namespaces)} namespace(s) in {result.warehouse}")
+    where = result.warehouse if catalog.kind == "filesystem" else catalog.describe()
+    err(f"{len(result.tables)} table(s), {len(result.namespaces)} namespace(s) in {where}")
     rows = [("namespace", ns, "") for ns in result.namespaces]
-    rows += [("table" if t.kind == "filesystem" else "table (catalog)", t.identifier, t.location)
+    rows += [("table (catalog)" if t.kind == "catalog" else "table", t.identifier, t.location)
              for t in result.tables]
     emit_table(["type", "name", "location"], rows)
 
@@ -132,19 +138,31 @@ def drop(
 @handle_errors
 def register_cmd(
     ident: Annotated[str, typer.Argument(
-        metavar="IDENT", help="The table: DB.TABLE with --warehouse, or its location.", show_default=False)],
+        metavar="IDENT", help="The table: DB.TABLE with --warehouse (or in --catalog), or its location.",
+        show_default=False)],
     metadata: Annotated[str, typer.Option(
-        "--metadata", metavar="FILE", help="The metadata file to adopt (the catalog's current one).",
+        "--metadata", metavar="FILE", help="The metadata file to adopt (the catalog's current one); into a "
+                                           "--catalog also a filesystem table's location.",
         show_default=False)],
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.warehouse import register_table
+    from icectl.cli.runner import table_catalog
+    from icectl.ops.warehouse import RegisterResult, register_table
 
-    result = register_table(ident, metadata, warehouse)
+    found = table_catalog(ident, warehouse)
+    if found is None:
+        result = register_table(ident, metadata, warehouse)
+        said = f"registered {result.location} as a filesystem table (from {result.registered_from})"
+    else:
+        catalog, name = found
+        source = metadata if is_metadata_file(metadata) else load_table(metadata, None).metadata_location
+        t = catalog.register(name, source)
+        result = RegisterResult(str(name), t.location, t.metadata_location, t.version, source)
+        said = f"registered {result.location} as {name} in {catalog.describe()} (from {source})"
     if json_out:
         emit_json(result.to_json())
         return
-    err(f"registered {result.location} as a filesystem table (from {result.registered_from})")
+    err(said)
     emit_pairs([("identifier", result.identifier), ("location", result.location),
                 ("version", result.version), ("metadata-file", result.metadata_location)])

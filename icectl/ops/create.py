@@ -98,9 +98,14 @@ def absolute_location(location: str) -> str:
     return location.rstrip("/")
 
 
-def create_table(location: str, **kwargs: Any) -> CreateResult:
-    """Create a table at ``location``; AlreadyExists when one is there."""
-    location = absolute_location(location)
+def create_table(location: str | None, *, catalog: Any = None, identifier: Any = None, **kwargs: Any) -> CreateResult:
+    """Create a table at ``location``, or the table ``identifier`` of ``catalog`` (an
+    ``icectl.catalog`` Catalog: it picks the location); AlreadyExists when one is there."""
+    if catalog is not None:
+        build_create_metadata("", **kwargs)  # refuse bad input before the catalog is touched
+        table = catalog.create(identifier, lambda where: build_create_metadata(absolute_location(where), **kwargs))
+        return CreateResult(table.location, table.metadata_location, table.metadata)
+    location = absolute_location(location or "")
     metadata = build_create_metadata(location, **kwargs)
     table = Table.create(location, metadata)
     return CreateResult(table.location, table.metadata_location, table.metadata)

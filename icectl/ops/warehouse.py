@@ -49,7 +49,7 @@ _CATALOG_NUMBER = re.compile(r"^(\d+)-")
 class TableEntry:
     identifier: str
     location: str
-    kind: str  # "filesystem" (v<N> versions) or "catalog" (only NNNNN-uuid files)
+    kind: str  # "filesystem" (v<N> versions), "catalog" (only NNNNN-uuid files) or "sql" (a SQL catalog's)
 
     def to_json(self) -> dict[str, Any]:
         ns, _, name = self.identifier.rpartition(".")
@@ -63,9 +63,10 @@ class ListResult:
     namespace: str | None
     namespaces: tuple[str, ...]
     tables: tuple[TableEntry, ...]
+    catalog: str | None = None  # a SQL catalog's name (None: the warehouse directory)
 
     def to_json(self) -> dict[str, Any]:
-        return {"warehouse": self.warehouse, "namespace": self.namespace,
+        return {"warehouse": self.warehouse, "namespace": self.namespace, "catalog": self.catalog,
                 "namespaces": list(self.namespaces), "tables": [t.to_json() for t in self.tables]}
 
 
@@ -161,11 +162,12 @@ def _reached(table: Table, workers: int) -> list[str]:
 
 
 def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, workers: int = 8) -> DropResult:
-    """Drop the filesystem table ``table`` (see the module docs)."""
+    """Drop ``table`` (see the module docs); a catalog's table is also removed from its catalog."""
     if table.read_only is not None:
         raise UnsupportedFeature(table.read_only)
     io = table.io
     location = table.location
+    in_catalog = table.operations.home != "filesystem"  # the catalog's row is the pointer
     problem = None if same_place(location, table.metadata.location or location) else table.metadata.location
     if problem is not None:
         raise ValidationError(f"cannot drop the table at {location}: its metadata records the location "
@@ -178,6 +180,9 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
     refused: list[tuple[str, str]] = []
     if purge:
         require_gc_enabled(table.metadata.properties, "purge the table's files")
+    if not dry_run and in_catalog:
+        table.operations.forget()  # first, as the reference: no catalog names a half-purged table
+    if purge:
         # (files under metadata/ go with the directory below)
         reached = [p for p in _reached(table, workers) if not _under_dir(p, meta_dir)]
         kept = [p for p in reached if not boundary.contains(p) and not boundary.inside(p)]
@@ -187,7 +192,8 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
         else:
             outcome = delete_files(io, todo, boundary, allow_external=False, workers=workers)
             deleted, failed, refused = outcome.deleted, outcome.failed, outcome.refused
-    metadata_files = sorted(info.path for info in io.walk(meta_dir))
+    # a catalog's table without --purge keeps every file (as the reference's catalogs do)
+    metadata_files = sorted(info.path for info in io.walk(meta_dir)) if purge or not in_catalog else []
     removed_dirs: list[str] = []
     if not dry_run and not failed:
         for path in metadata_files:
