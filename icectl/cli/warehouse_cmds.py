@@ -9,6 +9,7 @@ import typer
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs, emit_table, err
 from icectl.table.catalog_files import is_metadata_file
+from icectl.table.table import Table
 
 LIST_HELP = """List the tables and namespaces of a warehouse (or of one NAMESPACE of it).
 
@@ -156,7 +157,8 @@ def register_cmd(
         said = f"registered {result.location} as a filesystem table (from {result.registered_from})"
     else:
         catalog, name = found
-        source = metadata if is_metadata_file(metadata) else load_table(metadata, None).metadata_location
+        # a filesystem table's location stands for its current metadata file
+        source = metadata if is_metadata_file(metadata) else Table.load(metadata).metadata_location
         t = catalog.register(name, source)
         result = RegisterResult(str(name), t.location, t.metadata_location, t.version, source)
         said = f"registered {result.location} as {name} in {catalog.describe()} (from {source})"
