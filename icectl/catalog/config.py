@@ -23,7 +23,7 @@ from typing import Mapping
 from icectl.catalog.yaml_subset import parse_yaml_mapping
 from icectl.errors import InvalidInput, NotFound, StorageError, UnsupportedFeature
 
-__all__ = ["CatalogConfig", "CATALOG_ENV", "resolve_config", "config_files"]
+__all__ = ["CatalogConfig", "CATALOG_ENV", "resolve_config", "config_files", "catalog_names"]
 
 CATALOG_ENV = "ICECTL_CATALOG"
 CONFIG_FILE = ".pyiceberg.yaml"
@@ -96,3 +96,17 @@ def resolve_config(name: str | None, uri: str | None, warehouse: str | None,
                                  "(type: sql) and filesystem warehouses")
     return CatalogConfig(chosen or DEFAULT_NAME, "sql", final_uri.strip(),
                          entry.get("warehouse") or warehouse or None, source)
+
+
+def catalog_names(env: Mapping[str, str] | None = None) -> list[str]:
+    """The catalog names configured (file entries and PYICEBERG_CATALOG__<NAME>__*), for shell
+    completion; [] when the configuration cannot be read."""
+    env = os.environ if env is None else env
+    try:
+        data, _ = _from_file(env)
+    except (InvalidInput, StorageError):
+        data = {}
+    catalogs = data.get("catalog") if isinstance(data, dict) else None
+    names = set(catalogs) if isinstance(catalogs, dict) else set()
+    names |= {k.lower().split("__")[1] for k in env if k.lower().startswith("pyiceberg_catalog__") and k.count("__") >= 2}
+    return sorted(names)

@@ -113,11 +113,18 @@ StorageOptionOpt = Annotated[
 ]
 
 
+def _catalog_names() -> list[str]:
+    from icectl.catalog.config import catalog_names
+
+    return catalog_names()
+
+
 CatalogOpt = Annotated[
     Optional[str],
     typer.Option(
         "--catalog",
         metavar="NAME",
+        autocompletion=lambda incomplete: [n for n in _catalog_names() if n.startswith(incomplete or "")],
         help="The SQL catalog NAME (an entry of .pyiceberg.yaml or PYICEBERG_CATALOG__NAME__URI): TABLE is "
              f"then namespace.table in it (see README, Catalogs). Env: {CATALOG_ENV}.",
         show_default=False,
