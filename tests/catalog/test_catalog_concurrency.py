@@ -12,8 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from clirun import icectl, icectl_process
 
-from test_catalog_interop import Db, db, shared  # noqa: F401 - fixtures
-
 pytestmark = pytest.mark.interop
 
 SEED = range(0, 60)

@@ -5,42 +5,11 @@ wrote, in both directions."""
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass
 
 import pytest
 from clirun import icectl, icectl_json
 
 pytestmark = pytest.mark.interop
-
-
-@dataclass(frozen=True)
-class Db:
-    kind: str
-    icectl_uri: str
-    jdbc_uri: str
-    sqlalchemy_uri: str
-    user: str | None = None
-    password: str | None = None
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request, tmp_path) -> Db:
-    if request.param == "sqlite":
-        path = tmp_path / "catalog.db"
-        return Db("sqlite", f"sqlite:///{path}", f"jdbc:sqlite:{path}", f"sqlite:///{path}")
-    pg = request.getfixturevalue("postgres")
-    name = pg.create_database()
-    return Db("postgresql", pg.uri(name), pg.jdbc(name), pg.uri(name).replace("postgresql://", "postgresql+pg8000://"),
-              pg.user, pg.password)
-
-
-@pytest.fixture
-def shared(db, tmp_path, jdbc_catalog):
-    """(db, Spark catalog name, icectl options, warehouse) of one catalog all three use."""
-    warehouse = str(tmp_path / "wh")
-    name = jdbc_catalog(db.kind, db.jdbc_uri, warehouse, user=db.user, password=db.password)
-    opts = ["--catalog", name, "--catalog-uri", db.icectl_uri]
-    return db, name, opts, warehouse
 
 
 def _rows(stdout: str) -> list[tuple]:
