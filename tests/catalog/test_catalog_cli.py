@@ -162,3 +162,22 @@ def test_bad_input_one_line_exit_code_nothing_written(tmp_path):
     r = icectl("write", "db.t", str(tmp_path / "d.csv"), "--catalog-uri", uri)
     assert r.exit_code == 8 and r.stderr.count("\n") == 1 and "that file is missing" in r.stderr
     assert _tree(tmp_path) == before
+
+
+def test_the_python_api_loads_and_commits_a_catalog_table(tmp_path):
+    import pyarrow as pa
+
+    import icectl as api
+
+    uri = f"sqlite:///{tmp_path}/c.db"
+    assert icectl("create", "db.t", "--catalog", "lake", "--catalog-uri", uri, "--warehouse", str(tmp_path / "wh"),
+                  "--schema", SCHEMA).exit_code == 0
+    t = api.load_table("db.t", catalog="lake", catalog_uri=uri)
+    t.write(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "s": ["a", "b", "c"]}))
+    t.delete("id = 2")
+    again = api.load_table("db.t", catalog="lake", catalog_uri=uri)
+    assert sorted(again.scan(columns=["id"]).to_arrow().column("id").to_pylist()) == [1, 3]
+    assert again.metadata_location.rsplit("/", 1)[-1].startswith("00002-")
+    with sqlite3.connect(tmp_path / "c.db") as db:
+        assert db.execute("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = 'lake'").fetchone()[0] \
+            == again.metadata_location
