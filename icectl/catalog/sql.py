@@ -148,10 +148,7 @@ class SqlCatalog:
         directory = md.properties.get(WRITE_METADATA_PATH, "").rstrip("/") or store.metadata_dir(md.location)
         path = join(directory, f"{max(version, 0):05d}-{uuid.uuid4()}{ext}")
         data = metadata_to_bytes(md, compress=codec == "gzip")
-        if self.io.is_object_store(path):
-            self.io.create_if_absent(path, data)
-        else:
-            self.io.write_exclusive(path, data, durable=True)
+        self.io.write_exclusive(path, data, durable=True)  # (a conditional create on object stores)
         return path
 
     def _insert(self, ident: TableIdent, metadata_location: str) -> None:

@@ -74,6 +74,9 @@ def test_a_named_catalog_from_pyiceberg_yaml_and_icectl_catalog_default(tmp_path
     assert icectl("write", "ns.t", str(tmp_path / "d.csv"), env={**env, "ICECTL_CATALOG": "lake"}).exit_code == 0
     r = icectl("scan", "ns.t", "--count", env={**env, "ICECTL_CATALOG": "lake"})
     assert (r.exit_code, r.stdout.strip()) == (0, "2")
+    # plan's own fast parser resolves the default catalog too
+    r = icectl("plan", "ns.t", "--json", env={**env, "ICECTL_CATALOG": "lake"})
+    assert r.exit_code == 0 and json.loads(r.stdout)["summary"]["records"] == 2, r.output
     # with ICECTL_CATALOG set, a location is still a filesystem table
     loc = str(tmp_path / "wh" / "ns" / "t")
     assert icectl("inspect", "table", loc, env={**env, "ICECTL_CATALOG": "lake"}).exit_code == 0
