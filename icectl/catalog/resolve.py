@@ -68,6 +68,8 @@ def load_table(table: str, warehouse: str | None, choice: CatalogChoice = Catalo
                io: FileIO | None = None) -> Table:
     """The table TABLE names, from its catalog or its filesystem location."""
     found = catalog_for(table, warehouse, choice, io)
+    if found is None and warehouse is not None and is_identifier(table.strip()):
+        found = FilesystemCatalog(warehouse, io), TableIdent.parse(table)  # WAREHOUSE/ns/table
     if found is not None:
         catalog, ident = found
         return catalog.load(ident)
