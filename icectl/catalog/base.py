@@ -12,13 +12,15 @@ SQL catalog (:mod:`.sql`) are the implementations; another catalog is one more m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from icectl.errors import InvalidInput
-from icectl.ops.warehouse import TableEntry
 from icectl.spec.metadata import TableMetadata
 from icectl.table.store import CommittedVersion
 from icectl.table.table import Table
+
+if TYPE_CHECKING:  # (ops.warehouse is heavy to import: reading a table does not need it)
+    from icectl.ops.warehouse import TableEntry
 
 __all__ = ["TableIdent", "Catalog", "CatalogOperations", "parse_namespace"]
 
@@ -72,7 +74,7 @@ class Catalog(Protocol):
 
     def list_namespaces(self, parent: tuple[str, ...] = ()) -> list[str]: ...
 
-    def list_tables(self, namespace: tuple[str, ...] = ()) -> list[TableEntry]: ...
+    def list_tables(self, namespace: tuple[str, ...] = ()) -> list["TableEntry"]: ...
 
     def drop(self, ident: TableIdent) -> None:
         """Forget the table (its files are the caller's: drop --purge deletes them)."""

@@ -6,16 +6,18 @@ lives at ``WAREHOUSE/ns/name`` and its versions are ``metadata/v<N>.metadata.jso
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from icectl.catalog.base import TableIdent
 from icectl.errors import UnsupportedFeature
 from icectl.io.files import FileIO
-from icectl.ops.warehouse import TableEntry, list_tables, register_table
 from icectl.spec.metadata import TableMetadata
 from icectl.table import store
 from icectl.table.store import CommittedVersion
 from icectl.table.table import Table
+
+if TYPE_CHECKING:
+    from icectl.ops.warehouse import TableEntry
 
 __all__ = ["FilesystemCatalog"]
 
@@ -52,12 +54,19 @@ class FilesystemCatalog:
                                  "manifests name files by absolute path)")
 
     # -- listing and adopting --------------------------------------------------------------------
+    # (ops.warehouse is imported here, not at the top: loading a table must stay light)
     def list_namespaces(self, parent: tuple[str, ...] = ()) -> list[str]:
+        from icectl.ops.warehouse import list_tables
+
         return list(list_tables(self.warehouse, ".".join(parent) or None, io=self.io).namespaces)
 
-    def list_tables(self, namespace: tuple[str, ...] = ()) -> list[TableEntry]:
+    def list_tables(self, namespace: tuple[str, ...] = ()) -> list["TableEntry"]:
+        from icectl.ops.warehouse import list_tables
+
         return list(list_tables(self.warehouse, ".".join(namespace) or None, io=self.io).tables)
 
     def register(self, ident: TableIdent, metadata_file: str) -> Table:
+        from icectl.ops.warehouse import register_table
+
         result = register_table(self.location(ident), metadata_file, io=self.io)
         return Table.load(result.location, io=self.io)

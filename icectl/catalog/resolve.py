@@ -13,8 +13,6 @@ from typing import Mapping
 
 from icectl.catalog.base import Catalog, TableIdent
 from icectl.catalog.config import CATALOG_ENV, resolve_config
-from icectl.catalog.filesystem import FilesystemCatalog
-from icectl.catalog.sql import SqlCatalog
 from icectl.errors import InvalidInput
 from icectl.io.files import FileIO
 from icectl.table.table import Table, resolve_table_location
@@ -44,6 +42,8 @@ def open_catalog(choice: CatalogChoice, warehouse: str | None, io: FileIO | None
     env = os.environ if env is None else env
     if not choice.explicit and not env.get(CATALOG_ENV):
         return None
+    from icectl.catalog.sql import SqlCatalog  # (only when a catalog is chosen)
+
     cfg = resolve_config(choice.name, choice.uri, warehouse, env)
     return SqlCatalog(cfg.name, cfg.uri, cfg.warehouse, io=io)
 
@@ -69,6 +69,8 @@ def load_table(table: str, warehouse: str | None, choice: CatalogChoice = Catalo
     """The table TABLE names, from its catalog or its filesystem location."""
     found = catalog_for(table, warehouse, choice, io)
     if found is None and warehouse is not None and is_identifier(table.strip()):
+        from icectl.catalog.filesystem import FilesystemCatalog
+
         found = FilesystemCatalog(warehouse, io), TableIdent.parse(table)  # WAREHOUSE/ns/table
     if found is not None:
         catalog, ident = found
@@ -81,6 +83,8 @@ def list_catalog(choice: CatalogChoice, warehouse: str | None) -> Catalog:
     catalog = open_catalog(choice, warehouse)
     if catalog is not None:
         return catalog
+    from icectl.catalog.filesystem import FilesystemCatalog
+
     if not warehouse:
         raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE), or a catalog (--catalog)")
     return FilesystemCatalog(warehouse)

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 import re
 import uuid
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from icectl.catalog.base import CatalogOperations, TableIdent
-from icectl.ops.warehouse import TableEntry
 from icectl.catalog.sql_db import ConnectionLost, Database, Duplicate, open_database, redact
 from icectl.errors import (AlreadyExists, CommitStateUnknown, CorruptMetadata, IcectlError, InvalidInput, NotFound,
                            StorageError)
@@ -42,6 +41,9 @@ from icectl.table import store
 from icectl.table.store import CommittedVersion, VersionConflict
 from icectl.table.table import Table
 from icectl.table.versions import codec_name
+
+if TYPE_CHECKING:
+    from icectl.ops.warehouse import TableEntry
 
 __all__ = ["SqlCatalog", "TABLES", "NAMESPACES"]
 
@@ -250,7 +252,9 @@ class SqlCatalog:
                     out.add(".".join(levels[:i]))
         return sorted(out)
 
-    def list_tables(self, namespace: tuple[str, ...] = ()) -> list[TableEntry]:
+    def list_tables(self, namespace: tuple[str, ...] = ()) -> list["TableEntry"]:
+        from icectl.ops.warehouse import TableEntry  # (heavy: only `list` needs it)
+
         if not self.db.has_table(TABLES):
             return []
         sql = f"SELECT table_namespace, table_name, metadata_location FROM {TABLES} WHERE catalog_name = ?"

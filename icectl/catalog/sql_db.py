@@ -135,7 +135,14 @@ class SqliteDatabase(Database):
             parent = os.path.dirname(os.path.abspath(self.path))
             if not os.path.isdir(parent):
                 raise NotFound(f"cannot create the catalog database {self.path}: no directory {parent}")
+        new = self.path != ":memory:" and not os.path.exists(self.path)
         conn = sqlite3.connect(self.path, timeout=_SQLITE_TIMEOUT_S, isolation_level=None)
+        if new:
+            # WAL: a reader never blocks a writer. Java's sqlite driver keeps the read lock of
+            # a metadata query (the JdbcCatalog's check that its tables exist) for as long as
+            # its pooled connection lives; in the default journal mode no other writer could
+            # commit until Spark stops.
+            conn.execute("PRAGMA journal_mode=WAL")
         return conn
 
     def _classify(self, e: BaseException) -> BaseException | None:
@@ -143,6 +150,10 @@ class SqliteDatabase(Database):
             return Duplicate(str(e))
         if isinstance(e, sqlite3.OperationalError) and "unable to open" in str(e):
             return ConnectionLost(f"cannot open the catalog database {self.path}: {e}")
+        if isinstance(e, sqlite3.OperationalError) and "database is locked" in str(e):
+            return StorageError(f"the catalog database {self.path} stayed locked by another connection for "
+                                f"{_SQLITE_TIMEOUT_S:.0f} s (a sqlite catalog shared with Spark needs journal_mode=WAL, "
+                                "as icectl creates it: see README, Catalogs)")
         if isinstance(e, sqlite3.OperationalError) and "no such table" in str(e):
             return NotFound(f"the database {self.path} holds no catalog ({e})")
         return None

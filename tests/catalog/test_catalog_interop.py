@@ -89,3 +89,33 @@ def test_pyiceberg_sql_catalog_and_icectl_read_each_others_commits(shared, tmp_p
     assert [f.name for f in p.schema().fields] == ["id", "s", "note"]
     assert sorted(r["id"] for r in p.scan().to_arrow().to_pylist()) == [1, 2, 3]
     assert {("ns",), ("other",)} <= set(py.list_namespaces())
+
+
+def test_a_hadoop_table_moves_into_the_jdbc_catalog_and_back(spark, jdbc_catalog, warehouse, new_table, tmp_path):
+    """Spark's Hadoop-catalog table is registered in a SQL catalog whose warehouse is the same
+    directory (nothing copied), changed there by icectl and Spark's JdbcCatalog, then exported back
+    as a filesystem table that Spark's Hadoop catalog reads."""
+    t = new_table("moved")
+    spark.sql(f"CREATE TABLE {t.ident} (id bigint, s string) USING iceberg")
+    spark.sql(f"INSERT INTO {t.ident} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
+    path = tmp_path / "catalog.db"
+    cat = jdbc_catalog("sqlite", f"jdbc:sqlite:{path}", str(warehouse))
+    opts = ["--catalog", cat, "--catalog-uri", f"sqlite:///{path}"]
+    ident = f"{t.namespace}.{t.name}"
+    r = icectl("register", ident, "--metadata", str(t.location), *opts)
+    assert r.exit_code == 0, r.output
+    assert _spark_rows(spark, f"{cat}.{ident}") == [(1, "a"), (2, "b"), (3, "c")]
+    assert icectl("delete", ident, "--filter", "id = 1", *opts).exit_code == 0
+    spark.sql(f"INSERT INTO {cat}.{ident} VALUES (4, 'd')")
+    expected = [(2, "b"), (3, "c"), (4, "d")]
+    assert _rows(icectl("scan", ident, *opts, "--format", "csv").stdout) == expected
+    # back home: the Hadoop pointer (v<N> + hint) is replaced by the catalog's current file
+    current = icectl("inspect", "table", ident, *opts, "--field", "metadata-file").stdout.strip()
+    assert icectl("drop", ident, *opts).exit_code == 0  # forgets the row, keeps every file
+    for f in t.metadata_dir.iterdir():
+        if f.name.startswith("v") or f.name == "version-hint.text":
+            f.unlink()
+    r = icectl("register", str(t.location), "--metadata", current)
+    assert r.exit_code == 0, r.output
+    assert _spark_rows(spark, t.ident) == expected
+    assert icectl("check", str(t.location), "--deep").exit_code == 0
