@@ -90,6 +90,10 @@ class SqlCatalog:
         return f"catalog {self.name} ({redact(self.uri)})"
 
     # -- the database's tables --------------------------------------------------------------------
+    def initialize(self) -> None:
+        """Create the catalog's tables when missing (and a sqlite database file, in WAL mode)."""
+        self._ensure_tables()
+
     def _ensure_tables(self) -> None:
         """Create the catalog's tables when missing (commands that write the catalog only)."""
         self.db.connection(create=True)

@@ -118,7 +118,15 @@ def jdbc_catalog(spark) -> Any:
         conf = {"": "org.apache.iceberg.spark.SparkCatalog", ".type": "jdbc", ".uri": jdbc_uri,
                 ".warehouse": warehouse, ".jdbc.schema-version": "V1", ".cache-enabled": "false"}
         if kind == "sqlite":
+            # The catalog's tables are made first (by icectl: a WAL database) and Spark is told not
+            # to check for them: Java's sqlite driver keeps the read lock of that check (a
+            # DatabaseMetaData.getTables result left open) for the life of its pooled connection,
+            # so no other process could commit (see README, Catalogs).
+            from icectl.catalog.sql import SqlCatalog
+
+            SqlCatalog(name, "sqlite:///" + jdbc_uri.removeprefix("jdbc:sqlite:")).initialize()
             conf[".jdbc.busy_timeout"] = "60000"
+            conf[".jdbc.init-catalog-tables"] = "false"
         if user:
             conf[".jdbc.user"] = user
             conf[".jdbc.password"] = password or ""
