@@ -15,9 +15,10 @@ statement was sent its outcome is unknown); anything else is a :class:`~icectl.e
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 from icectl.errors import InvalidInput, NotFound, StorageError
 
@@ -38,9 +39,8 @@ def redact(uri: str) -> str:
     """The URI without its password (for messages)."""
     parts = urlsplit(uri.removeprefix("jdbc:"))
     if parts.password:
-        netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
-        return uri.replace(parts.netloc, netloc)
-    return uri
+        uri = uri.replace(parts.netloc, parts.netloc.replace(f":{parts.password}@", ":***@"))
+    return re.sub(r"(password=)[^&]*", r"\1***", uri)
 
 
 class Database:
@@ -231,12 +231,15 @@ def open_database(uri: str) -> Database:
         if not parts.hostname or not database:
             raise InvalidInput(f"invalid PostgreSQL catalog URI {redact(uri)!r} "
                                "(expected postgresql://user:password@host:port/database)", argument="catalog_uri")
+        query = dict(parse_qsl(parts.query))  # jdbc:postgresql://h/db?user=u&password=p
+        user = unquote(parts.username) if parts.username else query.get("user") or os.environ.get("PGUSER", "postgres")
         params: dict[str, Any] = {"host": parts.hostname, "port": parts.port or 5432, "database": unquote(database),
-                                  "user": unquote(parts.username or os.environ.get("PGUSER", "postgres"))}
-        if parts.password is not None:
-            params["password"] = unquote(parts.password)
-        elif os.environ.get("PGPASSWORD"):
-            params["password"] = os.environ["PGPASSWORD"]
+                                  "user": user}
+        password = unquote(parts.password) if parts.password is not None else query.get("password")
+        if password is None and os.environ.get("PGPASSWORD"):
+            password = os.environ["PGPASSWORD"]
+        if password is not None:
+            params["password"] = password
         return PostgresDatabase(text, params)
     raise InvalidInput(f"unsupported catalog URI {redact(uri)!r}: expected sqlite:///FILE or "
                        "postgresql://USER@HOST:PORT/DATABASE", argument="catalog_uri")

@@ -184,3 +184,33 @@ def test_rename_and_drop(tmp_path):
     cat.drop(TableIdent(("other",), "t2"))
     with pytest.raises(NotFound):
         cat.load(TableIdent(("other",), "t2"))
+
+
+@pytest.mark.parametrize("uri, kind, where", [
+    ("sqlite:///rel/c.db", "sqlite", "rel/c.db"),
+    ("sqlite:////abs/c.db", "sqlite", "/abs/c.db"),
+    ("sqlite+pysqlite:////abs/c.db", "sqlite", "/abs/c.db"),
+    ("jdbc:sqlite:/abs/c.db", "sqlite", "/abs/c.db"),
+    ("postgresql://u:p%40ss@h:6543/db", "postgresql", {"host": "h", "port": 6543, "database": "db", "user": "u",
+                                                        "password": "p@ss"}),
+    ("postgresql+psycopg2://u@h/db", "postgresql", {"host": "h", "port": 5432, "database": "db", "user": "u"}),
+    ("jdbc:postgresql://h:5433/db?user=u&password=x", "postgresql",
+     {"host": "h", "port": 5433, "database": "db", "user": "u", "password": "x"}),
+])
+def test_catalog_uris_as_pyiceberg_and_spark_write_them(uri, kind, where, monkeypatch):
+    from icectl.catalog.sql_db import open_database, redact
+
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    d = open_database(uri)
+    assert d.kind == kind
+    assert (d.path if kind == "sqlite" else d.params) == where
+    assert "x&" not in redact(uri) and "p%40ss" not in redact(uri) and not redact(uri).endswith("password=x")
+
+
+@pytest.mark.parametrize("uri", ["mysql://h/db", "sqlite:/c.db", "postgresql:///db", "c.db", "sqlite://"])
+def test_other_uris_are_refused(uri):
+    from icectl.catalog.sql_db import open_database
+    from icectl.errors import InvalidInput
+
+    with pytest.raises(InvalidInput):
+        open_database(uri)
