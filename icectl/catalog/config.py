@@ -69,9 +69,9 @@ def resolve_config(name: str | None, uri: str | None, warehouse: str | None,
     env = os.environ if env is None else env
     chosen = name or env.get(CATALOG_ENV) or None
     if chosen is not None and not chosen.strip():
-        raise InvalidInput("--catalog must not be empty")
+        raise InvalidInput("the catalog name must not be empty", argument="catalog")
     entry: dict = {}
-    source = "--catalog-uri"
+    source = "the catalog URI"
     if chosen:
         data, path = _from_file(env)
         catalogs = data.get("catalog", {}) if isinstance(data, dict) else {}

@@ -56,7 +56,8 @@ def catalog_for(table: str, warehouse: str | None, choice: CatalogChoice, io: Fi
         raise InvalidInput("TABLE must not be empty")
     if not is_identifier(text):
         if choice.explicit:
-            raise InvalidInput(f"with --catalog or --catalog-uri, TABLE is namespace.table, not a location ({text})")
+            raise InvalidInput(f"a catalog's table is named namespace.table, not by a location ({text})",
+                               argument="catalog" if choice.name else "catalog_uri")
         return None
     catalog = open_catalog(choice, warehouse, io, env)
     if catalog is None:
@@ -78,13 +79,14 @@ def load_table(table: str, warehouse: str | None, choice: CatalogChoice = Catalo
     return Table.load(resolve_table_location(table, warehouse), io=io)
 
 
-def list_catalog(choice: CatalogChoice, warehouse: str | None) -> Catalog:
-    """The catalog `icectl list` lists: the chosen SQL catalog, else the warehouse directory."""
+def list_catalog(choice: CatalogChoice, warehouse: str | None) -> Catalog | None:
+    """The catalog `icectl list` lists: the chosen SQL catalog, else the warehouse directory
+    (None when neither is given)."""
     catalog = open_catalog(choice, warehouse)
     if catalog is not None:
         return catalog
     from icectl.catalog.filesystem import FilesystemCatalog
 
     if not warehouse:
-        raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE), or a catalog (--catalog)")
+        return None  # (the CLI says which options name one)
     return FilesystemCatalog(warehouse)

@@ -78,7 +78,7 @@ class SqlCatalog:
     def __init__(self, name: str, uri: str, warehouse: str | None = None, io: FileIO | None = None,
                  database: Database | None = None):
         if not name:
-            raise InvalidInput("a SQL catalog needs a name (--catalog NAME)")
+            raise InvalidInput("a SQL catalog needs a name", argument="catalog")
         self.name = name
         self.uri = uri
         self.warehouse = warehouse.rstrip("/") if warehouse else None
@@ -144,8 +144,8 @@ class SqlCatalog:
     # -- writing metadata ------------------------------------------------------------------------
     def default_location(self, ident: TableIdent) -> str:
         if not self.warehouse:
-            raise InvalidInput(f"{self.describe()} has no warehouse: give --warehouse (or the entry's "
-                               "warehouse) to create a table in it", argument="warehouse")
+            raise InvalidInput(f"{self.describe()} has no warehouse to create a table in (give one, or "
+                               "set the entry's warehouse)", argument="warehouse")
         return "/".join([self.warehouse, *ident.namespace, ident.name])
 
     def _write_metadata(self, md: TableMetadata, version: int) -> str:

@@ -8,6 +8,7 @@ import typer
 
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs, emit_table, err
+from icectl.errors import InvalidInput
 from icectl.table.catalog_files import is_metadata_file
 from icectl.table.table import Table
 
@@ -19,11 +20,14 @@ a.b.t lives at WAREHOUSE/a/b/t). Tables whose metadata files only carry catalog 
 (NNNNN-uuid.metadata.json, written by another catalog) are listed with kind "catalog": icectl
 reads them, and `icectl register` adopts them.
 
+With --catalog NAME (or --catalog-uri URI) it lists that SQL catalog's namespaces and tables.
+
 Examples:
 
 \b
   icectl list --warehouse ./wh
   icectl list db --warehouse ./wh --json
+  icectl list --catalog lake
 """
 
 DROP_HELP = """Drop a table: without --purge, remove its metadata/ directory (no catalog finds the table any
@@ -35,6 +39,7 @@ Files recorded outside the table location are never deleted (they are listed as
 kept-outside-location). --purge is refused (exit 5) when gc.enabled=false. Spark's Hadoop
 catalog deletes the whole table directory on DROP TABLE, data included, even without PURGE;
 here the data stays unless --purge is given. Run with --dry-run first: it lists what would go.
+A SQL catalog's table (--catalog) is removed from its catalog: without --purge every file stays.
 
 Examples:
 
@@ -55,9 +60,15 @@ WAREHOUSE/namespace/name, so the table's location must already be that directory
 the registration is refused with the reason. After registering, commit through one catalog
 only (drop the table from the other one without purging it).
 
+With --catalog NAME (or --catalog-uri URI), IDENT is namespace.table in that SQL catalog: its row
+points at FILE as it is (any metadata file, or a filesystem table's location for its current
+version), nothing is copied. Without it, the current metadata file of a catalog's table exports
+it as a filesystem table at its location.
+
 Examples:
 
 \b
+  icectl register db.events --catalog lake --metadata ./wh/db/events
   icectl register db.events --warehouse ./wh --metadata ./wh/db/events/metadata/00003-5d1c0a6e-8b36-4f4c-9a53-0b2e8c3f1e11.metadata.json
   icectl register ./wh/db/events --metadata ./wh/db/events/metadata/00001-0d6ab1cf-7d1e-4c55-8f0e-1a2b3c4d5e6f.metadata.json --json
 """
@@ -82,6 +93,8 @@ def list_cmd(
     from icectl.ops.warehouse import ListResult
 
     catalog = list_catalog(catalog_choice(), warehouse)
+    if catalog is None:
+        raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE), or a catalog (--catalog)")
     levels = parse_namespace(namespace)
     result = ListResult(catalog.warehouse or "", namespace, tuple(catalog.list_namespaces(levels)),
                         tuple(catalog.list_tables(levels)),

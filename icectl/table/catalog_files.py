@@ -50,7 +50,7 @@ def find_catalog_version(io: FileIO, location: str) -> tuple[int, str] | None:
 def catalog_managed(location: str) -> str:
     """Why commits to a catalog's table are refused (a one-line reason)."""
     return (f"the table at {location} is managed by a catalog (metadata file names NNNNN-uuid): change it "
-            "through its catalog (--catalog NAME namespace.table), or adopt it as a filesystem table "
+            "through its catalog (as namespace.table of that catalog), or adopt it as a filesystem table "
             "(icectl register)")
 
 
