@@ -47,13 +47,17 @@ __all__ = ["load_table", "Table"]
 
 
 def load_table(location_or_identifier: Any, warehouse: Any = None,
-               storage_options: Mapping[str, Any] | None = None) -> "Table":
+               storage_options: Mapping[str, Any] | None = None, *, catalog: str | None = None,
+               catalog_uri: str | None = None) -> "Table":
     """The table at a location (directory path or URL), a metadata file named directly (read
-    only), or ``namespace.table`` under ``warehouse`` (Spark's Hadoop catalog layout), resolved
-    as the command line resolves its TABLE argument. ``storage_options`` go to fsspec for object
-    stores (over ``ICECTL_STORAGE_OPTIONS``)."""
+    only), ``namespace.table`` under ``warehouse`` (Spark's Hadoop catalog layout), or
+    ``namespace.table`` of the SQL catalog ``catalog`` (a ``.pyiceberg.yaml`` entry; or the
+    database ``catalog_uri``; default ``ICECTL_CATALOG``), resolved as the command line resolves
+    its TABLE argument. ``storage_options`` go to fsspec for object stores (over
+    ``ICECTL_STORAGE_OPTIONS``)."""
+    from icectl.catalog.resolve import CatalogChoice
+    from icectl.catalog.resolve import load_table as resolve_and_load
     from icectl.io.files import FileIO
-    from icectl.table.table import Table as _Table
 
     import os
 
@@ -63,7 +67,8 @@ def load_table(location_or_identifier: Any, warehouse: Any = None,
         raise InvalidInput("give a table location, metadata file or namespace.table identifier",
                            argument="location_or_identifier")
     io = FileIO(dict(storage_options or {}))
-    return Table(_Table.load(ident, None if warehouse is None else os.fspath(warehouse), io=io))
+    return Table(resolve_and_load(ident, None if warehouse is None else os.fspath(warehouse),
+                                  CatalogChoice(catalog, catalog_uri), io=io))
 
 
 def _parse_filter(text: Any) -> Any:

@@ -46,6 +46,7 @@ _PROCESS_STATE = (
     ("icectl.cli.output", "_selected_fields"),
     ("icectl.io.manifest_cache", "_enabled"),
     ("icectl.io.objectstore", "_process_options"),
+    ("icectl.cli.runner", "_catalog_choice"),
     ("icectl.command_files", "_received"),
     ("icectl.command_files", "_reg"),
 )

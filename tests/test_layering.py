@@ -1,4 +1,4 @@
-"""Imports point down only: cli -> ops/scan -> table -> io -> spec/expr; only cli prints.
+"""Imports point down only: cli -> catalog -> ops/scan -> table -> io -> spec/expr; only cli prints.
 
 ``engines`` sits beside the layers: operations (ops) and the CLI may choose an engine; an
 engine imports nothing of icectl but errors and command_files (it runs plain task functions over
@@ -27,11 +27,13 @@ ALLOWED = {
     "ops/compute": {"spec", "expr", "io", "table", "ops", "scan", "engines"},
     "scan": {"spec", "expr", "io", "table", "scan"},
     "engines": {"engines"},
-    "cli": {"spec", "expr", "io", "table", "ops", "scan", "engines", "cli"},
+    "catalog": {"spec", "expr", "io", "table", "ops", "scan", "engines", "catalog"},
+    "cli": {"spec", "expr", "io", "table", "ops", "scan", "engines", "catalog", "cli"},
 }
 # third-party packages and where they may be imported
 THIRD_PARTY = {
     "mmh3": {"spec", "expr", "io", "table", "ops", "scan", "cli"},
+    "pg8000": {"catalog"},  # the optional PostgreSQL driver of SQL catalogs (icectl[postgres])
     "fsspec": {"io"},
     "fastavro": {"io"},
     "pyarrow": {"io", "scan", "ops", "ops/compute"},
@@ -40,7 +42,7 @@ THIRD_PARTY = {
     "click": set(),  # typer vendors its own; never import click
     "pyspark": {"engines"},  # an optional extra: only an engine, only inside functions
 }
-LAZY_ONLY = {"pyspark"}
+LAZY_ONLY = {"pyspark", "pg8000"}
 
 
 def layer_of(rel: Path) -> str | None:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, table_location
+from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, table_catalog, table_location
 from icectl.cli.output import emit_json, emit_text
 from icectl.errors import EXIT_CHECK_FAILED
 
@@ -52,7 +52,10 @@ def check(
     from icectl.cli.runner import table_found
 
     with table_found(table, warehouse):
-        result = check_table(table_location(table, warehouse), deep=deep, workers=default_workers())
+        found = table_catalog(table, warehouse)
+        # a catalog's table is checked at the metadata file its catalog names
+        target = table_location(table, warehouse) if found is None else found[0].load(found[1]).metadata_location
+        result = check_table(target, deep=deep, workers=default_workers())
     if json_out:
         emit_json(result.to_json())
     else:

@@ -21,13 +21,16 @@ from icectl.errors import IcectlError, InvalidInput
 from icectl.cli.output import err, select_fields
 from icectl.cli.runner import (  # noqa: F401 - re-exported: commands report through these
     DEBUG_ENV,
+    apply_catalog_options,
     apply_storage_options,
+    CATALOG_ENV,
     OPTION_OF_ARGUMENT,
     debug_enabled,
     failure_code,
     option_in,
     parse_time_option,
     report_error,
+    table_catalog,
     table_location,
     WAREHOUSE_ENV,
 )
@@ -110,6 +113,35 @@ StorageOptionOpt = Annotated[
 ]
 
 
+def _catalog_names() -> list[str]:
+    from icectl.catalog.config import catalog_names
+
+    return catalog_names()
+
+
+CatalogOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--catalog",
+        metavar="NAME",
+        autocompletion=lambda incomplete: [n for n in _catalog_names() if n.startswith(incomplete or "")],
+        help="The SQL catalog NAME (an entry of .pyiceberg.yaml or PYICEBERG_CATALOG__NAME__URI): TABLE is "
+             f"then namespace.table in it (see README, Catalogs). Env: {CATALOG_ENV}.",
+        show_default=False,
+    ),
+]
+CatalogUriOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--catalog-uri",
+        metavar="URI",
+        help="The SQL catalog's database: sqlite:///FILE or postgresql://USER@HOST:PORT/DB (with --warehouse "
+             "for new tables); over the --catalog entry's uri.",
+        show_default=False,
+    ),
+]
+
+
 def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -> Any:
     """Run a command body; turn every failure into one line on stderr and its exit code.
 
@@ -131,13 +163,16 @@ def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -
 
     sig = inspect.signature(fn, eval_str=True)
     with_fields = "json_out" in sig.parameters and "fields" not in sig.parameters
-    # every command that opens a table (it has --warehouse) also gets --storage-option
+    # every command that opens a table (it has --warehouse) also gets --storage-option and the
+    # catalog options (--catalog, --catalog-uri)
     with_storage = "warehouse" in sig.parameters and "storage_options" not in sig.parameters
+    with_catalog = "warehouse" in sig.parameters and "catalog" not in sig.parameters
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         fields = kwargs.pop("fields", None) if with_fields else None
         storage = kwargs.pop("storage_options", None) if with_storage else None
+        catalog = (kwargs.pop("catalog", None), kwargs.pop("catalog_uri", None)) if with_catalog else (None, None)
         as_json = bool(kwargs.get("json_out"))
         if fields:
             kwargs["json_out"] = True
@@ -150,6 +185,8 @@ def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -
                 check_fields(fields, result_views(result_types))
             if with_storage:
                 apply_storage_options(storage)  # (also clears options of an earlier in-process run)
+            if with_catalog:
+                apply_catalog_options(*catalog)
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
@@ -161,9 +198,12 @@ def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -
             raise typer.Exit(code) from None
         finally:
             select_fields(None)
+            if with_catalog:
+                apply_catalog_options(None, None)
 
     added = ([("fields", FieldOpt)] if with_fields else []) + \
-        ([("storage_options", StorageOptionOpt)] if with_storage else [])
+        ([("storage_options", StorageOptionOpt)] if with_storage else []) + \
+        ([("catalog", CatalogOpt), ("catalog_uri", CatalogUriOpt)] if with_catalog else [])
     if added:
         params = list(sig.parameters.values())
         params += [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=ann)

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, parse_key_values, table_location
+from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, parse_key_values, table_catalog, table_location
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import InvalidInput, NotFound, StorageError
 
@@ -62,9 +62,11 @@ def create(
         raise InvalidInput("a schema is required: --schema \"id long, ...\" or --schema-file FILE")
     if "format-version" in parse_key_values(prop):
         raise InvalidInput("set the format version with --format-version, not as a property")
-    location = table_location(table, warehouse)
+    found = table_catalog(table, warehouse)
     result = create_table(
-        location,
+        table_location(table, warehouse) if found is None else None,
+        catalog=found[0] if found else None,
+        identifier=found[1] if found else None,
         schema_text=schema,
         schema_json=schema_json,
         partition_text=partition,

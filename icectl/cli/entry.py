@@ -44,6 +44,8 @@ PLAN_OPTIONS: dict[str, tuple[str, str]] = {
     "--no-cache": ("no_cache", "flag"),
     "--json": ("json_out", "flag"),
     "--storage-option": ("storage_options", "texts"),
+    "--catalog": ("catalog", "text"),
+    "--catalog-uri": ("catalog_uri", "text"),
 }
 PLAN_SHORT = {"-f": "--filter", "-w": "--warehouse"}
 _COMPLETE_ENV = "_ICECTL_COMPLETE"  # typer's shell completion: always typer's
@@ -119,12 +121,13 @@ def parse_plan_args(args: list[str]) -> dict[str, Any] | None:
 def _run_plan(values: dict[str, Any]) -> int:
     from icectl.cli.output import select_fields
     from icectl.cli.plan_run import run_plan
-    from icectl.cli.runner import apply_storage_options, failure_code
+    from icectl.cli.runner import apply_catalog_options, apply_storage_options, failure_code
 
     select_fields(None)
     try:
         values = dict(values)
         apply_storage_options(values.pop("storage_options", None))
+        apply_catalog_options(values.pop("catalog", None), values.pop("catalog_uri", None))
         run_plan(**values)
         sys.stdout.flush()
     except BaseException as e:  # noqa: BLE001 - sorted by failure_code

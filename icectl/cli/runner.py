@@ -13,6 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
+from icectl.catalog.config import CATALOG_ENV  # noqa: F401 - the default of --catalog
 from icectl.cli.output import err
 from icectl.errors import (EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, IcectlError,
                            Interrupted, StorageError)
@@ -152,11 +153,40 @@ def table_location(table: str, warehouse: Optional[str]) -> str:
     return resolve_table_location(table, warehouse)
 
 
-def load_table(table: str, warehouse: Optional[str]) -> Table:
-    from icectl.table.table import Table
+_catalog_choice: Optional[tuple[Optional[str], Optional[str]]] = None
 
+
+def apply_catalog_options(name: Optional[str], uri: Optional[str]) -> None:
+    """Honour --catalog NAME / --catalog-uri URI for the rest of this command: TABLE arguments
+    that are identifiers are then a catalog's tables (see icectl.catalog.resolve)."""
+    global _catalog_choice
+    _catalog_choice = (name, uri)
+
+
+def catalog_choice():
+    """The running command's catalog options (an icectl.catalog.resolve.CatalogChoice)."""
+    from icectl.catalog.resolve import CatalogChoice
+
+    name, uri = _catalog_choice or (None, None)
+    return CatalogChoice(name, uri)
+
+
+def table_catalog(table: str, warehouse: Optional[str]):
+    """``(catalog, identifier)`` when TABLE is a catalog's table, else None (a filesystem one)."""
+    from icectl.catalog.resolve import catalog_for
+
+    return catalog_for(table, warehouse, catalog_choice())
+
+
+def load_table(table: str, warehouse: Optional[str]) -> Table:
+    from icectl.catalog.resolve import load_table as resolve_and_load
+
+    if not table:
+        from icectl.errors import InvalidInput
+
+        raise InvalidInput("TABLE must not be empty")
     with table_found(table, warehouse):
-        return Table.load(table_location(table, warehouse))
+        return resolve_and_load(table, warehouse, catalog_choice())
 
 
 class table_found:
@@ -189,6 +219,8 @@ class table_found:
         import re
 
         name = self.table.strip()
+        if any(_catalog_choice or ()) or os.environ.get(CATALOG_ENV):
+            return None  # an identifier names a catalog's table: the catalog's message says which
         if not re.fullmatch(r"[A-Za-z_][\w$-]*(\.[A-Za-z_][\w$-]*)+", name) or os.path.exists(name):
             return None
         if self.warehouse is None:

@@ -9,6 +9,8 @@ import typer
 from icectl.cli.common import JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs, emit_table, err
 from icectl.errors import InvalidInput
+from icectl.table.catalog_files import is_metadata_file
+from icectl.table.table import Table
 
 LIST_HELP = """List the tables and namespaces of a warehouse (or of one NAMESPACE of it).
 
@@ -18,11 +20,14 @@ a.b.t lives at WAREHOUSE/a/b/t). Tables whose metadata files only carry catalog 
 (NNNNN-uuid.metadata.json, written by another catalog) are listed with kind "catalog": icectl
 reads them, and `icectl register` adopts them.
 
+With --catalog NAME (or --catalog-uri URI) it lists that SQL catalog's namespaces and tables.
+
 Examples:
 
 \b
   icectl list --warehouse ./wh
   icectl list db --warehouse ./wh --json
+  icectl list --catalog lake
 """
 
 DROP_HELP = """Drop a table: without --purge, remove its metadata/ directory (no catalog finds the table any
@@ -37,6 +42,7 @@ deleted) when a manifest list or manifest is missing, since the files it named c
 --purge --force then deletes every file under the table location instead. Spark's Hadoop
 catalog deletes the whole table directory on DROP TABLE, data included, even without PURGE;
 here the data stays unless --purge is given. Run with --dry-run first: it lists what would go.
+A SQL catalog's table (--catalog) is removed from its catalog: without --purge every file stays.
 
 Examples:
 
@@ -58,9 +64,15 @@ the registration is refused with the reason; so is a location inside another tab
 directory or with a table below it (tables never nest). After registering, commit through one catalog
 only (drop the table from the other one without purging it).
 
+With --catalog NAME (or --catalog-uri URI), IDENT is namespace.table in that SQL catalog: its row
+points at FILE as it is (any metadata file, or a filesystem table's location for its current
+version), nothing is copied. Without it, the current metadata file of a catalog's table exports
+it as a filesystem table at its location.
+
 Examples:
 
 \b
+  icectl register db.events --catalog lake --metadata ./wh/db/events
   icectl register db.events --warehouse ./wh --metadata ./wh/db/events/metadata/00003-5d1c0a6e-8b36-4f4c-9a53-0b2e8c3f1e11.metadata.json
   icectl register ./wh/db/events --metadata ./wh/db/events/metadata/00001-0d6ab1cf-7d1e-4c55-8f0e-1a2b3c4d5e6f.metadata.json --json
 """
@@ -79,17 +91,25 @@ def list_cmd(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.warehouse import list_tables
+    from icectl.catalog.base import parse_namespace
+    from icectl.catalog.resolve import list_catalog
+    from icectl.cli.runner import catalog_choice
+    from icectl.ops.warehouse import ListResult
 
-    if not warehouse:
-        raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE)")
-    result = list_tables(warehouse, namespace)
+    catalog = list_catalog(catalog_choice(), warehouse)
+    if catalog is None:
+        raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE), or a catalog (--catalog)")
+    levels = parse_namespace(namespace)
+    result = ListResult(catalog.warehouse or "", namespace, tuple(catalog.list_namespaces(levels)),
+                        tuple(catalog.list_tables(levels)),
+                        catalog.name if catalog.kind != "filesystem" else None)
     if json_out:
         emit_json(result.to_json())
         return
-    err(f"{len(result.tables)} table(s), {len(result.namespaces)} namespace(s) in {result.warehouse}")
+    where = result.warehouse if catalog.kind == "filesystem" else catalog.describe()
+    err(f"{len(result.tables)} table(s), {len(result.namespaces)} namespace(s) in {where}")
     rows = [("namespace", ns, "") for ns in result.namespaces]
-    rows += [("table" if t.kind == "filesystem" else "table (catalog)", t.identifier, t.location)
+    rows += [("table (catalog)" if t.kind == "catalog" else "table", t.identifier, t.location)
              for t in result.tables]
     emit_table(["type", "name", "location"], rows)
 
@@ -145,19 +165,32 @@ def drop(
 @handle_errors(returns="icectl.ops.warehouse:RegisterResult")
 def register_cmd(
     ident: Annotated[str, typer.Argument(
-        metavar="IDENT", help="The table: DB.TABLE with --warehouse, or its location.", show_default=False)],
+        metavar="IDENT", help="The table: DB.TABLE with --warehouse (or in --catalog), or its location.",
+        show_default=False)],
     metadata: Annotated[str, typer.Option(
-        "--metadata", metavar="FILE", help="The metadata file to adopt (the catalog's current one).",
+        "--metadata", metavar="FILE", help="The metadata file to adopt (the catalog's current one); into a "
+                                           "--catalog also a filesystem table's location.",
         show_default=False)],
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.warehouse import register_table
+    from icectl.cli.runner import table_catalog
+    from icectl.ops.warehouse import RegisterResult, register_table
 
-    result = register_table(ident, metadata, warehouse)
+    found = table_catalog(ident, warehouse)
+    if found is None:
+        result = register_table(ident, metadata, warehouse)
+        said = f"registered {result.location} as a filesystem table (from {result.registered_from})"
+    else:
+        catalog, name = found
+        # a filesystem table's location stands for its current metadata file
+        source = metadata if is_metadata_file(metadata) else Table.load(metadata).metadata_location
+        t = catalog.register(name, source)
+        result = RegisterResult(str(name), t.location, t.metadata_location, t.version, source)
+        said = f"registered {result.location} as {name} in {catalog.describe()} (from {source})"
     if json_out:
         emit_json(result.to_json())
         return
-    err(f"registered {result.location} as a filesystem table (from {result.registered_from})")
+    err(said)
     emit_pairs([("identifier", result.identifier), ("location", result.location),
                 ("version", result.version), ("metadata-file", result.metadata_location)])

@@ -99,10 +99,20 @@ def absolute_location(location: str) -> str:
     return location.rstrip("/")
 
 
-def create_table(location: str, **kwargs: Any) -> CreateResult:
-    """Create a table at ``location``; AlreadyExists when one is there (metadata files of any
-    name), ValidationError when a table is above or below it (tables never nest)."""
-    location = absolute_location(location)
+def create_table(location: str | None, *, catalog: Any = None, identifier: Any = None, **kwargs: Any) -> CreateResult:
+    """Create a table at ``location``, or the table ``identifier`` of ``catalog`` (an
+    ``icectl.catalog`` Catalog: it picks the location); AlreadyExists when one is there (metadata
+    files of any name), ValidationError when a table is above or below it (tables never nest)."""
+    if catalog is not None:
+        build_create_metadata("", **kwargs)  # refuse bad input before the catalog is touched
+        def build(where: str) -> Any:
+            where = absolute_location(where)
+            refuse_nesting(FileIO(), where)  # a catalog's table never nests in another either
+            return build_create_metadata(where, **kwargs)
+
+        table = catalog.create(identifier, build)
+        return CreateResult(table.location, table.metadata_location, table.metadata)
+    location = absolute_location(location or "")
     metadata = build_create_metadata(location, **kwargs)
     io = FileIO()
     refuse_nesting(io, location)

@@ -57,7 +57,7 @@ _CATALOG_NUMBER = re.compile(r"^(\d+)-")
 class TableEntry:
     identifier: str
     location: str
-    kind: str  # "filesystem" (v<N> versions) or "catalog" (only NNNNN-uuid files)
+    kind: str  # "filesystem" (v<N> versions), "catalog" (only NNNNN-uuid files) or "sql" (a SQL catalog's)
 
     def to_json(self) -> dict[str, Any]:
         ns, _, name = self.identifier.rpartition(".")
@@ -71,9 +71,10 @@ class ListResult:
     namespace: str | None
     namespaces: tuple[str, ...]
     tables: tuple[TableEntry, ...]
+    catalog: str | None = None  # a SQL catalog's name (None: the warehouse directory)
 
     def to_json(self) -> dict[str, Any]:
-        return {"warehouse": self.warehouse, "namespace": self.namespace,
+        return {"warehouse": self.warehouse, "namespace": self.namespace, "catalog": self.catalog,
                 "namespaces": list(self.namespaces), "tables": [t.to_json() for t in self.tables]}
 
 
@@ -192,7 +193,7 @@ def _purge_candidates(table: Table, workers: int, force: bool) -> list[str]:
 
 def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, workers: int = 8,
                force: bool = False) -> DropResult:
-    """Drop the filesystem table ``table`` (see the module docs)."""
+    """Drop ``table`` (see the module docs); a catalog's table is also removed from its catalog."""
     if force and not purge:
         raise InvalidInput("forcing applies only to a purge (it purges every file under the table location)",
                            argument="force")
@@ -200,6 +201,7 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
         raise UnsupportedFeature(table.read_only)
     io = table.io
     location = table.location
+    in_catalog = table.operations.home != "filesystem"  # the catalog's row is the pointer
     problem = None if same_place(location, table.metadata.location or location) else table.metadata.location
     if problem is not None:
         raise ValidationError(f"cannot drop the table at {location}: its metadata records the location "
@@ -213,8 +215,11 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
     skipped: list[tuple[str, str]] = []
     if purge:
         require_gc_enabled(table.metadata.properties, "purge the table's files")
-        # (files under metadata/ go with the directory below)
+        # (files under metadata/ go with the directory below); read strictly before anything changes
         reached = [p for p in _purge_candidates(table, workers, force) if not _under_dir(p, meta_dir)]
+    if not dry_run and in_catalog:
+        table.operations.forget()  # first, as the reference: no catalog names a half-purged table
+    if purge:
         kept = [p for p in reached if not boundary.contains(p) and not boundary.inside(p)]
         todo = [p for p in reached if p not in set(kept)]
         if force:  # also what unreadable metadata named, and whatever else lies under the location
@@ -225,7 +230,9 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
         else:
             outcome = delete_files(io, todo, boundary, allow_external=False, workers=workers)
         deleted, failed, refused, skipped = outcome.deleted, outcome.failed, outcome.refused, outcome.skipped
-    metadata_files, more = boundary.other_tables(io).split(sorted(info.path for info in io.walk(meta_dir)))
+    # a catalog's table without --purge keeps every file (as the reference's catalogs do)
+    listed = sorted(info.path for info in io.walk(meta_dir)) if purge or not in_catalog else []
+    metadata_files, more = boundary.other_tables(io).split(listed)
     skipped += more
     removed_dirs: list[str] = []
     if not dry_run and not failed:

@@ -1,5 +1,6 @@
-"""Tables other catalogs manage, and metadata files named directly: finding their current
-metadata for the read-only commands (commits go only to filesystem tables, ``table/store.py``)."""
+"""Tables other catalogs manage, found by their files, and metadata files named directly: their
+current metadata for the read-only commands (commits go through a table's home: its directory,
+``table/store.py``, or its catalog, ``icectl/catalog``)."""
 
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ def find_catalog_version(io: FileIO, location: str) -> tuple[int, str] | None:
 
 def catalog_managed(location: str) -> str:
     """Why commits to a catalog's table are refused (a one-line reason)."""
-    return (f"the table at {location} is managed by a catalog (metadata file names NNNNN-uuid); "
-            "icectl commits only filesystem tables; register it as one (icectl register) to adopt it")
+    return (f"the table at {location} is managed by a catalog (metadata file names NNNNN-uuid): change it "
+            "through its catalog (as namespace.table of that catalog), or adopt it as a filesystem table "
+            "(icectl register)")
 
 
 def locate_metadata_file(io: FileIO, path: str) -> tuple[str, int, str | None]:

@@ -58,7 +58,7 @@ __all__ = [
     "find_metadata_file", "find_current_version", "read_metadata", "load_current", "commit",
     "write_version_hint", "VERSION_HINT", "METADATA_COMPRESSION", "DELETE_AFTER_COMMIT",
     "IncompleteVersion", "IncompleteMetadata", "find_incomplete_versions",
-    "set_aside_incomplete_version", "read_version",
+    "set_aside_incomplete_version", "read_version", "next_metadata", "remove_dropped_metadata",
 ]
 
 
@@ -204,8 +204,6 @@ def find_incomplete_versions(io: FileIO, location: str) -> list[IncompleteVersio
     found = _probe_forward(io, location, *found)
     inc = _incomplete(io, location, *found)
     return [inc] if inc is not None else []
-
-
 
 
 def set_aside_incomplete_version(io: FileIO, location: str) -> IncompleteVersion | None:
@@ -476,6 +474,24 @@ def _undo_rename(io: FileIO, path: str, data: bytes) -> None:
         pass
 
 
+def next_metadata(base: CommittedVersion | None, new: TableMetadata) -> TableMetadata:
+    """``new`` as the version after ``base`` in any home: the base joins the metadata log."""
+    if base is None:
+        return new
+    if new.last_updated_ms == base.metadata.last_updated_ms:
+        new = replace(new, last_updated_ms=max(now_ms(), base.metadata.last_updated_ms + 1))
+    return with_previous_metadata(new, base.metadata_location, base.metadata.last_updated_ms)
+
+
+def remove_dropped_metadata(io: FileIO, base: CommittedVersion | None, new: TableMetadata) -> None:
+    """``write.metadata.delete-after-commit.enabled``: delete files that fell off the log."""
+    if base is not None and _cleans_up(new):
+        kept = {e.metadata_file for e in new.metadata_log}
+        for entry in base.metadata.metadata_log:
+            if entry.metadata_file not in kept:
+                io.delete_quietly(entry.metadata_file)
+
+
 def commit(
     io: FileIO,
     location: str,
@@ -492,12 +508,9 @@ def commit(
     """
     if WRITE_METADATA_LOCATION in new.properties:
         raise ValidationError(f"filesystem tables cannot relocate metadata ({WRITE_METADATA_LOCATION})")
-    if base is not None:
-        if new.location.rstrip("/") != base.metadata.location.rstrip("/"):
-            raise ValidationError("filesystem tables cannot be relocated")
-        if new.last_updated_ms == base.metadata.last_updated_ms:
-            new = replace(new, last_updated_ms=max(now_ms(), base.metadata.last_updated_ms + 1))
-        new = with_previous_metadata(new, base.metadata_location, base.metadata.last_updated_ms)
+    if base is not None and new.location.rstrip("/") != base.metadata.location.rstrip("/"):
+        raise ValidationError("filesystem tables cannot be relocated")
+    new = next_metadata(base, new)
 
     codec = _codec(new.properties.get(METADATA_COMPRESSION))
     ext = ".gz.metadata.json" if codec == "gzip" else ".metadata.json"
@@ -527,11 +540,7 @@ def commit(
 
     try:
         write_version_hint(io, location, next_version)
-        if base is not None and _cleans_up(new):
-            kept = {e.metadata_file for e in new.metadata_log}
-            for entry in base.metadata.metadata_log:
-                if entry.metadata_file not in kept:
-                    io.delete_quietly(entry.metadata_file)
+        remove_dropped_metadata(io, base, new)
     except BaseException as e:
         # the commit is in the table; only its tidying was cut short. Reported as unknown so
         # the caller keeps (and does not retry) what the commit wrote.

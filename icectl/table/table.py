@@ -33,6 +33,7 @@ from icectl.spec.properties import (
     property_int,
 )
 from icectl.table import catalog_files, store
+from icectl.table.operations import DirectoryOperations, TableOperations
 from icectl.table.store import CommittedVersion, VersionConflict
 
 __all__ = ["Table", "CommitAttempt", "RetryPolicy", "resolve_table_location"]
@@ -118,12 +119,16 @@ class CommitAttempt:
 
 
 class Table:
-    """A table on a filesystem. ``metadata`` / ``version`` follow every successful commit."""
+    """A table: its location, FileIO and current version, read and committed through its
+    ``operations`` (its home: a filesystem directory by default, or a catalog's entry; see
+    :mod:`icectl.table.operations`). ``metadata`` / ``version`` follow every successful commit."""
 
-    def __init__(self, location: str, io: FileIO, current: CommittedVersion, read_only: str | None = None):
+    def __init__(self, location: str, io: FileIO, current: CommittedVersion, read_only: str | None = None,
+                 operations: TableOperations | None = None):
         self.location = location
         self.io = io
         self._current = current
+        self.operations: TableOperations = operations or DirectoryOperations(io, location)
         self.warnings: list[str] = []  # problems met while committing (e.g. broken properties)
         # why this table cannot be changed (a catalog's table, a metadata file named directly)
         self.read_only = read_only
@@ -197,7 +202,7 @@ class Table:
 
     def refresh(self) -> "Table":
         if self.read_only is None:  # a pinned metadata file does not move
-            self._current = store.load_current(self.io, self.location)
+            self._current = self.operations.refresh()
         return self
 
     # -- committing ------------------------------------------------------------------------
@@ -244,7 +249,7 @@ class Table:
                         self._cleanup(attempts, keep=attempt.written)
                         return self  # nothing to commit
                     with command_files.critical():
-                        self._current = store.commit(self.io, self.location, self._current, new)
+                        self._current = self.operations.commit(self._current, new)
                         committed = True
                         # the winner's files, and those its metadata adds, are the table's now
                         command_files.settle(attempt.written + attempt.referenced)
@@ -257,7 +262,7 @@ class Table:
                         self._cleanup(attempts, keep=())
                         self._refresh_quietly()
                         raise CommitConflict(
-                            f"commit to {self.location} failed after {number} attempt(s): another "
+                            f"commit to {self.operations.name} failed after {number} attempt(s): another "
                             f"writer kept winning ({conflict})") from None
                     time.sleep(delay / 1000.0)
                     self.refresh()

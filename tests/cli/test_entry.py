@@ -56,7 +56,8 @@ def test_the_plan_body_takes_the_commands_options() -> None:
 
     body = {n: p.default for n, p in inspect.signature(run_plan).parameters.items()}
     body["table"] = None  # required in both
-    command = {p.name: p.default for p in _PLAN.params if p.name not in ("fields", "storage_options")}
+    command = {p.name: p.default for p in _PLAN.params
+               if p.name not in ("fields", "storage_options", "catalog", "catalog_uri")}
     assert body == command
 
 

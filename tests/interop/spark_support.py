@@ -39,6 +39,23 @@ logger.gateway.level = error
 """
 
 
+# JDBC drivers of the SQL catalog tests (Debian: libxerial-sqlite-jdbc-java, libpostgresql-jdbc-java):
+# on the one session's classpath when installed, so a JdbcCatalog can be added to it later
+JDBC_DRIVER_JARS = {"sqlite": ("/usr/share/java/sqlite-jdbc.jar", "/usr/share/java/xerial-sqlite-jdbc.jar"),
+                    "postgresql": ("/usr/share/java/postgresql.jar",)}
+
+
+def jdbc_driver_jars() -> dict[str, str]:
+    """The installed JDBC driver jars, by database kind."""
+    found = {}
+    for kind, paths in JDBC_DRIVER_JARS.items():
+        for p in paths:
+            if Path(p).is_file():
+                found[kind] = str(Path(p).resolve())
+                break
+    return found
+
+
 class StackMissing(RuntimeError):
     """The reference stack (pyspark, a Java runtime or the Iceberg jar) is not usable."""
 
@@ -120,6 +137,7 @@ def start_spark(warehouse: Path, scratch: Path, *, catalog: str = CATALOG) -> St
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 
     java_options = f"-Dlog4j2.configurationFile={log_config.as_uri()} -Duser.timezone=UTC"
+    jars = [str(jar), *jdbc_driver_jars().values()]
     builder = (
         SparkSession.builder.master("local[2]")
         .appName("icectl-interop")
@@ -134,7 +152,8 @@ def start_spark(warehouse: Path, scratch: Path, *, catalog: str = CATALOG) -> St
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(scratch / "spark-warehouse"))
         .config("spark.local.dir", str(local_dir))
-        .config("spark.jars", str(jar))
+        .config("spark.jars", ",".join(jars))
+        .config("spark.driver.extraClassPath", os.pathsep.join(jars[1:]))
         .config("spark.sql.extensions", ICEBERG_EXTENSIONS)
         .config(f"spark.sql.catalog.{catalog}", "org.apache.iceberg.spark.SparkCatalog")
         .config(f"spark.sql.catalog.{catalog}.type", "hadoop")
