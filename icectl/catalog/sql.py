@@ -177,7 +177,7 @@ class SqlCatalog:
         path = self._write_metadata(md, 0)
         try:
             self._insert(ident, path)
-        except BaseException:
+        except Exception:  # the database refused the INSERT: no row names the file (an interrupt keeps it)
             self.io.delete_quietly(path)
             raise
         return self._table(ident, CommittedVersion(0, path, md))
@@ -209,8 +209,8 @@ class SqlCatalog:
                 (path, base.metadata_location, self.name, ident.namespace_text, ident.name, base.metadata_location))
         except ConnectionLost as lost:
             changed = self._settle(ident, path, lost)
-        except BaseException:
-            self.io.delete_quietly(path)  # the statement failed: it changed nothing
+        except Exception:  # the database refused the UPDATE: it changed nothing (an interrupt keeps the file)
+            self.io.delete_quietly(path)
             raise
         if changed != 1:
             self.io.delete_quietly(path)

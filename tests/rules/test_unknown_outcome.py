@@ -345,6 +345,8 @@ _OWN_TEMPORARIES = {
     ("table/store.py", "_rename_version"): "the commit's temporary metadata file, before it is renamed",
     ("ops/expire_records.py", "pending_records"): "an earlier run's record cut short while being written",
     ("io/objectstore.py", "_probe"): "the probe object of the conditional-create check, no table file",
+    ("catalog/sql.py", "create"): "a new table's first metadata file after the database refused its INSERT",
+    ("catalog/sql.py", "commit"): "the new metadata file after the database refused the pointer's UPDATE",
 }
 
 
