@@ -369,11 +369,19 @@ def _remember(key: str, honoured: bool) -> None:
         pass  # remembered in this process only
 
 
+def _connection_string_endpoint(text: Any) -> str:
+    """The account of an Azure connection string: its BlobEndpoint, else its AccountName."""
+    fields = dict(part.split("=", 1) for part in str(text or "").split(";") if "=" in part)
+    return fields.get("BlobEndpoint") or fields.get("AccountName") or ""
+
+
 def store_key(options: dict[str, Any], url: str) -> str:
     """Which store ``url`` is on: its endpoint (or account) and bucket."""
     client = options.get("client_kwargs") if isinstance(options.get("client_kwargs"), dict) else {}
     endpoint = (options.get("endpoint_url") or client.get("endpoint_url")
                 or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+                or _connection_string_endpoint(options.get("connection_string")
+                                               or os.environ.get("AZURE_STORAGE_CONNECTION_STRING"))
                 or options.get("account_name") or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME") or "")
     return f"{endpoint}|{bucket_url(url)}"
 
@@ -395,8 +403,9 @@ def require_conditional_creates(fs: Any, scheme: str, url: str, options: dict[st
         known = _probe(fs, scheme, url)
         _remember(key, known)
     if not known:
+        condition = "ifGenerationMatch=0" if scheme in ("gs", "gcs") else "If-None-Match"
         raise UnsafeStorage(
-            f"{bucket_url(url)} does not honour conditional creates (If-None-Match), so concurrent "
+            f"{bucket_url(url)} does not honour conditional creates ({condition}), so concurrent "
             f"commits could silently overwrite each other; nothing was written (to write anyway, "
             f"set the storage option {UNSAFE_COMMITS}=true)")
 
