@@ -184,3 +184,24 @@ def test_a_store_that_ignores_the_condition_is_refused(unsafe_store) -> None:
     # opting in by name writes anyway
     FileIO(unsafe_store.options(**{"icectl.unsafe-commits": "true"})).write(f"{unsafe_store.scheme}://{b}/t/x", b"1")
     assert unsafe_store.keys(b) == ["t/x"]
+
+
+def test_deleting_a_missing_object_is_not_an_error(store) -> None:
+    """S3 answers a DELETE of a missing key 204, GCS and Azure 404: icectl's delete treats them
+    alike (expire's pending record is deleted before it is created; it failed on GCS and Azure
+    with "file not found" before)."""
+    b = store.new_bucket()
+    io = _io(store)
+    missing = f"{store.scheme}://{b}/t/metadata/.icectl-expire-x.json"
+    io.delete(missing)
+    assert io.delete_quietly(missing)
+    from icectl.errors import NotFound
+
+    with pytest.raises(NotFound):
+        io.delete(missing, missing_ok=False)
+    # in batches: present and missing objects mixed, every present one gone, no failure reported
+    present = [f"{store.scheme}://{b}/t/data/f{i}.parquet" for i in range(5)]
+    for p in present:
+        io.write(p, b"x")
+    failed = io.delete_many(present[:3] + [missing] + present[3:])
+    assert failed == {} and store.keys(b, "t") == []
