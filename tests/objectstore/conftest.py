@@ -387,13 +387,14 @@ class _ProxyHandler(http.server.BaseHTTPRequestHandler):
         target = f"127.0.0.1:{proxy.target[1]}"
         out = [(k, v.replace(target, f"127.0.0.1:{proxy.server_address[1]}")) for k, v in resp.getheaders()
                if k.lower() not in ("transfer-encoding", "connection", "content-length")]
-        self._answer(resp.status, out, data)
+        length = resp.getheader("Content-Length") if self.command == "HEAD" else None
+        self._answer(resp.status, out, data, length)
 
-    def _answer(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
+    def _answer(self, status: int, headers: list[tuple[str, str]], data: bytes, length: str | None = None) -> None:
         self.send_response(status)
         for k, v in headers:
             self.send_header(k, v)
-        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Content-Length", length or str(len(data)))  # (a HEAD's: the object's)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(data)
