@@ -9,31 +9,9 @@ race_harness.py against main's code)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from tests.objectstore.race_harness import race
-
-
-def check_race(rep, allowed=(": exit 6:", ": exit 5:")) -> None:
-    assert rep.missing == [], f"acknowledged but lost: {rep.missing}"
-    assert len(rep.extra) <= rep.unknown_present, f"snapshots nobody acknowledged: {rep.extra}"
-    assert rep.acknowledged + len(rep.extra) == rep.snapshots
-    assert rep.rows_ok, (rep.rows_expected, rep.rows_found)
-    # a failure is only ever a clean refusal (a conflict that re-validation found), never a crash
-    assert all(any(a in f for a in allowed) for f in rep.failed), rep.failed
-
-
-def figures(store, rep, processes: int, commits: int) -> str:
-    """One line of figures (printed; `pytest -s` shows them)."""
-    line = json.dumps({"store": store.kind, "writers": processes, "commands": processes * commits,
-                       "commands-ok": rep.commands_ok, "acknowledged": rep.acknowledged,
-                       "present": rep.acknowledged - len(rep.missing), "lost": rep.lost,
-                       "exit-12": rep.unknown, "exit-12-present": rep.unknown_present,
-                       "rows-exact": rep.rows_ok, "failed": len(rep.failed)})
-    print(line)
-    return line
+from tests.objectstore.race_harness import check_race, figures, race
 
 
 def test_eight_racing_writers_lose_nothing(store) -> None:

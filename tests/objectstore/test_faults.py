@@ -12,8 +12,7 @@ import re
 
 import pytest
 
-from tests.objectstore.race_harness import race
-from tests.objectstore.test_commit_race import check_race, figures
+from tests.objectstore.race_harness import check_race, figures, race
 
 _VERSION = re.compile(r"metadata/v\d+\.metadata\.json$")
 
