@@ -546,7 +546,12 @@ class FileIO:
             def rm(fs: Any, p: str) -> None:
                 if not missing_ok and not fs.exists(p):
                     raise FileNotFoundError(errno.ENOENT, "No such file", path)
-                fs.rm_file(p)  # one DELETE; deleting a missing key succeeds on object stores
+                try:
+                    fs.rm_file(p)  # one DELETE
+                except FileNotFoundError:
+                    # a missing key: S3 answers 204, GCS and Azure 404 (gcsfs and adlfs raise)
+                    if not missing_ok:
+                        raise
 
             return self._remote("delete", path, rm)
         try:

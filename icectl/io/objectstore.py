@@ -118,6 +118,12 @@ def filesystem(scheme: str, url: str, options: dict[str, Any]) -> Any:
         raise StorageError(f"no filesystem for {url}: {e}{hint}") from e
     except (ValueError, TypeError) as e:
         raise StorageError(f"no filesystem for {url}: {e}") from e
+    except Exception as e:  # noqa: BLE001 - a client that checks its credentials when made (gcsfs)
+        failure = remote_error("connect to", url, e)
+        if "no credentials" in str(failure) or "access denied" in str(failure):
+            raise failure from e
+        raise StorageError(f"no filesystem for {url}: {_short(str(e) or type(e).__name__)} "
+                           "(check its credentials storage options)") from e
 
 
 # -- errors ---------------------------------------------------------------------------------------
@@ -129,18 +135,38 @@ def bucket_url(path: str) -> str:
 
 
 def _codes(e: BaseException) -> set[str]:
+    """The store's error codes and HTTP statuses on ``e`` and its causes (botocore's response,
+    azure-core's ``error_code``/``status_code``, gcsfs's ``code``)."""
     out = set()
     for c in (e, e.__cause__, e.__context__):
         response = getattr(c, "response", None)
         if isinstance(response, dict) and response.get("Error", {}).get("Code"):
             out.add(str(response["Error"]["Code"]))
+        for attr in ("error_code", "status_code", "code"):
+            value = getattr(c, attr, None)
+            if isinstance(value, (str, int)) and not isinstance(value, bool) and value:
+                out.add(str(value))
     return out
+
+
+_DENIED = {"AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "AllAccessDisabled",
+           "AuthorizationFailure", "AuthenticationFailed", "AuthorizationPermissionMismatch",
+           "InsufficientAccountPermissions"}
+_NO_BUCKET = {"NoSuchBucket", "ContainerNotFound"}
+
+
+def _short(text: str) -> str:
+    """The first sentence-ish part of a store's message (Azure's and GCS's carry request ids,
+    times and the XML/JSON body after it)."""
+    for cut in (" RequestId:", " Content:", "\n"):
+        text = text.split(cut, 1)[0]
+    return " ".join(text.split())
 
 
 def remote_error(op: str, path: str, e: BaseException) -> StorageError | NotFound:
     """An fsspec backend's failure as one line naming the bucket and what is missing."""
     name = type(e).__name__
-    text = " ".join((str(e) or name).split())
+    text = _short(str(e) or name)
     where = bucket_url(path) if "://" in path else path
     names = {type(c).__name__ for c in (e, e.__cause__, e.__context__) if c is not None}
     codes = _codes(e)
@@ -150,10 +176,10 @@ def remote_error(op: str, path: str, e: BaseException) -> StorageError | NotFoun
         return StorageError(f"cannot {op} {path}: no credentials for {where} ({name}); give them in "
                             "the environment (e.g. AWS_ACCESS_KEY_ID, GOOGLE_APPLICATION_CREDENTIALS) "
                             "or as storage options")
-    if isinstance(e, PermissionError) or codes & {"AccessDenied", "403", "InvalidAccessKeyId",
-                                                  "SignatureDoesNotMatch", "AllAccessDisabled"}:
+    if isinstance(e, PermissionError) or codes & _DENIED or text.startswith("Forbidden"):
         return StorageError(f"cannot {op} {path}: access denied to {where} ({text})")
-    if "NoSuchBucket" in codes or "bucket does not exist" in text.lower():
+    if codes & _NO_BUCKET or "bucket does not exist" in text.lower() or \
+            (op == "write" and isinstance(e, FileNotFoundError)):  # (a PUT needs only the bucket)
         return NotFound(f"cannot {op} {path}: the bucket {where} does not exist")
     if isinstance(e, FileNotFoundError):
         return NotFound(f"file not found: {path}")
@@ -429,11 +455,19 @@ def _remember(key: str, honoured: bool) -> None:
         pass  # remembered in this process only
 
 
+def _connection_string_endpoint(text: Any) -> str:
+    """The account of an Azure connection string: its BlobEndpoint, else its AccountName."""
+    fields = dict(part.split("=", 1) for part in str(text or "").split(";") if "=" in part)
+    return fields.get("BlobEndpoint") or fields.get("AccountName") or ""
+
+
 def store_key(options: dict[str, Any], url: str) -> str:
     """Which store ``url`` is on: its endpoint (or account) and bucket."""
     client = options.get("client_kwargs") if isinstance(options.get("client_kwargs"), dict) else {}
     endpoint = (options.get("endpoint_url") or client.get("endpoint_url")
                 or os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+                or _connection_string_endpoint(options.get("connection_string")
+                                               or os.environ.get("AZURE_STORAGE_CONNECTION_STRING"))
                 or options.get("account_name") or os.environ.get("AZURE_STORAGE_ACCOUNT_NAME") or "")
     return f"{endpoint}|{bucket_url(url)}"
 
@@ -455,8 +489,9 @@ def require_conditional_creates(fs: Any, scheme: str, url: str, options: dict[st
         known = _probe(fs, scheme, url)
         _remember(key, known)
     if not known:
+        condition = "ifGenerationMatch=0" if scheme in ("gs", "gcs") else "If-None-Match"
         raise UnsafeStorage(
-            f"{bucket_url(url)} does not honour conditional creates (If-None-Match), so concurrent "
+            f"{bucket_url(url)} does not honour conditional creates ({condition}), so concurrent "
             f"commits could silently overwrite each other; nothing was written (to write anyway, "
             f"set the storage option {UNSAFE_COMMITS}=true)")
 

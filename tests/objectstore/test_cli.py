@@ -1,24 +1,29 @@
-"""Every command of the README on an s3:// table (moto's server), run as a user runs them, with
-the endpoint given by --storage-option (and once by ICECTL_STORAGE_OPTIONS in its KEY=VALUE
-form); storage failures (no credentials, a missing bucket, a bad option) as one line and
-their exit codes; a store that ignores conditional creates refused before anything is written."""
+"""Every command of the README on an s3://, a gs:// and an abfs:// table (their emulators, see
+conftest.py), run as a user runs them, with the store's options given by --storage-option (and
+once by ICECTL_STORAGE_OPTIONS in its KEY=VALUE form); storage failures (no credentials, a
+missing bucket or container, a bad option, access denied) as one line and their exit codes; a
+store that ignores conditional creates refused before anything is written."""
 
 from __future__ import annotations
 
 import json
 
 
-def _opt(s3) -> list[str]:
-    return ["--storage-option", f"endpoint_url={s3.endpoint}"]
+def _opt(store) -> list[str]:
+    out = []
+    for k, v in store.fs_options.items():
+        out += ["--storage-option", f"{k}={v}"]
+    return out
 
 
 def _env_without_options(s3) -> dict[str, str]:
     return {"ICECTL_STORAGE_OPTIONS": ""}
 
 
-def test_every_command_on_an_s3_table(s3, tmp_path) -> None:
+def test_every_command_on_a_table_of_each_store(store, tmp_path) -> None:
+    s3 = store
     b = s3.new_bucket()
-    t = f"s3://{b}/db/events"
+    t = store.url(b, "db/events")
     env = _env_without_options(s3)
 
     def run(*args: str, check: bool = True):
@@ -32,13 +37,12 @@ def test_every_command_on_an_s3_table(s3, tmp_path) -> None:
     # append an existing data file that sits in the bucket
     import pyarrow as pa
     import pyarrow.parquet as pq
-    import s3fs
 
-    fs = s3fs.S3FileSystem(endpoint_url=s3.endpoint)
+    fs = s3.fs()
     with fs.open(f"{b}/incoming/more.parquet", "wb") as f:
         pq.write_table(pa.table({"id": pa.array([100], pa.int64()), "v": ["a"],
                                  "n": pa.array([1], pa.int32())}), f)  # one id: its bucket is known
-    run("append", t, f"s3://{b}/incoming/more.parquet")
+    run("append", t, store.url(b, "incoming/more.parquet"))
     for view in ("table", "schema", "partitions", "spec", "snapshots", "snapshot", "history", "refs",
                  "manifests", "files", "entries", "all-files", "position-deletes", "metadata-log"):
         run("inspect", view, t)
@@ -68,13 +72,14 @@ def test_every_command_on_an_s3_table(s3, tmp_path) -> None:
     # an orphan object under the table, and expiry of everything but the current snapshot
     fs.pipe_file(f"{b}/db/events/data/orphan.parquet", b"not referenced")
     orphans = json.loads(run("orphans", t, "--older-than", "0s", "--json").stdout)
-    assert orphans["orphan-files"] == [f"s3://{b}/db/events/data/orphan.parquet"]
+    assert orphans["orphan-files"] == [store.url(b, "db/events/data/orphan.parquet")]
     run("orphans", t, "--older-than", "0s", "--delete", "--allow-recent")
     assert "db/events/data/orphan.parquet" not in s3.keys(b)
     run("tag", "drop", t, "v1")
     run("branch", "drop", t, "audit")
     ex = json.loads(run("expire", t, "--older-than", "0s", "--retain-last", "1", "--json").stdout)
     assert ex["expired-snapshot-ids"] if "expired-snapshot-ids" in ex else ex
+    assert not [k for k in s3.keys(b) if ".icectl-expire-" in k]  # its pending record is gone
     check = run("check", t, "--deep", "--json", check=False)
     assert check.returncode == 0, check.stdout + check.stderr
     after = sorted(json.loads(x)["id"] for x in run("scan", t, "--format", "jsonl").stdout.splitlines())
@@ -100,44 +105,86 @@ def test_a_bad_storage_option_is_invalid_input(s3) -> None:
     assert r.returncode == 2 and "ICECTL_STORAGE_OPTIONS" in r.stderr
 
 
-def test_missing_credentials_are_a_storage_error_naming_the_bucket(s3, tmp_path) -> None:
-    b = s3.new_bucket()
-    s3.run("create", f"s3://{b}/t", "--schema", "id long")
-    env = {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
-           "AWS_CONFIG_FILE": str(tmp_path / "none"), "AWS_EC2_METADATA_DISABLED": "true",
-           "AWS_CONTAINER_CREDENTIALS_FULL_URI": "", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": ""}
-    for args in (["inspect", "table", f"s3://{b}/t"], ["plan", f"s3://{b}/t"]):
-        r = s3.run(*args, env=env, check=False, process=True)  # no credentials cached in this process
+def _bad_credentials(store, tmp_path) -> dict[str, str]:
+    """An environment whose credentials the store refuses (S3: none at all; GCS: a credentials
+    file that is not one, as the emulator checks no token; Azure: a wrong account key)."""
+    if store.kind == "s3":
+        return {"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
+                "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"), "AWS_CONFIG_FILE": str(tmp_path / "none"),
+                "AWS_EC2_METADATA_DISABLED": "true", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+                "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI": ""}
+    if store.kind == "gcs":
+        return {"ICECTL_STORAGE_OPTIONS": json.dumps({**store.fs_options, "token": "google_default"}),
+                "GOOGLE_APPLICATION_CREDENTIALS": str(tmp_path / "none.json")}
+    cs = store.fs_options["connection_string"].replace("AccountKey=Eby8", "AccountKey=Xby8")
+    return {"ICECTL_STORAGE_OPTIONS": json.dumps({"connection_string": cs})}
+
+
+def test_bad_credentials_are_a_storage_error_naming_the_bucket(store, tmp_path) -> None:
+    b = store.new_bucket()
+    t = store.url(b, "t")
+    store.run("create", t, "--schema", "id long")
+    env = _bad_credentials(store, tmp_path)
+    for args in (["inspect", "table", t], ["plan", t]):
+        r = store.run(*args, env=env, check=False, process=True)  # no credentials cached in this process
         assert r.returncode == 7, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1, r.stderr
-        assert f"s3://{b}" in r.stderr and "no credentials" in r.stderr, r.stderr
+        assert f"{store.scheme}://{b}" in r.stderr, r.stderr
+        assert ("access denied" if store.kind == "azure" else "no credentials") in r.stderr, r.stderr
 
 
-def test_a_missing_bucket_is_not_found(s3) -> None:
-    r = s3.run("inspect", "table", "s3://no-such-bucket-icectl/t", check=False)
+def test_a_missing_bucket_is_not_found(store) -> None:
+    t = store.url("no-such-bucket-icectl", "t")
+    r = store.run("inspect", "table", t, check=False)
     assert r.returncode == 3, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "no-such-bucket-icectl" in r.stderr
+    for args in (["create", t, "--schema", "id long"], ["create", f"{t}2", "--schema", "id long", "--json"]):
+        r = store.run(*args, check=False)
+        assert r.returncode == 3, r.stderr
+        assert len(r.stderr.strip().splitlines()) == (1 if "--json" not in args else 2), r.stderr
+        assert f"the bucket {store.scheme}://no-such-bucket-icectl does not exist" in r.stderr, r.stderr
 
 
-def test_a_store_that_ignores_conditional_creates_is_refused(unsafe_s3, s3, tmp_path) -> None:
+def test_access_denied_is_one_line_and_writes_nothing(store, proxied, tmp_path) -> None:
+    """The store refuses every write with 403 (a role that may read only)."""
+    via, proxy = proxied
+    b = store.new_bucket()
+    t = store.url(b, "db/t")
+    store.run("create", t, "--schema", "id long")
+    before = store.keys(b)
+    proxy.rule = lambda req: "403" if req.method in ("PUT", "POST", "DELETE") else None
+    csv = tmp_path / "r.csv"
+    csv.write_text("id\n1\n")
+    for args in (["write", t, str(csv)], ["properties", "set", t, "a=b"]):
+        r = via.run(*args, check=False)
+        assert r.returncode == 7, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"access denied to {store.scheme}://{b}" in r.stderr, r.stderr
+    assert store.keys(b) == before
+    assert via.run("scan", t, "--count").stdout.strip().endswith("0")  # reading is allowed
+
+
+def test_a_store_that_ignores_conditional_creates_is_refused(unsafe_store, store, tmp_path) -> None:
+    unsafe_s3, s3 = unsafe_store, store
     b = unsafe_s3.new_bucket()
-    r = unsafe_s3.run("create", f"s3://{b}/db/t", "--schema", "id long", check=False)
+    t = store.url(b, "db/t")
+    r = unsafe_s3.run("create", t, "--schema", "id long", check=False)
     assert r.returncode == 11, r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and "conditional creates" in r.stderr
     assert unsafe_s3.keys(b) == []
     # a table made through the real endpoint: writing through the proxy is refused, nothing added
-    s3.run("create", f"s3://{b}/db/t", "--schema", "id long")
+    s3.run("create", t, "--schema", "id long")
     before = unsafe_s3.keys(b)
     csv = tmp_path / "r.csv"
     csv.write_text("id\n1\n")
-    r = unsafe_s3.run("write", f"s3://{b}/db/t", str(csv), check=False)
+    r = unsafe_s3.run("write", t, str(csv), check=False)
     assert r.returncode == 11 and unsafe_s3.keys(b) == before
-    r = unsafe_s3.run("write", f"s3://{b}/db/t", str(csv), "--json", check=False)
+    r = unsafe_s3.run("write", t, str(csv), "--json", check=False)
     assert json.loads(r.stderr.strip().splitlines()[-1])["error"]["kind"] == "unsafe-storage"
     # reading is fine; opting in by name writes
-    unsafe_s3.run("inspect", "table", f"s3://{b}/db/t")
-    unsafe_s3.run("write", f"s3://{b}/db/t", str(csv), "--storage-option", "icectl.unsafe-commits=true")
-    assert s3.run("scan", f"s3://{b}/db/t", "--count").stdout.strip().endswith("1")
+    unsafe_s3.run("inspect", "table", t)
+    unsafe_s3.run("write", t, str(csv), "--storage-option", "icectl.unsafe-commits=true")
+    assert s3.run("scan", t, "--count").stdout.strip().endswith("1")
 
 
 def test_a_merge_of_s3_manifests_keeps_every_entry(s3, tmp_path) -> None:
