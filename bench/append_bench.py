@@ -22,8 +22,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icectl.ops.append import append_files
-from icectl.ops.create import create_table
+from icectl.ops.write.append import append_files
+from icectl.ops.metadata.create import create_table
 from icectl.table.table import Table
 
 SCHEMA = "id long not null, ts timestamptz, cat string, amount double"

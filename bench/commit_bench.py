@@ -110,7 +110,7 @@ class Template:
 
     def new_snapshot_manifests(self) -> int:
         """Manifests of the current snapshot (after a run)."""
-        from icectl.io import avro
+        from icectl.io.manifest import records as avro
         from icectl.table.table import Table
 
         t = Table.load(self.location)
@@ -150,14 +150,14 @@ def compact_child(location: str, manifests: int) -> list[str]:
 def compact_commit(location: str, manifests: int) -> dict[str, Any]:
     """Plan the middle day and replace its files by one (what ``icectl compact`` commits)."""
     from icectl.scan.planner import plan_scan
-    from icectl.table.rewrite import RewriteFilesProducer
+    from icectl.table.commit.rewrite import RewriteFilesProducer
     from icectl.table.table import Table
 
     table = Table.load(location)
     day = target(manifests)[0]
     d, d1 = day_bounds(manifests)
     plan = plan_scan(table, f"ts >= '{d.isoformat()}T00:00:00+00:00' and ts < '{d1.isoformat()}T00:00:00+00:00'")
-    # as ops/compact.py hands them over: the planned files, their manifest known
+    # as ops/maintain/compact.py hands them over: the planned files, their manifest known
     removed = [p.data_file() for p in plan.files]
     new = replace(removed[0], manifest_path=None,
                   file_path=f"{location}/data/ts_day={day}/compacted-bench.parquet",
@@ -171,8 +171,8 @@ def compact_commit(location: str, manifests: int) -> dict[str, Any]:
 
 def icectl_delete_opened(location: str, manifests: int) -> int:
     """Manifests the delete's commit opens (in process, once; not timed)."""
-    from icectl.ops.delete_rows import delete_rows
-    from icectl.table.row_delta import RowDeltaProducer
+    from icectl.ops.delete.merge_on_read import delete_rows
+    from icectl.table.commit.row_delta import RowDeltaProducer
     from icectl.table.table import Table
 
     opened: list[int] = []

@@ -31,8 +31,8 @@ import sys
 import tempfile
 import time
 
-from icectl.io import avro
-from icectl.io.files import join
+from icectl.io.manifest import records as avro
+from icectl.io.storage.files import join
 from icectl.spec.manifests import ADDED, DATA, DELETED, MANIFEST_DATA, DataFile, ManifestEntry, summarize_entries
 from icectl.spec.metadata import add_snapshot, new_table_metadata
 from icectl.spec.schema import Schema

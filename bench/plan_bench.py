@@ -50,12 +50,12 @@ SCHEMA = "id long not null, ts timestamptz, name string, category string, amount
 
 def build_table(location: str, manifests: int, files: int) -> str:
     """Create the benchmark table at ``location``; returns the metadata file path."""
-    from icectl.ops.create import create_table
+    from icectl.ops.metadata.create import create_table
     from icectl.spec.manifests import ADDED, DATA, ManifestEntry, DataFile
     from icectl.spec.summary import SummaryBuilder
     from icectl.spec.types import DOUBLE, LONG, STRING, TIMESTAMPTZ
     from icectl.spec.values import to_bytes
-    from icectl.table.producer import SnapshotProducer
+    from icectl.table.commit.producer import SnapshotProducer
     from icectl.table.table import Table
 
     create_table(location, schema_text=SCHEMA, partition_text="days(ts)", format_version=2)
@@ -144,7 +144,7 @@ def pyiceberg_filter(name: str, manifests: int, files: int):
 
 def run_icectl(location: str, text: str | None, cold: bool) -> int:
     from icectl.scan import plan_scan
-    from icectl.io.manifest_columns import clear_cache
+    from icectl.io.manifest.columns import clear_cache
     from icectl.table.table import Table
     if cold:
         clear_cache()
@@ -631,7 +631,7 @@ def main(argv: list[str] | None = None) -> int:
 
         results: dict[str, Any] = {"manifests": manifests, "files_per_manifest": files,
                                    "repetitions": reps, "cases": {}}
-        from icectl.io import manifest_cache
+        from icectl.io.manifest import cache as manifest_cache
         manifest_cache.set_enabled(False)  # in-process figures time decoding
         fa_s = float("nan")
         if not args.no_inprocess:

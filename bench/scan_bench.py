@@ -85,11 +85,11 @@ def build(location: str, fv: int, files: int, rows: int) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from icectl.ops.create import create_table
+    from icectl.ops.metadata.create import create_table
     from icectl.spec.manifests import (ADDED, DATA, MANIFEST_DATA, MANIFEST_DELETES,
                                        POSITION_DELETES, DataFile, ManifestEntry)
     from icectl.spec.summary import SummaryBuilder
-    from icectl.table.producer import SnapshotProducer
+    from icectl.table.commit.producer import SnapshotProducer
     from icectl.table.table import Table
 
     class P(SnapshotProducer):

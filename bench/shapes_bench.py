@@ -1,4 +1,4 @@
-"""Does the shape decoder (icectl/io/manifest_shapes.py) pay for itself? A merge with and
+"""Does the shape decoder (icectl/io/manifest/shapes.py) pay for itself? A merge with and
 without it, same run, interleaved.
 
 On the *big* table of ``bench/commit_bench.py`` (200 manifests x 1,000 files, merging on, as
@@ -39,11 +39,11 @@ VARIANTS = ("shapes", "plain")
 
 def child(what: str, location: str, variant: str) -> None:
     if variant == "plain":
-        from icectl.io import manifest_copy
+        from icectl.io.manifest import copy as manifest_copy
 
         manifest_copy.shape_decoder = lambda dec, widths=None: dec  # type: ignore[assignment]
     if what == "delete":
-        from icectl.ops.delete_rows import delete_rows
+        from icectl.ops.delete.merge_on_read import delete_rows
         from icectl.table.table import Table
 
         r = delete_rows(Table.load(location), cb.icectl_filter(MANIFESTS), mode="merge-on-read")

@@ -35,8 +35,8 @@ pointing down only (tests/test_layering.py checks it)::
   is ``cli/plan_run.py``, what bodies share without typer ``cli/runner.py``).
 * ``ops`` holds the operations. Each returns a result object whose ``to_json()`` is its stable
   ``--json`` view and raises :mod:`icectl.errors` kinds whose messages name no command-line flag.
-  ``spec/timetext.py`` is the one parser of times (``ops/timeargs`` to operations, also used by
-  scan planning); ``ops/compute`` the Arrow compute layer.
+  ``spec/timetext.py`` is the one parser of times (operations, the CLI and scan planning import
+  it); ``ops/compute`` the Arrow compute layer.
 * ``scan`` plans scans; ``table`` loads tables and commits (rename that never overwrites, then
   the version hint, retried with re-validation); ``io`` reads and writes files, Avro and
   Parquet; ``expr`` is the filter language; ``spec`` the pure Iceberg model.
@@ -62,7 +62,7 @@ __all__ = [*_API, *_ERRORS, "__version__"]
 
 def __getattr__(name: str):  # the public API, imported on first use
     if name == "ScanResult":
-        from icectl.ops.arrow_rows import ScanResult
+        from icectl.ops.write.arrow_rows import ScanResult
 
         return ScanResult
     if name in _API:

@@ -31,15 +31,15 @@ from icectl import command_files
 from icectl.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from icectl.ops.append import AppendResult
-    from icectl.ops.arrow_rows import ScanResult
-    from icectl.ops.compact import CompactResult
-    from icectl.ops.compact_deletes import CompactDeletesResult
-    from icectl.ops.expire import ExpireResult
-    from icectl.ops.plan import PlanReport
-    from icectl.ops.row_deletes import DeleteResult
-    from icectl.ops.upsert import UpsertResult
-    from icectl.ops.write import WriteResult
+    from icectl.ops.write.append import AppendResult
+    from icectl.ops.write.arrow_rows import ScanResult
+    from icectl.ops.maintain.compact import CompactResult
+    from icectl.ops.maintain.compact_deletes import CompactDeletesResult
+    from icectl.ops.maintain.expire import ExpireResult
+    from icectl.ops.read.plan import PlanReport
+    from icectl.ops.delete.shared_plan import DeleteResult
+    from icectl.ops.delete.upsert import UpsertResult
+    from icectl.ops.write.rows import WriteResult
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table as _Table
 
@@ -57,7 +57,7 @@ def load_table(location_or_identifier: Any, warehouse: Any = None,
     ``ICECTL_STORAGE_OPTIONS``)."""
     from icectl.catalog.resolve import CatalogChoice
     from icectl.catalog.resolve import load_table as resolve_and_load
-    from icectl.io.files import FileIO
+    from icectl.io.storage.files import FileIO
 
     import os
 
@@ -174,11 +174,11 @@ class Table:
              split_size: int | None = None, open_file_cost: int | None = None,
              lookback: int | None = None, workers: int | None = None) -> PlanReport:
         """Plan a scan: the data files a filter reads, with their residuals and delete files, as
-        ``icectl plan`` does. Returns an :class:`icectl.ops.plan.PlanReport`: ``to_json()`` is
+        ``icectl plan`` does. Returns an :class:`icectl.ops.read.plan.PlanReport`: ``to_json()`` is
         ``icectl plan --json`` (``tasks``/``explain`` as its options), ``files`` the planned
         files (built on first use); ``file_count``, ``record_count``, ``summary_json()`` and
         ``to_arrow()`` (a row per file) answer from the decoded columns."""
-        from icectl.ops.plan import plan_table
+        from icectl.ops.read.plan import plan_table
 
         return plan_table(
             self._table, None, filter_expr=_parse_filter(filter), tasks=tasks, explain=explain,
@@ -194,8 +194,8 @@ class Table:
              batch_rows: int | None = None) -> ScanResult:
         """Read rows as ``icectl scan`` does (deletes applied, columns found by field id); the
         scan is planned now and read when the result is consumed (a
-        :class:`icectl.ops.arrow_rows.ScanResult`: ``to_arrow()``, ``to_batches()``, ``count()``)."""
-        from icectl.ops.arrow_rows import ScanResult
+        :class:`icectl.ops.write.arrow_rows.ScanResult`: ``to_arrow()``, ``to_batches()``, ``count()``)."""
+        from icectl.ops.write.arrow_rows import ScanResult
         from icectl.scan.reader import DEFAULT_BATCH_ROWS, open_scan
 
         s = open_scan(self._table, None, filter_expr=_parse_filter(filter), columns=columns,
@@ -211,11 +211,11 @@ class Table:
               summary: Mapping[str, str] | None = None, ignore_extra_columns: bool = False,
               rounding: str | None = None) -> WriteResult:
         """Append rows (an Arrow table, or a Parquet, CSV or JSON-lines file) as one snapshot,
-        as ``icectl write``; returns its :class:`icectl.ops.write.WriteResult`."""
-        from icectl.ops.append import check_summary_properties
-        from icectl.ops.arrow_rows import as_rows
+        as ``icectl write``; returns its :class:`icectl.ops.write.rows.WriteResult`."""
+        from icectl.ops.write.append import check_summary_properties
+        from icectl.ops.write.arrow_rows import as_rows
         from icectl.ops.compute.fit import check_rounding
-        from icectl.ops.write import write_rows
+        from icectl.ops.write.rows import write_rows
 
         check_summary_properties(summary)
         check_rounding(rounding)
@@ -229,8 +229,8 @@ class Table:
                skip_existing: bool | str = False, workers: int | None = None,
                idempotency_key: str | None = None) -> AppendResult:
         """Register existing data files (paths) as one append snapshot, as ``icectl append``;
-        returns its :class:`icectl.ops.append.AppendResult`."""
-        from icectl.ops.append import append_files, check_summary_properties
+        returns its :class:`icectl.ops.write.append.AppendResult`."""
+        from icectl.ops.write.append import append_files, check_summary_properties
 
         paths = [files] if isinstance(files, str) else [str(p) for p in files]
         check_summary_properties(summary)
@@ -244,8 +244,8 @@ class Table:
                dry_run: bool = False, case_sensitive: bool = False) -> DeleteResult:
         """Delete the rows matching ``filter`` as one snapshot, as ``icectl delete --filter``:
         ``mode`` copy-on-write or merge-on-read (default: ``write.delete.mode``). Returns its
-        :class:`icectl.ops.delete_rows.DeleteResult`."""
-        from icectl.ops.delete_rows import delete_rows
+        :class:`icectl.ops.delete.merge_on_read.DeleteResult`."""
+        from icectl.ops.delete.merge_on_read import delete_rows
 
         with _operation():
             return delete_rows(self._table, filter, mode=mode, branch=branch,
@@ -256,9 +256,9 @@ class Table:
                rounding: str | None = None) -> UpsertResult:
         """Replace the rows whose key columns ``on`` equal a row of ``data`` (an Arrow table or a
         file) and add the others, as ``icectl upsert --key``; returns its
-        :class:`icectl.ops.upsert.UpsertResult`."""
-        from icectl.ops.arrow_rows import as_rows
-        from icectl.ops.upsert import upsert_rows
+        :class:`icectl.ops.delete.upsert.UpsertResult`."""
+        from icectl.ops.write.arrow_rows import as_rows
+        from icectl.ops.delete.upsert import upsert_rows
 
         with _operation():  # the key columns are checked before anything is written
             return upsert_rows(self._table, as_rows(data), on, file_format=file_format,
@@ -273,22 +273,22 @@ class Table:
         """Rewrite small files (or, with ``deletes``, delete files) as ``icectl compact``, the work
         run by ``engine``: ``"local"`` (``workers`` processes), ``"spark"`` (the active Spark
         session, or ``spark``, a SparkSession) or an engine object. Returns its
-        :class:`icectl.ops.compact.CompactResult` (``CompactDeletesResult`` with ``deletes``)."""
+        :class:`icectl.ops.maintain.compact.CompactResult` (``CompactDeletesResult`` with ``deletes``)."""
         from icectl.engines import open_engine
 
         if deletes:
-            from icectl.ops.compact_deletes import refuse_options_not_for_deletes
+            from icectl.ops.maintain.compact_deletes import refuse_options_not_for_deletes
 
             refuse_options_not_for_deletes(filter, sort_order, delete_file_threshold,
                                            partial_progress, strategy)
         with _operation(), open_engine(engine, workers=workers, session=spark) as eng:
             if deletes:
-                from icectl.ops.compact_deletes import compact_deletes
+                from icectl.ops.maintain.compact_deletes import compact_deletes
 
                 return compact_deletes(self._table, engine=eng, branch=branch,
                                        target_file_size=target_file_size,
                                        min_input_files=min_input_files, dry_run=dry_run)
-            from icectl.ops.compact import DELETE_FILE_THRESHOLD_DEFAULT, CompactOptions, compact_table
+            from icectl.ops.maintain.compact import DELETE_FILE_THRESHOLD_DEFAULT, CompactOptions, compact_table
 
             opts = CompactOptions(
                 strategy=strategy.strip().lower(), sort_order=sort_order,
@@ -303,9 +303,9 @@ class Table:
                workers: int | None = None) -> ExpireResult:
         """Expire snapshots and delete the files only they reached, as ``icectl expire``;
         ``older_than`` a time (default: ``history.expire.max-snapshot-age-ms``). Returns its
-        :class:`icectl.ops.expire.ExpireResult` (files that could not be deleted are in
+        :class:`icectl.ops.maintain.expire.ExpireResult` (files that could not be deleted are in
         ``failed``, refused ones in ``refused``; the command line exits non-zero for those)."""
-        from icectl.ops.expire import expire_snapshots
+        from icectl.ops.maintain.expire import expire_snapshots
 
         with _operation():
             return expire_snapshots(

@@ -44,8 +44,8 @@ _SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if 
 # process-wide settings of the CLI: (module, global) put back after every in-process run
 _PROCESS_STATE = (
     ("icectl.cli.output", "_selected_fields"),
-    ("icectl.io.manifest_cache", "_enabled"),
-    ("icectl.io.objectstore", "_process_options"),
+    ("icectl.io.manifest.cache", "_enabled"),
+    ("icectl.io.storage.objectstore", "_process_options"),
     ("icectl.cli.runner", "_catalog_choice"),
     ("icectl.command_files", "_received"),
     ("icectl.command_files", "_reg"),

@@ -117,7 +117,7 @@ def test_the_rules_catch_what_they_forbid() -> None:
         ("engines", "from icectl.table.table import Table\n"): True,
         ("ops", "from icectl.engines import get_engine\n"): False,
         ("ops/compute", "import pyarrow.compute as pc\n"): False,
-        ("scan", "from icectl.ops.timeargs import parse_time_ms\n"): True,
+        ("scan", "from icectl.ops.metadata.refs import rollback_to_time\n"): True,
         ("scan", "from icectl.spec.timetext import parse_time_ms\n"): False,
     }
     for (layer, src), bad in cases.items():
@@ -135,8 +135,8 @@ def test_the_rules_catch_what_they_forbid() -> None:
 # (module, private name) reached from outside the name's module, each with its reason
 PRIVATE_ALLOWED = {
     ("*", "_exit"): "os._exit: the standard library's way to end a process at once (no clean-up)",
-    ("io/files.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
-    ("io/objectstore.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
+    ("io/storage/files.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
+    ("io/storage/objectstore.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
     ("engines/__init__.py", "_processes"): "ProcessPoolExecutor has no public way to kill its workers "
                                            "when a map stops early",
     ("engines/spark.py", "_jsc"): "PySpark reaches the JVM's SparkContext only through _jsc",
@@ -146,14 +146,14 @@ PRIVATE_ALLOWED = {
     ("cli/app.py", "_usage_display_name"): "shows an argument by its name in --help; pinned typer",
     ("cli/app.py", "_rich_display_name"): "shows an argument by its name in --help; pinned typer",
     # the model helper's (r5-model) work: these imports go with delete_rows' reshaping
-    ("ops/keyed_deletes.py", "_data_files"): "being removed in r5-model",
-    ("ops/keyed_deletes.py", "_delete_entries"): "being removed in r5-model",
-    ("ops/keyed_deletes.py", "_ppath"): "being removed in r5-model",
-    ("ops/keyed_deletes.py", "_previous_dvs"): "being removed in r5-model",
-    ("ops/keyed_deletes.py", "_write_deletion_vectors"): "being removed in r5-model",
-    ("ops/keyed_deletes.py", "_write_position_deletes"): "being removed in r5-model",
-    ("ops/delete_cow.py", "_matching_positions"): "being removed in r5-model",
-    ("ops/upsert.py", "_check_version"): "being removed in r5-model",
+    ("ops/delete/keyed.py", "_data_files"): "being removed in r5-model",
+    ("ops/delete/keyed.py", "_delete_entries"): "being removed in r5-model",
+    ("ops/delete/keyed.py", "_ppath"): "being removed in r5-model",
+    ("ops/delete/keyed.py", "_previous_dvs"): "being removed in r5-model",
+    ("ops/delete/keyed.py", "_write_deletion_vectors"): "being removed in r5-model",
+    ("ops/delete/keyed.py", "_write_position_deletes"): "being removed in r5-model",
+    ("ops/delete/copy_on_write.py", "_matching_positions"): "being removed in r5-model",
+    ("ops/delete/upsert.py", "_check_version"): "being removed in r5-model",
 }
 
 
@@ -221,8 +221,8 @@ def test_no_private_reached_from_outside_its_module() -> None:
 
 def test_the_private_check_catches_what_it_forbids() -> None:
     cases = {
-        "from icectl.ops.delete_rows import _data_files\n": True,
-        "from icectl.ops.delete_rows import delete_rows\n": False,
+        "from icectl.ops.delete.merge_on_read import _data_files\n": True,
+        "from icectl.ops.delete.merge_on_read import delete_rows\n": False,
         "def f(table):\n    return table.io._options\n": True,
         "def f(table):\n    return getattr(table.io, '_options', None)\n": True,
         "def f(table):\n    return table.io.storage_options\n": False,
@@ -419,22 +419,22 @@ def test_the_loose_list_names_real_loose_parameters() -> None:
         assert found, f"{rel}: {where}({name}) is typed now: drop it from LOOSE_ALLOWED"
 
 
-# -- ops/inspect.py serves `icectl inspect` only ------------------------------------------------
+# -- ops/read/inspect.py serves `icectl inspect` only ------------------------------------------------
 
 # the modules of the inspect command; every other module takes the views it shows from
 # spec/views.py (schemas, specs, sort orders, the table summary, partitions) and a snapshot's
-# manifests from table/snapshot_manifests.py
-INSPECT_COMMAND = {"cli/inspect_cmds.py", "ops/inspect_tables.py"}
+# manifests from table/commit/snapshot_manifests.py
+INSPECT_COMMAND = {"cli/inspect_cmds.py", "ops/read/inspect_tables.py"}
 
 
 def inspect_imports(tree: ast.AST) -> list[int]:
-    """Lines that import icectl.ops.inspect (module level or in a function)."""
+    """Lines that import icectl.ops.read.inspect (module level or in a function)."""
     lines = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import) and any(a.name == "icectl.ops.inspect" for a in node.names):
+        if isinstance(node, ast.Import) and any(a.name == "icectl.ops.read.inspect" for a in node.names):
             lines.append(node.lineno)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and (
-                node.module == "icectl.ops.inspect" or
+                node.module == "icectl.ops.read.inspect" or
                 (node.module == "icectl.ops" and any(a.name == "inspect" for a in node.names))):
             lines.append(node.lineno)
     return lines
@@ -446,15 +446,15 @@ def test_only_the_inspect_command_uses_its_views() -> None:
         rel = path.relative_to(PKG).as_posix()
         if rel not in INSPECT_COMMAND:
             problems += [f"{rel}:{n}" for n in inspect_imports(tree)]
-    assert not problems, "import icectl.ops.inspect outside the inspect command: " + ", ".join(problems)
+    assert not problems, "import icectl.ops.read.inspect outside the inspect command: " + ", ".join(problems)
 
 
 def test_the_inspect_check_sees_every_form() -> None:
     cases = {
-        "from icectl.ops.inspect import partition_json\n": True,
-        "def f():\n    from icectl.ops.inspect import schema_view\n": True,
+        "from icectl.ops.read.inspect import partition_json\n": True,
+        "def f():\n    from icectl.ops.read.inspect import schema_view\n": True,
         "from icectl.ops import inspect as views\n": True,
-        "import icectl.ops.inspect\n": True,
+        "import icectl.ops.read.inspect\n": True,
         "from icectl.ops import inspect_tables\n": False,
         "from icectl.spec.views import partition_json\nimport inspect\n": False,
     }

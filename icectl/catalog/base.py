@@ -20,7 +20,7 @@ from icectl.table.store import CommittedVersion
 from icectl.table.table import Table
 
 if TYPE_CHECKING:  # (ops.warehouse is heavy to import: reading a table does not need it)
-    from icectl.ops.warehouse import TableEntry
+    from icectl.ops.metadata.warehouse import TableEntry
 
 __all__ = ["TableIdent", "Catalog", "CatalogOperations", "parse_namespace"]
 

@@ -1,7 +1,7 @@
 """The filesystem warehouse as a catalog (the reference's Hadoop catalog): a table ``ns.name``
 lives at ``WAREHOUSE/ns/name`` and its versions are ``metadata/v<N>.metadata.json`` (see
 :mod:`icectl.table.store`). Listing and adopting tables are the warehouse operations of
-:mod:`icectl.ops.warehouse`; this module puts them behind the catalog seam.
+:mod:`icectl.ops.metadata.warehouse`; this module puts them behind the catalog seam.
 """
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Callable
 
 from icectl.catalog.base import TableIdent
 from icectl.errors import UnsupportedFeature
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.spec.metadata import TableMetadata
 from icectl.table import store
 from icectl.table.store import CommittedVersion
 from icectl.table.table import Table
 
 if TYPE_CHECKING:
-    from icectl.ops.warehouse import TableEntry
+    from icectl.ops.metadata.warehouse import TableEntry
 
 __all__ = ["FilesystemCatalog"]
 
@@ -56,17 +56,17 @@ class FilesystemCatalog:
     # -- listing and adopting --------------------------------------------------------------------
     # (ops.warehouse is imported here, not at the top: loading a table must stay light)
     def list_namespaces(self, parent: tuple[str, ...] = ()) -> list[str]:
-        from icectl.ops.warehouse import list_tables
+        from icectl.ops.metadata.warehouse import list_tables
 
         return list(list_tables(self.warehouse, ".".join(parent) or None, io=self.io).namespaces)
 
     def list_tables(self, namespace: tuple[str, ...] = ()) -> list["TableEntry"]:
-        from icectl.ops.warehouse import list_tables
+        from icectl.ops.metadata.warehouse import list_tables
 
         return list(list_tables(self.warehouse, ".".join(namespace) or None, io=self.io).tables)
 
     def register(self, ident: TableIdent, metadata_file: str) -> Table:
-        from icectl.ops.warehouse import register_table
+        from icectl.ops.metadata.warehouse import register_table
 
         result = register_table(self.location(ident), metadata_file, io=self.io)
         return Table.load(result.location, io=self.io)

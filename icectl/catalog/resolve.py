@@ -14,7 +14,7 @@ from typing import Mapping
 from icectl.catalog.base import Catalog, TableIdent
 from icectl.catalog.config import CATALOG_ENV, resolve_config
 from icectl.errors import InvalidInput
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.table.table import Table, resolve_table_location
 
 __all__ = ["CatalogChoice", "is_identifier", "open_catalog", "catalog_for", "load_table", "list_catalog"]

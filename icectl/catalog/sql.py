@@ -33,7 +33,7 @@ from icectl.catalog.base import CatalogOperations, TableIdent
 from icectl.catalog.sql_db import ConnectionLost, Database, Duplicate, open_database, redact
 from icectl.errors import (AlreadyExists, CommitStateUnknown, CorruptMetadata, IcectlError, InvalidInput, NotFound,
                            StorageError)
-from icectl.io.files import FileIO, join
+from icectl.io.storage.files import FileIO, join
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.metadata_json import metadata_to_bytes
 from icectl.spec.properties import METADATA_COMPRESSION, WRITE_METADATA_PATH
@@ -43,7 +43,7 @@ from icectl.table.table import Table
 from icectl.table.versions import codec_name
 
 if TYPE_CHECKING:
-    from icectl.ops.warehouse import TableEntry
+    from icectl.ops.metadata.warehouse import TableEntry
 
 __all__ = ["SqlCatalog", "TABLES", "NAMESPACES"]
 
@@ -257,7 +257,7 @@ class SqlCatalog:
         return sorted(out)
 
     def list_tables(self, namespace: tuple[str, ...] = ()) -> list["TableEntry"]:
-        from icectl.ops.warehouse import TableEntry  # (heavy: only `list` needs it)
+        from icectl.ops.metadata.warehouse import TableEntry  # (heavy: only `list` needs it)
 
         if not self.db.has_table(TABLES):
             return []

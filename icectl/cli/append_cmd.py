@@ -86,7 +86,7 @@ def _given_paths(files: Optional[List[str]], from_list: Optional[str], allow_emp
     return paths
 
 
-@handle_errors(returns="icectl.ops.append:AppendResult")
+@handle_errors(returns="icectl.ops.write.append:AppendResult")
 def append(
     table: TableArg,
     files: Annotated[Optional[List[str]], typer.Argument(
@@ -133,7 +133,7 @@ def append(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.append import append_files, check_summary_properties
+    from icectl.ops.write.append import append_files, check_summary_properties
 
     paths = _given_paths(files, from_list, allow_empty)
     check_summary_properties(parse_key_values(summary, "--summary"))
@@ -212,8 +212,8 @@ def idempotent_no_op(tbl: Table, branch: str, key: str, summary: dict[str, str],
     """For commands that write before committing (write): None, after reporting the no-op,
     when ``key`` is already committed on ``branch``; else ``summary`` with the key added (the
     producer checks it again on every commit attempt)."""
-    from icectl.ops.append import key_committed_by
-    from icectl.table.producer import IDEMPOTENCY_KEY
+    from icectl.ops.write.append import key_committed_by
+    from icectl.table.commit.producer import IDEMPOTENCY_KEY
 
     if not key.strip():
         raise InvalidInput("--idempotency-key must not be empty")

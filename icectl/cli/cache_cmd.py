@@ -29,9 +29,9 @@ Examples:
 
 
 @cache_app.command("info", help="Show the cache directory, its entry count, size and bound.\n\nExample: icectl cache info --json")
-@handle_errors(returns="icectl.io.manifest_cache:CacheInfo")
+@handle_errors(returns="icectl.io.manifest.cache:CacheInfo")
 def cache_info(json_out: JsonOpt = False) -> None:
-    from icectl.io.manifest_cache import info
+    from icectl.io.manifest.cache import info
 
     result = info()
     view = result.to_json()
@@ -42,9 +42,9 @@ def cache_info(json_out: JsonOpt = False) -> None:
 
 
 @cache_app.command("clear", help="Remove every cache entry; print how many were removed.\n\nExample: icectl cache clear")
-@handle_errors(returns="icectl.io.manifest_cache:CacheCleared")
+@handle_errors(returns="icectl.io.manifest.cache:CacheCleared")
 def cache_clear(json_out: JsonOpt = False) -> None:
-    from icectl.io.manifest_cache import clear
+    from icectl.io.manifest.cache import clear
 
     result = clear()
     view = result.to_json()

@@ -50,7 +50,7 @@ def changes(
     count: CountOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.ops.changes import read_changes
+    from icectl.ops.read.changes import read_changes
 
     check_output_options(fmt, limit, output, count)
     if net and key:

@@ -223,7 +223,7 @@ def complete_table(ctx: typer.Context, incomplete: str) -> list[str]:
     warehouse = (ctx.params.get("warehouse") if ctx is not None else None) or os.environ.get(WAREHOUSE_ENV)
     if not warehouse:
         return []
-    from icectl.ops.warehouse import list_tables
+    from icectl.ops.metadata.warehouse import list_tables
 
     try:
         found = list_tables(warehouse)

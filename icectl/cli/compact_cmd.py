@@ -49,8 +49,8 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors(returns=(
-    "icectl.ops.compact:CompactResult",
-    "icectl.ops.compact_deletes:CompactDeletesResult",
+    "icectl.ops.maintain.compact:CompactResult",
+    "icectl.ops.maintain.compact_deletes:CompactDeletesResult",
 ))
 def compact(
     table: TableArg,
@@ -70,10 +70,10 @@ def compact(
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.ops.compact import DELETE_FILE_THRESHOLD_DEFAULT, CompactOptions, compact_table
+    from icectl.ops.maintain.compact import DELETE_FILE_THRESHOLD_DEFAULT, CompactOptions, compact_table
 
     if deletes:
-        from icectl.ops.compact_deletes import refuse_options_not_for_deletes
+        from icectl.ops.maintain.compact_deletes import refuse_options_not_for_deletes
 
         refuse_options_not_for_deletes(filter_text, sort_order, delete_file_threshold,
                                        partial_progress, strategy)
@@ -115,7 +115,7 @@ def _compact_deletes(table: str, warehouse: Optional[str], target_file_size: Opt
                      branch: Optional[str], engine: str, workers: Optional[int], spark_master: Optional[str],
                      dry_run: bool, json_out: bool) -> None:
     """`icectl compact --deletes`."""
-    from icectl.ops.compact_deletes import compact_deletes
+    from icectl.ops.maintain.compact_deletes import compact_deletes
 
     with EngineProgress("delete rewrite tasks") as progress, \
             make_engine(engine, workers, spark_master, progress) as eng:

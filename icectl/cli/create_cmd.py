@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
     app.command("create", help=CREATE_HELP, no_args_is_help=True)(create)
 
 
-@handle_errors(returns="icectl.ops.create:CreateResult")
+@handle_errors(returns="icectl.ops.metadata.create:CreateResult")
 def create(
     table: TableArg,
     schema: Annotated[Optional[str], typer.Option("--schema", "-s", help='Columns, e.g. "id long not null, ts timestamptz".')] = None,
@@ -46,7 +46,7 @@ def create(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.create import create_table
+    from icectl.ops.metadata.create import create_table
 
     schema_json = None
     if schema_file is not None:

@@ -47,9 +47,9 @@ def register(app: typer.Typer) -> None:
 
 
 @handle_errors(returns=(
-    "icectl.ops.row_deletes:DeleteResult",
-    "icectl.ops.delete_cow:CopyOnWriteResult",
-    "icectl.ops.equality_deletes:EqualityDeleteResult",
+    "icectl.ops.delete.shared_plan:DeleteResult",
+    "icectl.ops.delete.copy_on_write:CopyOnWriteResult",
+    "icectl.ops.delete.equality:EqualityDeleteResult",
 ))
 def delete(
     table: TableArg,
@@ -62,7 +62,7 @@ def delete(
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.ops.delete_rows import delete_rows
+    from icectl.ops.delete.merge_on_read import delete_rows
 
     if equality or from_file is not None:
         _equality(table, filter_text, equality, from_file, mode, branch, dry_run, json_out, warehouse)
@@ -96,7 +96,7 @@ def _equality(table: str, filter_text: Optional[str], equality: Optional[List[st
               warehouse: Optional[str]) -> None:
     import sys
 
-    from icectl.ops.equality_deletes import delete_equality
+    from icectl.ops.delete.equality import delete_equality
 
     if filter_text is not None:
         raise InvalidInput("--filter and --equality cannot be combined")

@@ -56,7 +56,7 @@ Examples:
 def naming_overrides() -> Iterator[None]:
     """A refusal the library lets a keyword argument lift names the option that lifts it."""
     from icectl.errors import ValidationError
-    from icectl.ops.deletion import NeedsOverride
+    from icectl.ops.maintain.file_removal import NeedsOverride
 
     try:
         yield
@@ -83,7 +83,7 @@ def register(app: typer.Typer) -> None:
     app.command("expire", help=EXPIRE_HELP, no_args_is_help=True)(expire)
 
 
-@handle_errors(returns="icectl.ops.expire:ExpireResult")
+@handle_errors(returns="icectl.ops.maintain.expire:ExpireResult")
 def expire(
     table: TableArg,
     older_than: Annotated[Optional[str], typer.Option(
@@ -111,7 +111,7 @@ def expire(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.expire import KINDS, expire_snapshots
+    from icectl.ops.maintain.expire import KINDS, expire_snapshots
 
     cutoff = parse_time_option(older_than, "--older-than") if older_than is not None else None
     tbl = load_table(table, warehouse)

@@ -8,7 +8,7 @@ import typer
 
 from icectl.cli.common import values, JsonOpt, RefOpt, SnapshotIdOpt, TableArg, WarehouseOpt, handle_errors, load_table
 from icectl.cli.output import emit_json, emit_pairs, emit_table, emit_text, fields_selected
-from icectl.ops import inspect as views
+from icectl.ops.read import inspect as views
 
 app = typer.Typer(
     help="""Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot,
@@ -123,7 +123,7 @@ def inspect_partitions(
     if spec:
         _partitions(table, warehouse, json_out)
         return
-    from icectl.ops import inspect_tables
+    from icectl.ops.read import inspect_tables
 
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
@@ -155,7 +155,7 @@ def inspect_entries(
     table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops import inspect_tables
+    from icectl.ops.read import inspect_tables
 
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)
@@ -169,7 +169,7 @@ def inspect_entries(
 @app.command("all-files", help="Live data and delete files of every manifest reachable from any snapshot, each manifest read once - like the reference's `all_files` table.\n\nExample: icectl inspect all-files ./wh/db/events --json")
 @handle_errors
 def inspect_all_files(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops import inspect_tables
+    from icectl.ops.read import inspect_tables
 
     t = load_table(table, warehouse)
     v = inspect_tables.all_files_table(t.io, t.metadata)
@@ -184,7 +184,7 @@ def inspect_position_deletes(
     table: TableArg, snapshot: SnapshotIdOpt = None, ref: RefOpt = None,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops import inspect_tables
+    from icectl.ops.read import inspect_tables
 
     t = load_table(table, warehouse)
     s = views.select_snapshot(t.metadata, snapshot, ref)

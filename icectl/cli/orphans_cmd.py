@@ -40,7 +40,7 @@ def register(app: typer.Typer) -> None:
     app.command("orphans", help=ORPHANS_HELP, no_args_is_help=True)(orphans)
 
 
-@handle_errors(returns="icectl.ops.orphans:OrphanResult")
+@handle_errors(returns="icectl.ops.maintain.orphans:OrphanResult")
 def orphans(
     table: TableArg,
     older_than: Annotated[str, typer.Option(
@@ -57,8 +57,8 @@ def orphans(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.expire import default_workers
-    from icectl.ops.orphans import delete_orphan_files, find_orphan_files
+    from icectl.ops.maintain.expire import default_workers
+    from icectl.ops.maintain.orphans import delete_orphan_files, find_orphan_files
 
     cutoff = parse_time_option(older_than, "--older-than")
     tbl = load_table(table, warehouse)

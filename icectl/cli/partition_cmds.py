@@ -56,12 +56,12 @@ Examples:
   icectl partition add ./wh/db/t "bucket(8, id)"
   icectl partition add ./wh/db/t "truncate(4, name)" --name name_prefix
 """)
-@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
+@handle_errors(returns="icectl.ops.metadata.partition_spec:SpecChange")
 def partition_add(
     table: TableArg, term: TermArg, name: NameOpt = None, dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.evolve_spec import add_partition_field
+    from icectl.ops.metadata.partition_spec import add_partition_field
 
     _run(table, warehouse, lambda t, d: add_partition_field(t, term, name, dry_run=d), dry_run, json_out)
 
@@ -70,12 +70,12 @@ def partition_add(
 
 Example: icectl partition drop ./wh/db/t id_bucket_8
 """)
-@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
+@handle_errors(returns="icectl.ops.metadata.partition_spec:SpecChange")
 def partition_drop(
     table: TableArg, field: FieldArg, dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.evolve_spec import drop_partition_field
+    from icectl.ops.metadata.partition_spec import drop_partition_field
 
     _run(table, warehouse, lambda t, d: drop_partition_field(t, field, dry_run=d), dry_run, json_out)
 
@@ -84,13 +84,13 @@ def partition_drop(
 
 Example: icectl partition rename ./wh/db/t ts_day day
 """)
-@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
+@handle_errors(returns="icectl.ops.metadata.partition_spec:SpecChange")
 def partition_rename(
     table: TableArg, field: FieldArg,
     new_name: Annotated[str, typer.Argument(metavar="NEW_NAME", help="The new field name.", show_default=False)],
     dry_run: DryRunOpt = False, warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.evolve_spec import rename_partition_field
+    from icectl.ops.metadata.partition_spec import rename_partition_field
 
     _run(table, warehouse, lambda t, d: rename_partition_field(t, field, new_name, dry_run=d), dry_run, json_out)
 
@@ -99,12 +99,12 @@ def partition_rename(
 
 Example: icectl partition replace ./wh/db/t ts_day "hours(ts)"
 """)
-@handle_errors(returns="icectl.ops.evolve_spec:SpecChange")
+@handle_errors(returns="icectl.ops.metadata.partition_spec:SpecChange")
 def partition_replace(
     table: TableArg, field: FieldArg, term: TermArg, name: NameOpt = None, dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None, json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.evolve_spec import replace_partition_field
+    from icectl.ops.metadata.partition_spec import replace_partition_field
 
     _run(table, warehouse, lambda t, d: replace_partition_field(t, field, term, name, dry_run=d), dry_run, json_out)
 

@@ -22,7 +22,7 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
              json_out: bool = False) -> None:
     """`icectl plan` with its options' values (parameter names as the typer command's)."""
     from icectl.cli.runner import apply_no_cache, load_table, parse_time_option
-    from icectl.ops.plan import plan_table
+    from icectl.ops.read.plan import plan_table
 
     as_of_ms = parse_time_option(as_of, "--as-of") if as_of is not None else None
     fmt = _output_format(out_format, json_out, summary, tasks, explain)
@@ -30,7 +30,7 @@ def run_plan(table: str, filter_text: Optional[str] = None, snapshot: Optional[i
     t = load_table(table, warehouse)
     streamed = None
     if fmt == "jsonl":
-        from icectl.ops.plan import PlanReport
+        from icectl.ops.read.plan import PlanReport
 
         lines = PlanReport(t.metadata, None)
         streamed = lambda run: _write_chunks(lines.jsonl_chunks([run], json_default))  # noqa: E731

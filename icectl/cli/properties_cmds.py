@@ -37,9 +37,9 @@ def _emit_props(result: Any, json_out: bool) -> None:
 
 Example: icectl properties list ./wh/db/t --json
 """)
-@handle_errors(returns="icectl.ops.properties:PropertiesView")
+@handle_errors(returns="icectl.ops.metadata.properties:PropertiesView")
 def props_list(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.properties import show_properties
+    from icectl.ops.metadata.properties import show_properties
 
     result = show_properties(load_table(table, warehouse))
     if json_out:
@@ -54,7 +54,7 @@ def props_list(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOp
 
 Example: icectl properties set ./wh/db/t write.parquet.compression-codec=snappy
 """)
-@handle_errors(returns="icectl.ops.properties:PropertiesChange")
+@handle_errors(returns="icectl.ops.metadata.properties:PropertiesChange")
 def props_set(
     table: TableArg,
     pairs: Annotated[List[str], typer.Argument(metavar="KEY=VALUE...", help="Properties to set.", show_default=False)],
@@ -62,7 +62,7 @@ def props_set(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.properties import set_properties
+    from icectl.ops.metadata.properties import set_properties
 
     updates = parse_key_values(pairs, "properties set")
     _emit_props(set_properties(load_table(table, warehouse), updates, dry_run=dry_run), json_out)
@@ -72,7 +72,7 @@ def props_set(
 
 Example: icectl properties unset ./wh/db/t commit.retry.num-retries
 """)
-@handle_errors(returns="icectl.ops.properties:PropertiesChange")
+@handle_errors(returns="icectl.ops.metadata.properties:PropertiesChange")
 def props_unset(
     table: TableArg,
     keys: Annotated[List[str], typer.Argument(metavar="KEY...", help="Property keys to remove.", show_default=False)],
@@ -80,7 +80,7 @@ def props_unset(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.properties import unset_properties
+    from icectl.ops.metadata.properties import unset_properties
 
     _emit_props(unset_properties(load_table(table, warehouse), keys, dry_run=dry_run), json_out)
 
@@ -95,7 +95,7 @@ Examples:
 """
 
 
-@handle_errors(returns="icectl.ops.properties:FormatVersionChange")
+@handle_errors(returns="icectl.ops.metadata.properties:FormatVersionChange")
 def upgrade(
     table: TableArg,
     format_version: Annotated[int, typer.Option("--format-version", metavar="2|3", autocompletion=values("2", "3"), help="Target format version: 2 or 3.")],
@@ -103,7 +103,7 @@ def upgrade(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.properties import upgrade_table
+    from icectl.ops.metadata.properties import upgrade_table
 
     result = upgrade_table(load_table(table, warehouse), format_version, dry_run=dry_run)
     view = result.to_json()

@@ -66,8 +66,8 @@ MinSnapshotsOpt = Annotated[Optional[int], typer.Option(
 
 
 def _retention(max_ref_age: str | None, max_snapshot_age: str | None = None, min_keep: int | None = None):
-    from icectl.ops.refs import Retention
-    from icectl.ops.timeargs import parse_duration_ms
+    from icectl.ops.metadata.refs import Retention
+    from icectl.spec.timetext import parse_duration_ms
 
     return Retention(
         min_snapshots_to_keep=min_keep,
@@ -101,7 +101,7 @@ def _show(result, json_out: bool) -> None:
                       "ancestor older than --to-timestamp (ISO-8601, UTC when no zone, epoch millis, or a duration ago "
                       "such as 36h).\n\n"
                       "Example: icectl snapshot rollback ./wh/db/events --to-timestamp 2024-06-01T12:00:00Z")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def rollback(
     table: TableArg,
     snapshot_id: Annotated[Optional[int], typer.Argument(metavar="ID", help="Snapshot id to roll back to.",
@@ -112,7 +112,7 @@ def rollback(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.refs import rollback_to_snapshot, rollback_to_time
+    from icectl.ops.metadata.refs import rollback_to_snapshot, rollback_to_time
 
     if (snapshot_id is None) == (to_timestamp is None):
         raise InvalidInput("give a snapshot ID or --to-timestamp (one of them)")
@@ -126,14 +126,14 @@ def rollback(
 
 @snapshot_app.command("set-current", help="Point main at any snapshot of the table (not only an ancestor).\n\n"
                       "Example: icectl snapshot set-current ./wh/db/events 3051729675574597004")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def set_current(
     table: TableArg,
     snapshot_id: Annotated[int, typer.Argument(metavar="ID", help="Snapshot id.", show_default=False)],
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.refs import set_current_snapshot
+    from icectl.ops.metadata.refs import set_current_snapshot
 
     _show(set_current_snapshot(load_table(table, warehouse), snapshot_id), json_out)
 
@@ -142,14 +142,14 @@ def set_current(
                       "else re-add the data files of an append snapshot as a new snapshot (source-snapshot-id "
                       "in its summary). Other operations only fast-forward.\n\n"
                       "Example: icectl snapshot cherry-pick ./wh/db/events 8774422315590001134")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def cherry_pick(
     table: TableArg,
     snapshot_id: Annotated[int, typer.Argument(metavar="ID", help="Snapshot id to pick.", show_default=False)],
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.refs import cherry_pick as pick
+    from icectl.ops.metadata.refs import cherry_pick as pick
 
     _show(pick(load_table(table, warehouse), snapshot_id), json_out)
 
@@ -158,12 +158,12 @@ def cherry_pick(
 
 @branch_app.command("create", help="Create a branch at a snapshot (default: the current one).\n\n"
                     "Example: icectl branch create ./wh/db/events audit --min-snapshots-to-keep 5")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def branch_create(table: TableArg, name: NameArg, snapshot_id: SnapshotOpt = None,
                   max_ref_age: MaxRefAgeOpt = None, max_snapshot_age: MaxSnapshotAgeOpt = None,
                   min_snapshots_to_keep: MinSnapshotsOpt = None, warehouse: WarehouseOpt = None,
                   json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import create_branch
+    from icectl.ops.metadata.refs import create_branch
 
     ret = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
     _show(create_branch(load_table(table, warehouse), name, snapshot_id, ret), json_out)
@@ -171,9 +171,9 @@ def branch_create(table: TableArg, name: NameArg, snapshot_id: SnapshotOpt = Non
 
 @branch_app.command("drop", help="Drop a branch (never main). Its snapshots stay until `icectl expire`.\n\n"
                     "Example: icectl branch drop ./wh/db/events audit")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def branch_drop(table: TableArg, name: NameArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import drop_branch
+    from icectl.ops.metadata.refs import drop_branch
 
     _show(drop_branch(load_table(table, warehouse), name), json_out)
 
@@ -181,7 +181,7 @@ def branch_drop(table: TableArg, name: NameArg, warehouse: WarehouseOpt = None, 
 @branch_app.command("replace", help="Point an existing branch at a snapshot (--snapshot-id) or at another ref's "
                     "head (--to); retention options update its settings.\n\n"
                     "Example: icectl branch replace ./wh/db/events audit --to main")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def branch_replace(table: TableArg, name: NameArg,
                    snapshot_id: Annotated[Optional[int], typer.Option(
                        "--snapshot-id", help="Snapshot id to point at.", show_default=False)] = None,
@@ -190,7 +190,7 @@ def branch_replace(table: TableArg, name: NameArg,
                    max_ref_age: MaxRefAgeOpt = None, max_snapshot_age: MaxSnapshotAgeOpt = None,
                    min_snapshots_to_keep: MinSnapshotsOpt = None, warehouse: WarehouseOpt = None,
                    json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import replace_branch
+    from icectl.ops.metadata.refs import replace_branch
 
     ret = _retention(max_ref_age, max_snapshot_age, min_snapshots_to_keep)
     _show(replace_branch(load_table(table, warehouse), name, snapshot_id, source_ref=to, retention=ret), json_out)
@@ -199,12 +199,12 @@ def branch_replace(table: TableArg, name: NameArg,
 @branch_app.command("fast-forward", help="Move a branch forward to another ref's head; refused unless the "
                     "branch head is an ancestor of it (a missing branch is created).\n\n"
                     "Example: icectl branch fast-forward ./wh/db/events main --to audit")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def branch_fast_forward(table: TableArg, name: NameArg,
                         to: Annotated[str, typer.Option("--to", help="Branch or tag to fast-forward to.",
                                                         show_default=False)],
                         warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import fast_forward_branch
+    from icectl.ops.metadata.refs import fast_forward_branch
 
     _show(fast_forward_branch(load_table(table, warehouse), name, to), json_out)
 
@@ -213,32 +213,32 @@ def branch_fast_forward(table: TableArg, name: NameArg,
 
 @tag_app.command("create", help="Create a tag at a snapshot (default: the current one).\n\n"
                  "Example: icectl tag create ./wh/db/events release-1 --max-ref-age 365d")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def tag_create(table: TableArg, name: NameArg, snapshot_id: SnapshotOpt = None, max_ref_age: MaxRefAgeOpt = None,
                warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import create_tag
+    from icectl.ops.metadata.refs import create_tag
 
     _show(create_tag(load_table(table, warehouse), name, snapshot_id, _retention(max_ref_age)), json_out)
 
 
 @tag_app.command("drop", help="Drop a tag.\n\nExample: icectl tag drop ./wh/db/events release-1")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def tag_drop(table: TableArg, name: NameArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import drop_tag
+    from icectl.ops.metadata.refs import drop_tag
 
     _show(drop_tag(load_table(table, warehouse), name), json_out)
 
 
 @tag_app.command("replace", help="Point an existing tag at another snapshot.\n\n"
                  "Example: icectl tag replace ./wh/db/events release-1 --snapshot-id 3051729675574597004")
-@handle_errors(returns="icectl.ops.refs:RefResult")
+@handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def tag_replace(table: TableArg, name: NameArg,
                 snapshot_id: Annotated[Optional[int], typer.Option(
                     "--snapshot-id", help="Snapshot id to point at.", show_default=False)] = None,
                 to: Annotated[Optional[str], typer.Option(
                     "--to", help="Branch or tag whose snapshot to point at.", show_default=False)] = None,
                 max_ref_age: MaxRefAgeOpt = None, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
-    from icectl.ops.refs import replace_tag
+    from icectl.ops.metadata.refs import replace_tag
 
     _show(replace_tag(load_table(table, warehouse), name, snapshot_id, source_ref=to,
                       retention=_retention(max_ref_age)), json_out)

@@ -94,7 +94,7 @@ def _view(spec: str) -> Any:
 
 
 def result_views(specs: Sequence[str]) -> list[Any]:
-    """The placeholder JSON view of each result type (``"icectl.ops.write:WriteResult"``)."""
+    """The placeholder JSON view of each result type (``"icectl.ops.write.rows:WriteResult"``)."""
     return [_view(s) for s in specs]
 
 

@@ -34,7 +34,7 @@ def register(app: typer.Typer) -> None:
     app.command("rewrite-manifests", help=REWRITE_MANIFESTS_HELP, no_args_is_help=True)(rewrite_manifests_cmd)
 
 
-@handle_errors(returns="icectl.ops.rewrite_manifests:RewriteManifestsResult")
+@handle_errors(returns="icectl.ops.maintain.rewrite_manifests:RewriteManifestsResult")
 def rewrite_manifests_cmd(
     table: TableArg,
     spec_id: Annotated[Optional[int], typer.Option(
@@ -47,7 +47,7 @@ def rewrite_manifests_cmd(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.rewrite_manifests import rewrite_manifests
+    from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
 
     r = rewrite_manifests(load_table(table, warehouse), spec_id=spec_id, target_size=target_size,
                           branch=branch, dry_run=dry_run)

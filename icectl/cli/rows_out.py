@@ -15,7 +15,7 @@ from icectl.cli.output import emit_table
 from icectl.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from icectl.ops.changes import ChangeSet
+    from icectl.ops.read.changes import ChangeSet
     from icectl.scan.reader import RecordBatches, Scan
 
     RowSource = Scan | ChangeSet  # what the writers print: a scan or a change set

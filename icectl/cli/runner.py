@@ -235,7 +235,7 @@ class table_found:
 
 def parse_time_option(text: str, option: str) -> int:
     """Epoch milliseconds of a time option's value (every time option accepts the same forms)."""
-    from icectl.ops.timeargs import parse_time_ms
+    from icectl.spec.timetext import parse_time_ms
 
     return parse_time_ms(text, option)
 
@@ -243,7 +243,7 @@ def parse_time_option(text: str, option: str) -> int:
 def apply_storage_options(items: Optional[Sequence[str]]) -> None:
     """Honour --storage-option KEY=VALUE (repeatable) for the rest of this process: every
     FileIO made afterwards passes them to fsspec, over ICECTL_STORAGE_OPTIONS."""
-    from icectl.io.objectstore import parse_storage_option, set_storage_options
+    from icectl.io.storage.objectstore import parse_storage_option, set_storage_options
 
     set_storage_options(dict(parse_storage_option(item) for item in items or ()))
 
@@ -251,6 +251,6 @@ def apply_storage_options(items: Optional[Sequence[str]]) -> None:
 def apply_no_cache(no_cache: bool) -> None:
     """Honour --no-cache for the rest of this process."""
     if no_cache:
-        from icectl.io.manifest_cache import set_enabled
+        from icectl.io.manifest.cache import set_enabled
 
         set_enabled(False)

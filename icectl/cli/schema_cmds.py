@@ -68,7 +68,7 @@ def emit_schema_result(result: Any, json_out: bool) -> None:
 
 def _run(table: str, warehouse: Optional[str], build: Any, dry_run: bool, json_out: bool,
          case_sensitive: bool = False) -> None:
-    from icectl.ops.evolve_schema import evolve_schema
+    from icectl.ops.metadata.schema import evolve_schema
 
     t = load_table(table, warehouse)
     emit_schema_result(evolve_schema(t, build, dry_run=dry_run, case_sensitive_names=case_sensitive), json_out)
@@ -83,7 +83,7 @@ Examples:
   icectl schema add ./wh/db/t points.element.z double
   icectl schema add ./wh/db/t flag boolean --required --default false   (v3 tables)
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_add(
     table: TableArg,
     column: ColumnArg,
@@ -99,7 +99,7 @@ def schema_add(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.evolve_schema import add_column
+    from icectl.ops.metadata.schema import add_column
     from icectl.spec.parse import parse_type
 
     t = parse_type(type_)
@@ -112,7 +112,7 @@ def schema_add(
 
 Example: icectl schema drop ./wh/db/t tmp loc.alt
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_drop(
     table: TableArg,
     columns: Annotated[List[str], typer.Argument(metavar="COLUMN...", help="Columns to drop.", show_default=False)],
@@ -131,7 +131,7 @@ def schema_drop(
 
 Example: icectl schema rename ./wh/db/t loc.lat latitude
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_rename(
     table: TableArg,
     column: ColumnArg,
@@ -151,7 +151,7 @@ Examples:
   icectl schema move ./wh/db/t region --after id
   icectl schema move ./wh/db/t id --first
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_move(
     table: TableArg,
     column: ColumnArg,
@@ -182,7 +182,7 @@ identity- or bucket-partition the table).
 
 Example: icectl schema promote ./wh/db/t id long
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_promote(
     table: TableArg,
     column: ColumnArg,
@@ -201,7 +201,7 @@ def schema_promote(
 
 Example: icectl schema optional ./wh/db/t name
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_optional(
     table: TableArg,
     column: ColumnArg,
@@ -216,7 +216,7 @@ def schema_optional(
 
 Example: icectl schema doc ./wh/db/t ts "event time, UTC"
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_doc(
     table: TableArg,
     column: ColumnArg,
@@ -232,7 +232,7 @@ def schema_doc(
 
 Example: icectl schema identifier-fields set ./wh/db/t id region
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def ident_set(
     table: TableArg,
     columns: Annotated[List[str], typer.Argument(metavar="COLUMN...", help="Identifier columns.", show_default=False)],
@@ -247,7 +247,7 @@ def ident_set(
 
 Example: icectl schema identifier-fields unset ./wh/db/t
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def ident_unset(
     table: TableArg,
     dry_run: DryRunOpt = False,
@@ -274,7 +274,7 @@ FILE holds a JSON list of changes, applied in order:
 
 Example: icectl schema apply ./wh/db/t changes.json --dry-run
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:SchemaChange")
+@handle_errors(returns="icectl.ops.metadata.schema:SchemaChange")
 def schema_apply(
     table: TableArg,
     file: Annotated[str, typer.Argument(metavar="FILE", help="JSON list of changes (- for stdin).", show_default=False)],
@@ -285,7 +285,7 @@ def schema_apply(
 ) -> None:
     import sys
 
-    from icectl.ops.evolve_schema import apply_changes
+    from icectl.ops.metadata.schema import apply_changes
 
     try:
         text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
@@ -310,7 +310,7 @@ the types widened are listed on stderr (made-optional and widened in --json).
 
 Example: icectl schema union ./wh/db/t new-data.parquet
 """)
-@handle_errors(returns="icectl.ops.evolve_schema:UnionChange")
+@handle_errors(returns="icectl.ops.metadata.schema:UnionChange")
 def schema_union(
     table: TableArg,
     file: Annotated[str, typer.Argument(metavar="FILE.parquet", help="A Parquet file (path or URL).", show_default=False)],
@@ -322,7 +322,7 @@ def schema_union(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.evolve_schema import union_with_parquet
+    from icectl.ops.metadata.schema import union_with_parquet
 
     t = load_table(table, warehouse)
     result = union_with_parquet(t, file, dry_run=dry_run, case_sensitive_names=case_sensitive,

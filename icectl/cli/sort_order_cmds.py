@@ -37,7 +37,7 @@ each optionally asc/desc and nulls first/last (defaults: asc; nulls first when a
 
 Example: icectl sort-order set ./wh/db/t "id desc nulls last, days(ts)"
 """)
-@handle_errors(returns="icectl.ops.sort_order:SortOrderChange")
+@handle_errors(returns="icectl.ops.metadata.sort_order:SortOrderChange")
 def sort_set(
     table: TableArg,
     order: Annotated[str, typer.Argument(metavar="ORDER", help='Sort terms, e.g. "id desc nulls last, ts".', show_default=False)],
@@ -45,7 +45,7 @@ def sort_set(
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.sort_order import set_sort_order
+    from icectl.ops.metadata.sort_order import set_sort_order
 
     emit_order_result(set_sort_order(load_table(table, warehouse), order, dry_run=dry_run), json_out)
 
@@ -54,14 +54,14 @@ def sort_set(
 
 Example: icectl sort-order unset ./wh/db/t
 """)
-@handle_errors(returns="icectl.ops.sort_order:SortOrderChange")
+@handle_errors(returns="icectl.ops.metadata.sort_order:SortOrderChange")
 def sort_unset(
     table: TableArg,
     dry_run: DryRunOpt = False,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.sort_order import unset_sort_order
+    from icectl.ops.metadata.sort_order import unset_sort_order
 
     emit_order_result(unset_sort_order(load_table(table, warehouse), dry_run=dry_run), json_out)
 

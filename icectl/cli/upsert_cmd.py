@@ -38,7 +38,7 @@ def register(app: typer.Typer) -> None:
     app.command("upsert", help=UPSERT_HELP, no_args_is_help=True)(upsert)
 
 
-@handle_errors(returns="icectl.ops.upsert:UpsertResult")
+@handle_errors(returns="icectl.ops.delete.upsert:UpsertResult")
 def upsert(
     table: TableArg,
     data: Annotated[str, typer.Argument(
@@ -57,7 +57,7 @@ def upsert(
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
-    from icectl.ops.upsert import upsert_rows
+    from icectl.ops.delete.upsert import upsert_rows
 
     tbl = load_table(table, warehouse)
     summary: dict[str, str] | None = None
@@ -67,7 +67,7 @@ def upsert(
         summary = idempotent_no_op(tbl, branch or "main", idempotency_key, {}, json_out)
         if summary is None:
             return
-    from icectl.table.producer import AlreadyCommitted
+    from icectl.table.commit.producer import AlreadyCommitted
 
     try:
         r = upsert_rows(tbl, data, key, file_format=file_format, branch=branch, dry_run=dry_run,

@@ -84,7 +84,7 @@ def register(app: typer.Typer) -> None:
     app.command("register", help=REGISTER_HELP, no_args_is_help=True)(register_cmd)
 
 
-@handle_errors(returns="icectl.ops.warehouse:ListResult")
+@handle_errors(returns="icectl.ops.metadata.warehouse:ListResult")
 def list_cmd(
     namespace: Annotated[Optional[str], typer.Argument(
         metavar="NAMESPACE", help="List only this namespace (a or a.b).", show_default=False)] = None,
@@ -94,7 +94,7 @@ def list_cmd(
     from icectl.catalog.base import parse_namespace
     from icectl.catalog.resolve import list_catalog
     from icectl.cli.runner import catalog_choice
-    from icectl.ops.warehouse import ListResult
+    from icectl.ops.metadata.warehouse import ListResult
 
     catalog = list_catalog(catalog_choice(), warehouse)
     if catalog is None:
@@ -114,7 +114,7 @@ def list_cmd(
     emit_table(["type", "name", "location"], rows)
 
 
-@handle_errors(returns="icectl.ops.warehouse:DropResult")
+@handle_errors(returns="icectl.ops.metadata.warehouse:DropResult")
 def drop(
     table: TableArg,
     purge: Annotated[bool, typer.Option(
@@ -128,7 +128,7 @@ def drop(
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.cli.expire_cmd import note_skipped
-    from icectl.ops.warehouse import drop_table
+    from icectl.ops.metadata.warehouse import drop_table
 
     if force and not purge:
         raise InvalidInput("--force only goes with --purge (it purges every file under the table location)")
@@ -162,7 +162,7 @@ def drop(
         raise typer.Exit(5)
 
 
-@handle_errors(returns="icectl.ops.warehouse:RegisterResult")
+@handle_errors(returns="icectl.ops.metadata.warehouse:RegisterResult")
 def register_cmd(
     ident: Annotated[str, typer.Argument(
         metavar="IDENT", help="The table: DB.TABLE with --warehouse (or in --catalog), or its location.",
@@ -175,7 +175,7 @@ def register_cmd(
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.cli.runner import table_catalog
-    from icectl.ops.warehouse import RegisterResult, register_table
+    from icectl.ops.metadata.warehouse import RegisterResult, register_table
 
     found = table_catalog(ident, warehouse)
     if found is None:

@@ -51,7 +51,7 @@ def register(app: typer.Typer) -> None:
     app.command("write", help=WRITE_HELP, no_args_is_help=True)(write)
 
 
-@handle_errors(returns="icectl.ops.write:WriteResult")
+@handle_errors(returns="icectl.ops.write.rows:WriteResult")
 def write(
     table: TableArg,
     data: Annotated[List[str], typer.Argument(
@@ -77,9 +77,9 @@ def write(
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.compute.fit import check_rounding
-    from icectl.ops.write import write_files
+    from icectl.ops.write.rows import write_files
 
-    from icectl.ops.append import check_summary_properties
+    from icectl.ops.write.append import check_summary_properties
 
     extras = parse_key_values(summary, "--summary")
     check_summary_properties(extras)
@@ -91,7 +91,7 @@ def write(
         extras = idempotent_no_op(tbl, branch, idempotency_key, extras, json_out)
         if extras is None:
             return
-    from icectl.table.producer import AlreadyCommitted
+    from icectl.table.commit.producer import AlreadyCommitted
 
     try:
         with EngineProgress("input files") as progress, make_engine(engine, workers, spark_master, progress) as eng:

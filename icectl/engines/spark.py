@@ -5,7 +5,7 @@ SparkSession; ``SparkEngine(session=spark)`` uses a session the caller already h
 a PySpark job runs an icectl operation as a library call::
 
     from icectl.engines.spark import SparkEngine
-    from icectl.ops.compact import compact_table
+    from icectl.ops.maintain.compact import compact_table
     from icectl.table.table import Table
 
     engine = SparkEngine(session=spark)                     # the job's SparkSession

@@ -3,7 +3,7 @@
 ``to_internal`` turns an Arrow array of an Iceberg type into a list of internal values (dates as
 days, timestamps as micro- or nanoseconds, structs as dicts of field id -> value, ...): what the
 row evaluator, equality deletes and the JSON single-value form take. ``internal_to_arrow``
-builds an Arrow array of the type icectl writes (:func:`icectl.io.parquet_write.arrow_type`)
+builds an Arrow array of the type icectl writes (:func:`icectl.io.formats.parquet_write.arrow_type`)
 from internal values (defaults, partition values).
 """
 
@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput
-from icectl.io.parquet import arrow_field_id
-from icectl.io.parquet_write import arrow_type
+from icectl.io.formats.parquet import arrow_field_id
+from icectl.io.formats.parquet_write import arrow_type
 from icectl.spec.types import UUID, IcebergType, ListType, MapType, StructType
 
 if TYPE_CHECKING:
@@ -127,7 +127,7 @@ def _default_array(f: Any, n: int) -> Any:
 
 def _file_children(file_field: Any, arr_type: Any) -> list[tuple[Any, Any]]:
     """``(field id or None, child file field or None)`` for each child of a nested column, in the
-    Arrow type's order. ``file_field`` is the column's :class:`~icectl.io.parquet.ParquetField`
+    Arrow type's order. ``file_field`` is the column's :class:`~icectl.io.formats.parquet.ParquetField`
     (ids from the file or the name mapping), its Arrow field (``PARQUET:field_id`` metadata) or
     None (no ids: struct fields are then matched by name)."""
     if pa.types.is_struct(arr_type):

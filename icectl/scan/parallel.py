@@ -1,11 +1,11 @@
 """Decoding manifests on every core (cold planning).
 
 A plan first looks every selected manifest up in the decoded-manifest caches
-(:func:`icectl.io.manifest_columns.cached_manifest_columns`); when more than a few must be
+(:func:`icectl.io.manifest.columns.cached_manifest_columns`); when more than a few must be
 decoded, they are decoded in worker processes and come back in manifest order as each one is
 ready, so the planner filters the first while the others are still being decoded. A worker
 reads the manifest, decodes it and returns the pickled columns in their cached form
-(:func:`icectl.io.manifest_columns.pack`: columns the pruning does not read are unpickled only
+(:func:`icectl.io.manifest.columns.pack`: columns the pruning does not read are unpickled only
 when used); the planning process stores that same pickle as the persistent cache entry (it
 decides what is cached).
 
@@ -26,8 +26,8 @@ from typing import Iterator, Sequence
 from icectl.errors import InvalidInput
 from icectl import command_files
 from icectl.command_files import usable_cores
-from icectl.io.files import FileIO, is_local
-from icectl.io.manifest_columns import (
+from icectl.io.storage.files import FileIO, is_local
+from icectl.io.manifest.columns import (
     ManifestColumns,
     ManifestRequest,
     cached_manifest_columns,

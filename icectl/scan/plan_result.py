@@ -20,7 +20,7 @@ from operator import itemgetter
 from typing import Iterable, Iterator, Sequence
 
 from icectl.expr.expressions import Expression
-from icectl.io.manifest_columns import ManifestColumns
+from icectl.io.manifest.columns import ManifestColumns
 from icectl.table.delete_index import DeleteRef
 from icectl.scan.tasks import pack, split_ranges
 from icectl.spec.manifests import DataFile, ManifestEntry

@@ -17,8 +17,8 @@ from icectl.expr.expressions import (
     rewrite_not,
 )
 from icectl.expr.parser import parse_filter
-from icectl.io.files import FileIO
-from icectl.io.manifest_list import load_manifest_list
+from icectl.io.storage.files import FileIO
+from icectl.io.manifest.manifest_list import load_manifest_list
 from icectl.scan.tasks import DEFAULT_LOOKBACK, DEFAULT_OPEN_FILE_COST, DEFAULT_SPLIT_SIZE
 from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
 from icectl.spec.metadata import TableMetadata

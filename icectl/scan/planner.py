@@ -15,7 +15,7 @@ resolved inputs, immutable), and nothing is carried between them in closures:
    matching rows, as the reference's planFiles), and index them
    (:mod:`icectl.table.delete_index`);
 4. :func:`_filter_entries` -- per selected data manifest, decoded column-wise
-   (:mod:`icectl.io.manifest_columns`; the cache misses in worker processes when more than a
+   (:mod:`icectl.io.manifest.columns`; the cache misses in worker processes when more than a
    few miss, arriving in manifest order, :mod:`icectl.scan.parallel`): live entries whose partition tuple satisfies the
    projection and whose column metrics might match (:mod:`icectl.expr.eval_metrics`);
 5. :func:`_attach_deletes` -- each kept file with its residual (strict / inclusive projection
@@ -49,8 +49,8 @@ from icectl.expr.expressions import (
     rewrite_not,
 )
 from icectl.expr.projection import inclusive_projection
-from icectl.io.manifest_list import load_manifest_list
-from icectl.io.manifest_columns import (
+from icectl.io.manifest.manifest_list import load_manifest_list
+from icectl.io.manifest.columns import (
     ManifestColumns,
     ManifestRequest,
     load_manifest_columns,
@@ -102,7 +102,7 @@ from icectl.spec.transforms import VoidTransform
 from icectl.spec.types import DOUBLE, FLOAT, IcebergType, StructType
 
 if TYPE_CHECKING:
-    from icectl.io.files import FileIO
+    from icectl.io.storage.files import FileIO
     from icectl.table.table import Table
 
 __all__ = ["plan_scan", "PlanResult", "PlannedFile", "ScanTask", "ManifestDecision",

@@ -40,10 +40,10 @@ from icectl.errors import (
 )
 from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
 from icectl.expr.ordering import value_key
-from icectl.io.files import is_local, local_path
-from icectl.io.parquet import parquet_schema_fields
-from icectl.io.parquet_write import arrow_field, arrow_type
-from icectl.io.puffin import read_deletion_vector
+from icectl.io.storage.files import is_local, local_path
+from icectl.io.formats.parquet import parquet_schema_fields
+from icectl.io.formats.parquet_write import arrow_field, arrow_type
+from icectl.io.formats.puffin import read_deletion_vector
 from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
 from icectl.scan.arrow_values import (
     conform,
@@ -65,7 +65,7 @@ from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, NestedField, Str
 
 if TYPE_CHECKING:
     from icectl.scan.plan_result import PlannedFile, PlanResult
-    from icectl.io.files import FileIO
+    from icectl.io.storage.files import FileIO
     from icectl.table.table import Table
 
 __all__ = ["open_scan", "scan_of_plan", "scan_files", "Scan", "ScanFile", "METADATA_COLUMNS", "ROW_ID_FIELD_ID",

@@ -5,7 +5,7 @@ file (record count, value and null counts, lower and upper bounds as single-valu
 the residual is asked of them by the one metrics evaluator that prunes data files
 (:class:`icectl.expr.eval_metrics.MetricsEvaluator`): there is no second set of rules.
 
-The statistics are read by :func:`icectl.io.parquet.column_stats` (the reading ``icectl append``
+The statistics are read by :func:`icectl.io.formats.parquet.column_stats` (the reading ``icectl append``
 and the manifest metrics share), one row group at a time, so the same cautions hold: columns are
 matched by field id (from the file, else the table's name mapping), columns inside lists and maps
 and INT96 columns give nothing, a chunk without a null count gives nothing, a float/double chunk
@@ -42,7 +42,7 @@ from typing import Any
 
 from icectl.expr.eval_metrics import MetricsEvaluator
 from icectl.expr.expressions import AlwaysTrue, Expression, referenced_field_ids
-from icectl.io.parquet import FileMetrics, column_stats, parquet_columns
+from icectl.io.formats.parquet import FileMetrics, column_stats, parquet_columns
 from icectl.spec.name_mapping import NameMapping
 from icectl.spec.schema import Schema
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, STRING, DecimalType, IcebergType

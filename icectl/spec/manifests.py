@@ -2,7 +2,7 @@
 
 The model is pure: frozen dataclasses, the inheritance rules both manifest readers apply, and
 manifest summaries. The record layouts and their Avro schemas live in :mod:`icectl.spec.manifest_layouts`
-(re-exported here); reading and writing the Avro container files in :mod:`icectl.io.avro`.
+(re-exported here); reading and writing the Avro container files in :mod:`icectl.io.manifest.records`.
 
 Values inside a ``DataFile`` partition tuple use the internal representation: int/long/date/time/
 timestamp* as ``int`` (days, microseconds or nanoseconds), float/double as ``float``, string as

@@ -1,8 +1,8 @@
 """Times given as text, parsed in one place for every caller that takes one.
 
 It sits in the bottom layer so that planning (``scan``: a scan's as-of time) and operations
-(``ops``: retention cut-offs, rollback to a time) share it; :mod:`icectl.ops.timeargs` is the
-name the operations and the CLI import it by. Every option naming a point in time
+(``ops``: retention cut-offs, rollback to a time) share it; the operations and the CLI import
+it from here. Every option naming a point in time
 (``--older-than`` of expire and orphans, ``--as-of`` of plan and scan, ``--to-timestamp`` of
 snapshot rollback) goes through :func:`parse_time_ms` and accepts the same forms, documented in
 the README:

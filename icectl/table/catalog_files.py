@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from icectl.errors import NotFound, StorageError, ValidationError
-from icectl.io.files import FileIO, join
+from icectl.io.storage.files import FileIO, join
 from icectl.table.store import VERSION_NAME, find_current_version, metadata_dir
 
 __all__ = ["is_metadata_file", "find_catalog_version", "catalog_managed", "locate_metadata_file",

@@ -9,7 +9,7 @@ checked just before icectl's rename and renamed just after it replaces icectl's 
 commit icectl acknowledged is silently gone (seen under load with Spark and icectl committing
 to one table).
 
-icectl's own rename never replaces (see :mod:`icectl.io.files`), so the window is Java's alone,
+icectl's own rename never replaces (see :mod:`icectl.io.storage.files`), so the window is Java's alone,
 and icectl closes it on its side. A Java writer's temporary file exists from before its check
 until its rename (or its clean-up after a failed check), so a listing of ``metadata/`` shows every
 Java writer that may still rename onto a name it found free; one whose file is not listed checks
@@ -39,7 +39,7 @@ import time
 import uuid
 
 from icectl.errors import NotFound
-from icectl.io.files import FileIO, join
+from icectl.io.storage.files import FileIO, join
 
 __all__ = ["temp_metadata_name", "pending_java_renames", "settle", "ABANDONED_AFTER_S"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from icectl.io.files import join
+from icectl.io.storage.files import join
 from icectl.spec.properties import WRITE_DATA_PATH, WRITE_FOLDER_STORAGE_PATH
 
 __all__ = ["data_location"]

@@ -7,7 +7,7 @@ any of the names icectl reads: ``v<N>.metadata.json``, ``v<N>.gz.metadata.json``
 both: the outer table's orphan cleanup sees the inner table's files as its own unreferenced ones,
 and Spark's Hadoop catalog deletes the whole outer directory on DROP TABLE. So ``create`` and
 ``register`` refuse a location at, above or below a table (:func:`refuse_nesting`), and the
-deleting commands keep the files of any other table they come across (``ops/deletion.py``).
+deleting commands keep the files of any other table they come across (``ops/maintain/file_removal.py``).
 
 Looking *above* a location lists ``metadata/`` of each parent directory up to the root (the
 bucket on object stores); looking *below* walks the directories under it, one listing a
@@ -21,7 +21,7 @@ from typing import Iterator
 from urllib.parse import urlsplit
 
 from icectl.errors import AlreadyExists, NotFound, StorageError, ValidationError
-from icectl.io.files import FileIO, is_local, local_path
+from icectl.io.storage.files import FileIO, is_local, local_path
 from icectl.table.catalog_files import is_metadata_file
 from icectl.table.store import metadata_dir
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.spec.metadata import TableMetadata
 from icectl.table import store
 from icectl.table.store import CommittedVersion

@@ -39,7 +39,7 @@ from hashlib import blake2b
 
 from icectl.errors import (CommitConflict, CommitStateUnknown, CorruptMetadata, IcectlError, NotFound,
                            ValidationError)
-from icectl.io.files import DestinationExists, FileIO, join
+from icectl.io.storage.files import DestinationExists, FileIO, join
 from icectl.spec.metadata import TableMetadata, now_ms, with_previous_metadata
 from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
 from icectl.spec.properties import METADATA_COMPRESSION

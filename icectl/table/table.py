@@ -19,7 +19,7 @@ from typing import Callable
 
 from icectl.errors import AlreadyExists, CommitConflict, CommitStateUnknown, InvalidInput, NotFound, UnsupportedFeature
 from icectl import command_files
-from icectl.io.files import FileIO, is_local, join, local_path
+from icectl.io.storage.files import FileIO, is_local, join, local_path
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import (
     COMMIT_MAX_RETRY_WAIT_MS,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from icectl.errors import NotFound, StorageError, ValidationError
-from icectl.io.files import FileIO, join
+from icectl.io.storage.files import FileIO, join
 from icectl.spec.properties import METADATA_COMPRESSION
 
 __all__ = ["VERSION_HINT", "VERSION_NAME", "metadata_dir", "version_hint_path", "metadata_file_path",

@@ -13,8 +13,8 @@ from icectl.catalog.base import TableIdent
 from icectl.catalog.sql import SqlCatalog
 from icectl.catalog.sql_db import ConnectionLost
 from icectl.errors import AlreadyExists, CommitStateUnknown, CorruptMetadata, NotFound, StorageError
-from icectl.ops.create import build_create_metadata
-from icectl.ops.properties import set_properties
+from icectl.ops.metadata.create import build_create_metadata
+from icectl.ops.metadata.properties import set_properties
 
 IDENT = TableIdent(("db",), "t")
 

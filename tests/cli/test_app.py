@@ -52,7 +52,7 @@ def command_modules(names: set[str]) -> set[str]:
     return {n.rsplit(".", 1)[1] for n in names if n.startswith("icectl.cli.")} - SHARED
 
 
-HEAVY = ("pyarrow", "fastavro", "fsspec", "rich", "pydantic", "icectl.io.avro", "icectl.scan", "icectl.expr")
+HEAVY = ("pyarrow", "fastavro", "fsspec", "rich", "pydantic", "icectl.io.manifest.records", "icectl.scan", "icectl.expr")
 
 
 def test_help_and_version_import_no_command(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from clirun import icectl
 
-from icectl.ops.create import create_table
+from icectl.ops.metadata.create import create_table
 from icectl.table.table import Table
 
 

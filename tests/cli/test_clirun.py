@@ -10,7 +10,7 @@ from pathlib import Path
 
 from clirun import icectl, icectl_process
 
-from icectl.io import manifest_cache
+from icectl.io.manifest import cache as manifest_cache
 
 
 def _table(tmp_path: Path) -> str:

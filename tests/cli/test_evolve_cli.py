@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from clirun import icectl
 
-from icectl.ops.create import create_table
+from icectl.ops.metadata.create import create_table
 
 SCHEMA = "id int not null, name string, loc struct<lat: float, lon: float>, tags list<string>, ts timestamptz, d date"
 

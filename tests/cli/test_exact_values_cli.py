@@ -16,8 +16,8 @@ import pytest
 from clirun import icectl
 
 from icectl.errors import InvalidInput
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 
 SCHEMA = "id long not null, price decimal(12,2), qty int, big decimal(38,3), tags list<decimal(5,2)>"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from clirun import icectl
 
-from icectl.ops.orphans import find_orphan_files
+from icectl.ops.maintain.orphans import find_orphan_files
 from icectl.table.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "ops"))
@@ -92,7 +92,7 @@ def test_sigkill_at_random_points_then_rerun_finishes(tmp_path):
     """Kill `icectl expire` with SIGKILL at random moments across its run; each time the table
     still loads with every referenced file present, and a rerun leaves exactly the files an
     uninterrupted run leaves."""
-    from icectl.ops.orphans import referenced_files
+    from icectl.ops.maintain.orphans import referenced_files
 
     twin = build(tmp_path, "twin", n=6, files=60)
     t0 = time.monotonic()

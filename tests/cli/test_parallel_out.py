@@ -13,7 +13,7 @@ import pytest
 
 from icectl.cli.output import json_default
 from icectl.cli.parallel_out import _slices, write_document
-from icectl.ops.plan import plan_table
+from icectl.ops.read.plan import plan_table
 from icectl.table.table import Table
 
 from tests.scan.plan_support import FILTERS, table_fixture  # noqa: F401 - the `table` fixture

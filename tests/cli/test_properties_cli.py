@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from icectl.ops.create import create_table
+from icectl.ops.metadata.create import create_table
 from icectl.table.table import Table
 from clirun import icectl
 

@@ -11,9 +11,9 @@ from clirun import icectl
 from icectl.cli.result_fields import check_fields, result_views
 from icectl.errors import InvalidInput
 
-WRITE = result_views(["icectl.ops.write:WriteResult"])
-PROPS = result_views(["icectl.ops.properties:PropertiesChange"])
-SCHEMA = result_views(["icectl.ops.evolve_schema:SchemaChange"])
+WRITE = result_views(["icectl.ops.write.rows:WriteResult"])
+PROPS = result_views(["icectl.ops.metadata.properties:PropertiesChange"])
+SCHEMA = result_views(["icectl.ops.metadata.schema:SchemaChange"])
 
 
 @pytest.mark.parametrize("views,field", [

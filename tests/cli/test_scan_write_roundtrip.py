@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from clirun import icectl
 from icectl.api import load_table
-from icectl.io.parquet_write import arrow_schema
+from icectl.io.formats.parquet_write import arrow_schema
 from icectl.scan.arrow_values import internal_to_arrow, to_internal
 from icectl.spec.types import (
     BINARY, BOOLEAN, DATE, DOUBLE, FLOAT, INT, LONG, STRING, TIME, TIMESTAMP, TIMESTAMP_NS, TIMESTAMPTZ,

@@ -165,7 +165,7 @@ POINT_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize("bad", ["next tuesday", "2024-13-01", ""])  # more shapes: tests/ops/test_timeargs.py
+@pytest.mark.parametrize("bad", ["next tuesday", "2024-13-01", ""])  # more shapes: tests/spec/test_time_arguments.py
 def test_bad_times_are_one_line_echoing_the_input(history, bad: str) -> None:
     _, make = history
     loc, _ = make("t")

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icectl.io import avro
+from icectl.io.manifest import records as avro
 from icectl.table.table import Table
 from clirun import icectl
 

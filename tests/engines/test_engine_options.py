@@ -99,7 +99,7 @@ def test_errors_from_executors_keep_their_kind_or_become_one_line() -> None:
 def test_the_shipped_package_holds_icectl(tmp_path: Path) -> None:
     path = package_zip(str(tmp_path))
     names = set(zipfile.ZipFile(path).namelist())
-    assert {"icectl/__init__.py", "icectl/engines/spark.py", "icectl/ops/rewrite_task.py"} <= names
+    assert {"icectl/__init__.py", "icectl/engines/spark.py", "icectl/ops/maintain/rewrite_task.py"} <= names
     assert not any("__pycache__" in n or n.endswith(".pyc") for n in names)
 
 

@@ -15,8 +15,8 @@ from icectl.expr.eval_strict import strict_metrics_match
 from icectl.expr.binding import bind
 from icectl.expr.expressions import rewrite_not
 from icectl.expr.parser import parse_filter
-from icectl.io.avro import write_manifest_raw
-from icectl.io.manifest_columns import decode_manifest
+from icectl.io.manifest.records import write_manifest_raw
+from icectl.io.manifest.columns import decode_manifest
 from icectl.spec.manifests import ADDED, DATA, DataFile, ManifestEntry
 from icectl.spec.schema import Schema
 from icectl.spec.types import FLOAT, NestedField, StructType

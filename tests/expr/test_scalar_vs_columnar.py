@@ -28,8 +28,8 @@ from icectl.expr.evaluators import (
     value_key,
 )
 from icectl.expr.expressions import Operation, and_, make_bound, not_, or_, rewrite_not
-from icectl.io.avro import write_manifest_raw
-from icectl.io.manifest_columns import decode_manifest
+from icectl.io.manifest.records import write_manifest_raw
+from icectl.io.manifest.columns import decode_manifest
 from icectl.spec.manifests import ADDED, DATA, DataFile, FieldSummary, ManifestEntry, ManifestFile
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema

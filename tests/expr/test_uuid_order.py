@@ -29,8 +29,8 @@ from icectl.expr.expressions import Operation, make_bound, rewrite_not
 from icectl.expr.ordering import compare, uuid_bounds
 from icectl.expr.binding import bind
 from icectl.expr.parser import parse_filter
-from icectl.io.avro import write_manifest_raw
-from icectl.io.manifest_columns import decode_manifest
+from icectl.io.manifest.records import write_manifest_raw
+from icectl.io.manifest.columns import decode_manifest
 from icectl.spec.manifests import ADDED, DATA, DataFile, FieldSummary, ManifestEntry, ManifestFile
 from icectl.spec.schema import Schema
 from icectl.spec.types import UUID, NestedField, StructType

@@ -17,8 +17,8 @@ import time
 from collections import Counter
 from typing import Any, Callable
 
-from icectl.io import avro
-from icectl.io.files import FileIO, local_path
+from icectl.io.manifest import records as avro
+from icectl.io.storage.files import FileIO, local_path
 from icectl.spec.manifests import DATA
 from icectl.table.table import Table
 

@@ -124,7 +124,7 @@ def test_copy_on_write_delete_matches_spark(spark: Any, new_table: Any) -> None:
 
 def test_concurrent_delete_makes_compact_fail_and_leave_nothing(spark: Any, new_table: Any) -> None:
     from icectl.errors import CommitConflict
-    from icectl.ops.compact import compact_table
+    from icectl.ops.maintain.compact import compact_table
     from icectl.table.table import Table
 
     t = new_table("t")

@@ -15,9 +15,9 @@ from cli_support import run_icectl
 from icectl.engines import TaskProgress, get_engine
 from icectl.engines.spark import SparkEngine, executor_probe
 from icectl.errors import NotFound
-from icectl.io import avro
-from icectl.ops.compact import CompactOptions, compact_table
-from icectl.ops.write import WriteFileTask, run_write_task, write_rows
+from icectl.io.manifest import records as avro
+from icectl.ops.maintain.compact import CompactOptions, compact_table
+from icectl.ops.write.rows import WriteFileTask, run_write_task, write_rows
 from icectl.table.table import Table
 
 

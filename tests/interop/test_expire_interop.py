@@ -23,7 +23,7 @@ import pytest
 from cli_support import icectl_json, run_icectl
 from expire_support import build_twins, files_left, labels, read_all
 
-from icectl.io.files import local_path
+from icectl.io.storage.files import local_path
 from icectl.table.table import Table
 
 def retained(location: str) -> tuple:

@@ -51,7 +51,7 @@ def test_spark_reads_uuid_table_after_icectl_merge_on_read_delete(spark: Any, ne
 
 def _manifest_bodies(location: Any) -> list[bytes]:
     """The decompressed entry blocks of every manifest of a table (not manifest lists)."""
-    from icectl.io.avro_container import decoded_blocks, split_header
+    from icectl.io.formats.avro_container import decoded_blocks, split_header
 
     out = []
     for path in sorted(Path(location, "metadata").glob("*-m*.avro")):

@@ -10,7 +10,7 @@ from typing import Any
 from cli_support import run_icectl
 from spark_support import IceTable, sql_rows
 
-from icectl.io import avro
+from icectl.io.manifest import records as avro
 from icectl.table.table import Table
 
 MOR = "'write.delete.mode'='merge-on-read'"

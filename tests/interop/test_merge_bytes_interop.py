@@ -13,7 +13,7 @@ import pytest
 from cli_support import run_icectl
 from spark_support import IceTable, sql_rows
 
-from icectl.io import avro
+from icectl.io.manifest import records as avro
 
 
 def _rows(spark: Any, t: IceTable) -> list[tuple]:

@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icectl.io.files import FileIO
-from icectl.io.parquet import footer_metrics, parquet_columns, read_footer
+from icectl.io.storage.files import FileIO
+from icectl.io.formats.parquet import footer_metrics, parquet_columns, read_footer
 from icectl.spec.metrics import metrics_config
 from icectl.spec.name_mapping import (
     MappedField,

@@ -31,7 +31,7 @@ from icectl.expr.expressions import (
     Operation,
     Or,
 )
-from icectl.io.manifest_columns import clear_cache
+from icectl.io.manifest.columns import clear_cache
 from icectl.scan import plan_scan
 from icectl.scan.tasks import pack
 from icectl.spec.types import (
@@ -494,7 +494,7 @@ def test_equality_deletes_pruned_by_the_filter_like_java(jvm: Any, spark: Any, n
     the equality deletes (Spark SQL writes none); the plans must be the same."""
     import pyarrow as pa
 
-    from icectl.ops.equality_deletes import delete_equality
+    from icectl.ops.delete.equality import delete_equality
 
     t = new_table("eq")
     spark.sql(f"CREATE TABLE {t.ident} (id bigint, k string, cat string) USING iceberg "
@@ -665,8 +665,9 @@ def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: A
     deletes, residuals, tasks and explanations."""
     import json
 
-    from icectl.ops.plan import PlanReport
-    from icectl.io import manifest_cache, manifest_columns
+    from icectl.ops.read.plan import PlanReport
+    from icectl.io.manifest import cache as manifest_cache
+    from icectl.io.manifest import columns as manifest_columns
 
     monkeypatch.setenv("ICECTL_CACHE_DIR", str(tmp_path / "cache"))
     decoded = []
@@ -698,9 +699,9 @@ def test_cached_plans_equal_uncached_plans(tables: dict[str, Built], tmp_path: A
 _PARALLEL_SCRIPT = r"""
 import json, sys
 from icectl.cli.output import json_default
-from icectl.io import manifest_cache
-from icectl.io.manifest_columns import clear_cache
-from icectl.ops.plan import plan_table
+from icectl.io.manifest import cache as manifest_cache
+from icectl.io.manifest.columns import clear_cache
+from icectl.ops.read.plan import plan_table
 from icectl.scan import parallel
 from icectl.table.table import Table
 

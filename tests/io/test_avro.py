@@ -15,7 +15,7 @@ import fastavro
 import pytest
 
 from icectl.errors import CorruptMetadata, UnsupportedFeature, ValidationError
-from icectl.io.avro import (
+from icectl.io.manifest.records import (
     read_avro_metadata,
     read_avro_records,
     read_manifest,

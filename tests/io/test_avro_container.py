@@ -9,10 +9,10 @@ import fastavro
 import pytest
 
 from icectl.errors import CorruptMetadata, UnsupportedFeature
-from icectl.io import avro_container as avro_codecs
-from icectl.io.avro import read_avro_records
-from icectl.io.avro_container import split_header as _split_header
-from icectl.io.avro_container import decoded_blocks as _blocks
+from icectl.io.formats import avro_container as avro_codecs
+from icectl.io.manifest.records import read_avro_records
+from icectl.io.formats.avro_container import split_header as _split_header
+from icectl.io.formats.avro_container import decoded_blocks as _blocks
 
 SCHEMA = {"type": "record", "name": "r", "fields": [
     {"name": "id", "type": "long"}, {"name": "s", "type": ["null", "string"]}]}

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from icectl.errors import NotFound, StorageError
-from icectl.io import files
-from icectl.io.files import DestinationExists, FileIO, join, local_path
+from icectl.io.storage import files
+from icectl.io.storage.files import DestinationExists, FileIO, join, local_path
 
 
 @pytest.mark.parametrize("url, path", [

@@ -12,10 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from icectl.io import manifest_cache, manifest_columns
-from icectl.io.avro import read_manifest_list
-from icectl.io.files import FileIO
-from icectl.io.manifest_columns import clear_cache, load_manifest_columns
+from icectl.io.manifest import cache as manifest_cache
+
+from icectl.io.manifest import columns as manifest_columns
+from icectl.io.manifest.records import read_manifest_list
+from icectl.io.storage.files import FileIO
+from icectl.io.manifest.columns import clear_cache, load_manifest_columns
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "manifests" / "t2"
 
@@ -85,8 +87,8 @@ def test_miss_then_hit_in_a_fresh_in_process_cache(cache, manifest, monkeypatch)
 def test_a_second_process_decodes_nothing(cache, manifest) -> None:
     path, length = manifest
     script = textwrap.dedent(f"""
-        from icectl.io import manifest_columns
-        from icectl.io.files import FileIO
+        from icectl.io.manifest import columns as manifest_columns
+        from icectl.io.storage.files import FileIO
         def boom(*a, **k):
             raise SystemExit("decoded")
         first = manifest_columns.load_manifest_columns(FileIO(), {path!r}, {length},
@@ -104,8 +106,8 @@ def test_a_second_process_decodes_nothing(cache, manifest) -> None:
     assert r.stdout.split()[1] == "True"
     # the next process: the entry it left is served without decoding
     script2 = textwrap.dedent(f"""
-        from icectl.io import manifest_columns
-        from icectl.io.files import FileIO
+        from icectl.io.manifest import columns as manifest_columns
+        from icectl.io.storage.files import FileIO
         def boom(*a, **k):
             raise SystemExit("decoded")
         manifest_columns.decode_manifest = boom
@@ -186,8 +188,8 @@ def test_lru_eviction_keeps_the_directory_under_the_bound(cache, monkeypatch) ->
 def test_concurrent_writers_never_produce_a_corrupt_read(cache, manifest) -> None:
     path, length = manifest
     script = textwrap.dedent(f"""
-        from icectl.io import manifest_columns
-        from icectl.io.files import FileIO
+        from icectl.io.manifest import columns as manifest_columns
+        from icectl.io.storage.files import FileIO
         data = open({path!r}, "rb").read()
         want = [manifest_columns.decode_manifest(data, path={path!r}, wanted_stats={{1}},
                 sequence_number=s, added_snapshot_id=5) for s in range(4)]
@@ -297,8 +299,8 @@ def test_clear_leaves_a_fresh_temporary_file_of_a_writer(cache, manifest) -> Non
 
 
 def test_manifest_lists_are_cached_by_path_size_and_mtime(cache, tmp_path, monkeypatch) -> None:
-    from icectl.io import manifest_list
-    from icectl.io.avro import load_manifest_list
+    from icectl.io.manifest import manifest_list
+    from icectl.io.manifest.records import load_manifest_list
 
     src = (DATA_DIR / "manifest-list.avro").read_bytes()
     p = tmp_path / "snap-1.avro"

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from icectl.io import avro as avro_module
-from icectl.io.avro import read_manifest, write_manifest_raw
-from icectl.io.avro_container import decoded_blocks, split_header
-from icectl.io.avro_schema import manifest_wire_schemas
-from icectl.io.manifest_columns import decode_manifest
+from icectl.io.manifest import records as avro_module
+from icectl.io.manifest.records import read_manifest, write_manifest_raw
+from icectl.io.formats.avro_container import decoded_blocks, split_header
+from icectl.io.formats.avro_schema import manifest_wire_schemas
+from icectl.io.manifest.columns import decode_manifest
 from icectl.spec.manifests import ADDED, DATA, DataFile, ManifestEntry, ManifestFile
 from icectl.spec.types import DecimalType, FixedType, NestedField, StructType, UUID
 

@@ -1,5 +1,5 @@
-"""Both manifest readers -- the record reader (fastavro, icectl.io.avro) and the generated column
-decoder (icectl.io.manifest_columns) -- give equal values for partition fields and bounds of
+"""Both manifest readers -- the record reader (fastavro, icectl.io.manifest.records) and the generated column
+decoder (icectl.io.manifest.columns) -- give equal values for partition fields and bounds of
 every type, at the edges: 38-digit decimals, negative values, non-BMP strings, NaN, the
 extremes of ints, longs and timestamps, and named Avro types referenced a second time."""
 
@@ -14,8 +14,8 @@ from decimal import Decimal
 
 import pytest
 
-from icectl.io.avro import read_manifest, write_manifest_raw
-from icectl.io.manifest_columns import decode_manifest
+from icectl.io.manifest.records import read_manifest, write_manifest_raw
+from icectl.io.manifest.columns import decode_manifest
 from icectl.spec.manifests import (
     ADDED,
     DATA,

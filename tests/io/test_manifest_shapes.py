@@ -1,4 +1,4 @@
-"""A merge finds its entries by shape patterns (icectl.io.manifest_shapes): the rows it reads must
+"""A merge finds its entries by shape patterns (icectl.io.manifest.shapes): the rows it reads must
 be the generated extents decoder's, value for value and position for position, on manifests of
 every partition type, format version and content whose shapes change now and then (paths of
 other lengths, maps present or null with other keys, bounds long and short, arrays of other
@@ -14,12 +14,12 @@ import struct
 import pytest
 
 from icectl.errors import CorruptMetadata
-from icectl.io.avro import write_manifest_raw
-from icectl.io.avro_container import decoded_blocks, split_header
-from icectl.io.avro_schema import wire_schema_jsons
-from icectl.io.manifest_codegen import Decoder, compile_decoder
-from icectl.io.manifest_columns import run_decoder
-from icectl.io.manifest_shapes import bound_widths, shape_decoder
+from icectl.io.manifest.records import write_manifest_raw
+from icectl.io.formats.avro_container import decoded_blocks, split_header
+from icectl.io.formats.avro_schema import wire_schema_jsons
+from icectl.io.manifest.codegen import Decoder, compile_decoder
+from icectl.io.manifest.columns import run_decoder
+from icectl.io.manifest.shapes import bound_widths, shape_decoder
 from icectl.spec.manifests import ADDED, DELETED, EXISTING, DataFile, ManifestEntry
 from icectl.spec.reserved import (
     DATA,

@@ -20,9 +20,9 @@ from pyiceberg.io.pyarrow import (
 from pyiceberg.schema import Schema as PyIcebergSchema
 
 from icectl.errors import InvalidInput, ValidationError
-from icectl.io.files import FileIO
-from icectl.io.parquet_schema import check_file_schema
-from icectl.io.parquet import (
+from icectl.io.storage.files import FileIO
+from icectl.io.formats.parquet_schema import check_file_schema
+from icectl.io.formats.parquet import (
     footer_metrics,
     parquet_schema_fields,
     read_footer,

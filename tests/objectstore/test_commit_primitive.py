@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from icectl.errors import CommitStateUnknown, StorageError, UnsafeStorage
-from icectl.io import objectstore
-from icectl.io.files import DestinationExists, FileIO
+from icectl.io.storage import objectstore
+from icectl.io.storage.files import DestinationExists, FileIO
 from icectl.table import store as table_store
 from icectl.table.store import VersionConflict
 

@@ -150,8 +150,8 @@ def test_a_data_file_upload_whose_answer_was_lost_is_settled_by_reading_it_back(
 
 def test_a_data_file_upload_that_meets_another_object_still_fails(faulty_s3: FaultyS3) -> None:
     """A 412 over an object with other bytes is a real collision, not our retry."""
-    from icectl.io.files import FileIO
-    from icectl.io.objectstore import DestinationExists
+    from icectl.io.storage.files import FileIO
+    from icectl.io.storage.objectstore import DestinationExists
 
     bucket = faulty_s3.real.new_bucket()
     io = FileIO({"endpoint_url": faulty_s3.real.endpoint})

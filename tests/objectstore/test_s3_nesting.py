@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from icectl.io.files import FileIO
-from icectl.ops.create import build_create_metadata
+from icectl.io.storage.files import FileIO
+from icectl.ops.metadata.create import build_create_metadata
 from icectl.table.table import Table
 
 SCHEMA = "id long, v string"

@@ -12,14 +12,14 @@ from typing import Any, Callable, Iterable, Sequence
 import pyarrow as pa
 from pyroaring import BitMap64
 
-from icectl.io import avro
-from icectl.io.files import local_path
-from icectl.ops.create import create_table
-from icectl.ops.write import write_rows
+from icectl.io.manifest import records as avro
+from icectl.io.storage.files import local_path
+from icectl.ops.metadata.create import create_table
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import ADDED, MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.producer import SnapshotProducer
+from icectl.table.commit.producer import SnapshotProducer
 from icectl.table.table import Table
 
 SCHEMA = "id long, cat string, v double"

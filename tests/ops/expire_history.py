@@ -13,8 +13,8 @@ import itertools
 import os
 from dataclasses import replace
 
-from icectl.io import avro
-from icectl.io.files import FileIO, join, local_path
+from icectl.io.manifest import records as avro
+from icectl.io.storage.files import FileIO, join, local_path
 from icectl.spec.manifests import (
     ADDED, DATA, DELETED, EXISTING, MANIFEST_DATA, MANIFEST_DELETES, POSITION_DELETES, DataFile,
     ManifestEntry, ManifestFile, summarize_entries,
@@ -48,7 +48,7 @@ class History:
         self.files = itertools.count(1)
         self.heads: dict[str, list[ManifestFile]] = {}  # branch -> manifests of its head
         self.entries: dict[str, list[ManifestEntry]] = {}  # manifest path -> resolved entries
-        from icectl.io.files import local_path
+        from icectl.io.storage.files import local_path
 
         self.local = local_path(location)
         os.makedirs(os.path.join(self.local, "metadata"), exist_ok=True)

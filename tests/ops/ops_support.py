@@ -11,8 +11,8 @@ import pyarrow as pa
 import pytest
 
 from icectl.expr import parser as parser_mod
-from icectl.io import avro
-from icectl.ops.write import write_rows
+from icectl.io.manifest import records as avro
+from icectl.ops.write.rows import write_rows
 from icectl.scan import planner as planner_mod
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import DELETED

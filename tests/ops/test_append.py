@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
-from icectl.io import avro
-from icectl.ops.append import NAME_MAPPING_PROPERTY, append_files
+from icectl.io.manifest import records as avro
+from icectl.ops.write.append import NAME_MAPPING_PROPERTY, append_files
 from icectl.spec.partition_path import parse_partition_value, partition_path
-from icectl.ops.create import create_table
+from icectl.ops.metadata.create import create_table
 from icectl.spec.partitioning import PartitionField
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import DATE, LONG, STRING, TIMESTAMPTZ

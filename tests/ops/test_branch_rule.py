@@ -11,14 +11,14 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
-from icectl.ops import refs
-from icectl.ops.compact import compact_table
-from icectl.ops.compact_deletes import compact_deletes
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.equality_deletes import delete_equality
-from icectl.ops.rewrite_manifests import rewrite_manifests
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
+from icectl.ops.metadata import refs
+from icectl.ops.maintain.compact import compact_table
+from icectl.ops.maintain.compact_deletes import compact_deletes
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.delete.equality import delete_equality
+from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 from ops_support import make_table
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from icectl.ops.create import create_table
-from icectl.ops.evolve_schema import SchemaChange, evolve_schema
-from icectl.ops.properties import (
+from icectl.ops.metadata.create import create_table
+from icectl.ops.metadata.schema import SchemaChange, evolve_schema
+from icectl.ops.metadata.properties import (
     FormatVersionChange,
     PropertiesChange,
     set_properties,

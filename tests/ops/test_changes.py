@@ -13,12 +13,12 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import InvalidInput, UnsupportedFeature, ValidationError
-from icectl.ops.changes import read_changes
-from icectl.ops.compact import CompactOptions, compact_table
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.equality_deletes import delete_equality
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
+from icectl.ops.read.changes import read_changes
+from icectl.ops.maintain.compact import CompactOptions, compact_table
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.delete.equality import delete_equality
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 

@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from clirun import icectl
 
-from icectl.io.files import FileIO, local_path
+from icectl.io.storage.files import FileIO, local_path
 from icectl.ops.check import check_table, dv_cardinality
-from icectl.ops.evolve_schema import add_column, evolve_schema
-from icectl.ops.evolve_spec import add_partition_field, drop_partition_field
-from icectl.ops.expire import expire_snapshots
-from icectl.ops.write import write_rows
+from icectl.ops.metadata.schema import add_column, evolve_schema
+from icectl.ops.metadata.partition_spec import add_partition_field, drop_partition_field
+from icectl.ops.maintain.expire import expire_snapshots
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import ADDED, DATA, DataFile, ManifestEntry
 from icectl.spec.types import STRING
 from icectl.table.table import Table

@@ -13,12 +13,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import CommitConflict, InvalidInput
-from icectl.ops.compact import CompactOptions, _Rules, compact_table, plan_compaction
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.rewrite_task import run_rewrite_task
-from icectl.ops.write import write_rows
+from icectl.ops.maintain.compact import CompactOptions, _Rules, compact_table, plan_compaction
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.maintain.rewrite_task import run_rewrite_task
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, DataFile
-from icectl.table.row_delta import RowDeltaProducer
+from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
 from clirun import icectl

@@ -12,11 +12,11 @@ import pytest
 
 from icectl.engines import LocalEngine
 from icectl.errors import CommitConflict
-from icectl.io import avro
-from icectl.ops.compact_deletes import compact_deletes
-from icectl.ops.create import create_table
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.write import write_rows
+from icectl.io.manifest import records as avro
+from icectl.ops.maintain.compact_deletes import compact_deletes
+from icectl.ops.metadata.create import create_table
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 from clirun import icectl, icectl_process
 

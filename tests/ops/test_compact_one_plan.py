@@ -12,12 +12,12 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from icectl.io import avro
-from icectl.ops.compact import CompactOptions, compact_table, plan_compaction
-from icectl.ops.compact_deletes import compact_deletes
-from icectl.ops.create import create_table
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.write import write_rows
+from icectl.io.manifest import records as avro
+from icectl.ops.maintain.compact import CompactOptions, compact_table, plan_compaction
+from icectl.ops.maintain.compact_deletes import compact_deletes
+from icectl.ops.metadata.create import create_table
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -28,7 +28,7 @@ from icectl.spec.manifests import (
 )
 from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.table.delete_index import LiveDataFiles, is_dangling
-from icectl.table.rewrite import RewriteFilesProducer
+from icectl.table.commit.rewrite import RewriteFilesProducer
 from icectl.table.table import Table
 from tests.ops.ops_support import InProcess, PlanCounts, id_rows, live_entries_by_key, record_manifests_opened
 

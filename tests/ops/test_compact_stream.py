@@ -21,20 +21,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from icectl.io.parquet_write import ParquetWriteOptions, RollingWriter, write_rolling
-from icectl.io.files import FileIO
-from icectl.ops import data_sink, rewrite_task
-from icectl.ops.compact import CompactOptions, plan_compaction
+from icectl.io.formats.parquet_write import ParquetWriteOptions, RollingWriter, write_rolling
+from icectl.io.storage.files import FileIO
+from icectl.ops.write import data_sink
+from icectl.ops.maintain import rewrite_task
+from icectl.ops.maintain.compact import CompactOptions, plan_compaction
 from icectl.ops.compute import partitioned_batches
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.rewrite_task import run_rewrite_task
-from icectl.ops.write import write_rows
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.maintain.rewrite_task import run_rewrite_task
+from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import EQUALITY_DELETES, DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
-from icectl.table.row_delta import RowDeltaProducer
+from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
 from tests.ops.ops_support import make_table

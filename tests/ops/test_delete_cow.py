@@ -11,9 +11,9 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CommitConflict
-from icectl.ops.delete_cow import delete_copy_on_write
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.write import write_rows
+from icectl.ops.delete.copy_on_write import delete_copy_on_write
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import DATA
 from icectl.table.table import Table
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.write import write_rows
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.write.rows import write_rows
 from icectl.scan.planner import plan_scan
 from icectl.scan.reader import open_scan
 from icectl.table.table import Table
@@ -225,9 +225,9 @@ def test_deleted_rows_are_exactly_those_where_the_filter_is_true(
 
 
 def test_plan_leaves_out_equality_deletes_the_filter_cannot_match(tmp_path: Path) -> None:
-    from icectl.ops.delete_cow import delete_copy_on_write
-    from icectl.ops.equality_deletes import delete_equality
-    from icectl.ops.plan import plan_table
+    from icectl.ops.delete.copy_on_write import delete_copy_on_write
+    from icectl.ops.delete.equality import delete_equality
+    from icectl.ops.read.plan import plan_table
 
     t = make_table(tmp_path, "id long, k string", props={"write.delete.mode": "merge-on-read"})
     write_rows(t, pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "k": ["x", "y", "z", None]}))
@@ -256,7 +256,7 @@ def test_equality_keys_conflict_filter_asks_for_null_and_nan_keys() -> None:
     """The serializable conflict filter of an equality delete must match every row its keys
     remove: `in` never selects null or NaN, so those keys become `is null` / `is nan`."""
     from icectl.expr.evaluators import evaluate_row
-    from icectl.ops.equality_deletes import keys_filter
+    from icectl.ops.delete.equality import keys_filter
     from icectl.spec.schema import Schema
     from icectl.spec.types import DOUBLE, NestedField
 
@@ -278,7 +278,7 @@ def test_equality_keys_conflict_filter_asks_for_null_and_nan_keys() -> None:
 def test_equality_delete_with_a_nan_key_removes_nan_rows(tmp_path: Path) -> None:
     """NaN is in no column bounds; a delete file with keys {NaN, 5.0} (bounds [5.0, 5.0]) must
     still apply to a data file with values {NaN, 1.0} (bounds [1.0, 1.0])."""
-    from icectl.ops.equality_deletes import delete_equality
+    from icectl.ops.delete.equality import delete_equality
 
     t = make_table(tmp_path, "id long, v double", props={"write.delete.mode": "merge-on-read"})
     write_rows(t, pa.table({"id": pa.array([1, 2, 3], pa.int64()),

@@ -9,11 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from icectl.ops.create import create_table
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.equality_deletes import delete_equality
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
+from icectl.ops.metadata.create import create_table
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.delete.equality import delete_equality
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
 from icectl.scan.planner import plan_scan
 from icectl.spec.manifests import DATA, POSITION_DELETES
 from icectl.table.table import Table
@@ -138,11 +138,12 @@ def test_keyed_deletes_and_upsert_plan_once_and_read_no_manifest(tmp_path: Path,
 ])
 def test_both_delete_modes_share_one_conflict_check(tmp_path: Path, monkeypatch, mode: str,
                                                     race: str, level: str, conflicts: bool) -> None:
-    """One isolation-level parser and one serializable check (table/validation.py) for both
+    """One isolation-level parser and one serializable check (table/commit/validation.py) for both
     modes: copy-on-write used to check column metrics only, so without metrics any new file
     conflicted."""
     from icectl.errors import CommitConflict
-    from icectl.ops import delete_cow, delete_rows as delete_rows_mod
+    from icectl.ops.delete import copy_on_write as delete_cow
+    from icectl.ops.delete import merge_on_read as delete_rows_mod
 
     loc = str(tmp_path / "t")
     create_table(loc, schema_text="id long, cat string", partition_text="cat",

@@ -11,9 +11,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from icectl.io import avro
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.write import write_rows
+from icectl.io.manifest import records as avro
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 
 from tests.ops.ops_support import MOR, make_table

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import NotFound, UnsupportedFeature
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.write import write_rows
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import DELETED, POSITION_DELETES
 from icectl.spec.values import from_bytes
@@ -136,7 +136,7 @@ def test_deletion_vector_writer_round_trips_through_the_reader() -> None:
     import random
     import struct
 
-    from icectl.io.puffin import (DV_BLOB_TYPE, PuffinBlob, deletion_vector_blob,
+    from icectl.io.formats.puffin import (DV_BLOB_TYPE, PuffinBlob, deletion_vector_blob,
                                   parse_deletion_vector, puffin_file)
 
     rng = random.Random(7)

@@ -19,8 +19,8 @@ import pytest
 from expire_history import DAY, History
 
 from icectl.errors import CorruptMetadata, ValidationError
-from icectl.ops.expire import PENDING_PREFIX, expire_snapshots
-from icectl.ops.orphans import delete_orphan_files, find_orphan_files
+from icectl.ops.maintain.expire import PENDING_PREFIX, expire_snapshots
+from icectl.ops.maintain.orphans import delete_orphan_files, find_orphan_files
 from icectl.table.table import Table
 from clirun import icectl as run
 
@@ -155,7 +155,7 @@ def test_expire_never_deletes_through_a_link_leaving_the_table(tmp_path):
 
 
 def test_boundary_resolves_paths_instead_of_comparing_text(tmp_path):
-    from icectl.ops.deletion import TableBoundary
+    from icectl.ops.maintain.file_removal import TableBoundary
 
     (tmp_path / "t" / "data").mkdir(parents=True)
     (tmp_path / "x").mkdir()
@@ -175,7 +175,7 @@ def test_boundary_resolves_paths_instead_of_comparing_text(tmp_path):
 
 @pytest.mark.parametrize("broken", ["manifest-list", "manifest"])
 def test_expire_with_an_unreadable_current_snapshot_commits_nothing(tmp_path, broken):
-    from icectl.io import avro
+    from icectl.io.manifest import records as avro
 
     h = history(tmp_path)
     churn(h)
@@ -311,7 +311,7 @@ def test_orphans_delete_refuses_a_cutoff_under_24_hours(tmp_path, cutoff):
 
 
 def test_recent_cutoff_guard_in_the_library(tmp_path):
-    from icectl.ops.deletion import NeedsOverride
+    from icectl.ops.maintain.file_removal import NeedsOverride
 
     h = history(tmp_path)
     h.append()

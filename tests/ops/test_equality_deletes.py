@@ -13,9 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
-from icectl.ops.equality_deletes import delete_equality
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
+from icectl.ops.delete.equality import delete_equality
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import DATA, EQUALITY_DELETES
 from icectl.table.table import Table
 
@@ -252,7 +252,7 @@ def test_upserts_merge_manifests_and_keep_entry_history(tmp_path: Path, fv: int)
     assert _rows(t) == [(1, "eu", "u3"), (2, "us", "b"), (10, "us", "x"), (11, "us", "x"),
                         (12, "us", "x"), (13, "us", "x")]
     t = Table.load(t.location)
-    from icectl.io import avro
+    from icectl.io.manifest import records as avro
 
     snap = t.metadata.current_snapshot()
     manifests = avro.load_manifest_list(t.io, snap.manifest_list, fv)

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from icectl.errors import CommitConflict
-from icectl.ops.create import create_table
-from icectl.ops.evolve_schema import evolve_schema
-from icectl.ops.evolve_spec import add_partition_field
-from icectl.ops.properties import set_properties
+from icectl.ops.metadata.create import create_table
+from icectl.ops.metadata.schema import evolve_schema
+from icectl.ops.metadata.partition_spec import add_partition_field
+from icectl.ops.metadata.properties import set_properties
 from icectl.spec.types import LONG
 from icectl.table.table import Table
 

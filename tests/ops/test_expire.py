@@ -10,9 +10,9 @@ import pytest
 from expire_history import DAY, History
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
-from icectl.ops.expire import PENDING_PREFIX, expire_snapshots, plan_retention
-from icectl.ops.orphans import referenced_files
-from icectl.ops.timeargs import parse_cutoff, parse_duration_ms, parse_timestamp_ms
+from icectl.ops.maintain.expire import PENDING_PREFIX, expire_snapshots, plan_retention
+from icectl.ops.maintain.orphans import referenced_files
+from icectl.spec.timetext import parse_cutoff, parse_duration_ms, parse_timestamp_ms
 from icectl.table.table import Table
 
 T0 = 1_700_000_000_000
@@ -267,7 +267,7 @@ def test_interrupted_mid_deletion_is_finished_by_a_rerun(tmp_path, monkeypatch):
     expire_snapshots(twin, older_than_ms=now, retain_last=1, now=now)
     expected = {os.path.relpath(p, h2.location) for p in h2.all_files()}
 
-    from icectl.io.files import FileIO
+    from icectl.io.storage.files import FileIO
 
     for stop_after in (1, 3, 5, 7):
         h, f, s = build_mixed(tmp_path, f"t{stop_after}")
@@ -301,9 +301,9 @@ def test_a_missing_retained_manifest_list_stops_expiry_before_anything_is_delete
     import pyarrow as pa
 
     from icectl.errors import CorruptMetadata
-    from icectl.ops.create import create_table
-    from icectl.ops.expire import expire_snapshots
-    from icectl.ops.write import write_rows
+    from icectl.ops.metadata.create import create_table
+    from icectl.ops.maintain.expire import expire_snapshots
+    from icectl.ops.write.rows import write_rows
 
     loc = str(tmp_path / "t")
     create_table(loc, schema_text="id long")

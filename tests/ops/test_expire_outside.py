@@ -9,11 +9,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icectl.ops.append import append_files
-from icectl.ops.create import create_table
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.expire import expire_snapshots
-from icectl.ops.write import write_rows
+from icectl.ops.write.append import append_files
+from icectl.ops.metadata.create import create_table
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.maintain.expire import expire_snapshots
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 from clirun import icectl as _icectl
 

@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import ValidationError
-from icectl.ops.append import append_files, content_digest
-from icectl.ops.create import create_table
-from icectl.ops.write import write_rows
+from icectl.ops.write.append import append_files, content_digest
+from icectl.ops.metadata.create import create_table
+from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
-from icectl.table.producer import IDEMPOTENCY_KEY
+from icectl.table.commit.producer import IDEMPOTENCY_KEY
 from icectl.table.table import Table
 from clirun import icectl as _icectl
 

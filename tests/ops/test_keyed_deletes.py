@@ -14,10 +14,10 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CommitConflict, InvalidInput
-from icectl.ops import upsert as upsert_mod
-from icectl.ops.equality_deletes import delete_equality
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
+from icectl.ops.delete import upsert as upsert_mod
+from icectl.ops.delete.equality import delete_equality
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.table.table import Table
 
@@ -247,8 +247,8 @@ def test_json_keys_without_a_required_key_column_say_so(tmp_path: Path) -> None:
 
 
 def test_files_are_pruned_by_the_keys_in_sets_and_bounds(tmp_path: Path) -> None:
-    from icectl.ops.equality_deletes import resolve_keys
-    from icectl.ops.keyed_deletes import find_key_positions
+    from icectl.ops.delete.equality import resolve_keys
+    from icectl.ops.delete.keyed import find_key_positions
 
     t = make_table(tmp_path, "event_id long, ts timestamptz", partition="day(ts)", props=MOR)
     for k in range(4):  # four files of one partition, ids k*100 .. k*100+49

@@ -15,9 +15,9 @@ import pytest
 
 from clirun import icectl
 from icectl.errors import AlreadyExists, ValidationError
-from icectl.io.files import FileIO
-from icectl.ops.create import build_create_metadata, create_table
-from icectl.ops.deletion import TableBoundary
+from icectl.io.storage.files import FileIO
+from icectl.ops.metadata.create import build_create_metadata, create_table
+from icectl.ops.maintain.file_removal import TableBoundary
 from icectl.table.nesting import holds_table, parent_dirs, refuse_nesting
 from icectl.table.table import Table
 

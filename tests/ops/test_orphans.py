@@ -10,7 +10,7 @@ import pytest
 
 from expire_history import History
 
-from icectl.ops.orphans import delete_orphan_files, find_orphan_files, normalize_path
+from icectl.ops.maintain.orphans import delete_orphan_files, find_orphan_files, normalize_path
 from icectl.table.table import Table
 
 OLD = time.time() - 5 * 86400
@@ -106,9 +106,9 @@ def test_a_missing_manifest_list_stops_orphan_cleanup_instead_of_deleting_live_f
     import os
 
     from icectl.errors import CorruptMetadata
-    from icectl.ops.orphans import delete_orphan_files
-    from icectl.ops.write import write_rows
-    from icectl.ops.create import create_table
+    from icectl.ops.maintain.orphans import delete_orphan_files
+    from icectl.ops.write.rows import write_rows
+    from icectl.ops.metadata.create import create_table
     from icectl.table.table import Table
 
     import pyarrow as pa

@@ -6,8 +6,8 @@ import pytest
 from expire_history import DAY, History
 
 from icectl.errors import AlreadyExists, InvalidInput, NotFound, ValidationError
-from icectl.io import avro
-from icectl.ops import refs
+from icectl.io.manifest import records as avro
+from icectl.ops.metadata import refs
 from icectl.table.table import Table
 
 

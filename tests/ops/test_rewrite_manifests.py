@@ -10,11 +10,11 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from icectl.io import avro
-from icectl.ops.create import create_table
-from icectl.ops.rewrite_manifests import rewrite_manifests
-from icectl.ops.write import write_rows
-from icectl.table.manifest_rewrite import cluster_ranges, partition_sort_key
+from icectl.io.manifest import records as avro
+from icectl.ops.metadata.create import create_table
+from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
+from icectl.ops.write.rows import write_rows
+from icectl.table.commit.manifest_rewrite import cluster_ranges, partition_sort_key
 from icectl.table.table import Table
 from clirun import icectl
 
@@ -141,7 +141,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 def test_delete_manifests_are_rewritten_keeping_sequence_numbers(tmp_path: Path) -> None:
-    from icectl.ops.delete_rows import delete_rows
+    from icectl.ops.delete.merge_on_read import delete_rows
 
     loc = str(tmp_path / "t")
     create_table(loc, schema_text="id long, cat string", partition_text="cat",

@@ -14,11 +14,11 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CommitConflict
-from icectl.ops.delete_rows import delete_rows
-from icectl.ops.equality_deletes import delete_equality
-from icectl.ops.upsert import upsert_rows
-from icectl.ops.write import write_rows
-from icectl.table.row_delta import row_delta_operation
+from icectl.ops.delete.merge_on_read import delete_rows
+from icectl.ops.delete.equality import delete_equality
+from icectl.ops.delete.upsert import upsert_rows
+from icectl.ops.write.rows import write_rows
+from icectl.table.commit.row_delta import row_delta_operation
 from icectl.table.table import Table
 
 from tests.ops.ops_support import MOR, make_table
@@ -146,8 +146,8 @@ def test_upsert_and_equality_delete_retry_and_conflict(tmp_path: Path) -> None:
 _RACE = """
 import sys
 import pyarrow as pa
-import icectl.table.row_delta as rd
-from icectl.ops.write import write_rows
+import icectl.table.commit.row_delta as rd
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 
 location, ids, cat = sys.argv[1], [int(x) for x in sys.argv[2].split(",")], sys.argv[3]

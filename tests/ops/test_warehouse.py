@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icectl.ops.append import append_files
-from icectl.ops.create import create_table
-from icectl.ops.warehouse import drop_table, list_tables
-from icectl.ops.write import write_rows
+from icectl.ops.write.append import append_files
+from icectl.ops.metadata.create import create_table
+from icectl.ops.metadata.warehouse import drop_table, list_tables
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 from clirun import icectl as _icectl
 

@@ -15,10 +15,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
-from icectl.io import avro
-from icectl.io.parquet_write import COMPRESSION, TARGET_FILE_SIZE, ParquetWriteOptions
+from icectl.io.manifest import records as avro
+from icectl.io.formats.parquet_write import COMPRESSION, TARGET_FILE_SIZE, ParquetWriteOptions
 from icectl.ops.compute import conform_to_schema, partition_groups, sort_indices
-from icectl.ops.write import write_rows
+from icectl.ops.write.rows import write_rows
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import DATE, DOUBLE, LONG, STRING, NestedField
@@ -190,7 +190,7 @@ def test_refusals_commit_nothing_and_leave_no_files(tmp_path: Path) -> None:
     with pytest.raises(InvalidInput):
         write_rows(t, pa.table({"id": pa.array([], pa.int64())}))
     # a failure after files were written (the commit) deletes them
-    from icectl.ops import write as w
+    from icectl.ops.write import rows as w
 
     real = w.append_data_files
     def boom(*a, **k):

@@ -116,7 +116,7 @@ def data_files(loc: Path) -> list[Path]:
 
 class Layout:
     def __init__(self, root: Path):
-        from icectl.ops.create import build_create_metadata
+        from icectl.ops.metadata.create import build_create_metadata
         from icectl.table.table import Table
 
         self.root = root

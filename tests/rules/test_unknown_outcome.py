@@ -38,7 +38,7 @@ import typer
 from clirun import icectl
 from icectl.cli.app import app
 from icectl.errors import CommitStateUnknown, StorageError
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 
 EXIT_UNKNOWN = 12
 _VERSION = re.compile(r"^v\d+(\.gz)?\.metadata\.json$")
@@ -343,8 +343,8 @@ _DELETES = {"delete_quietly", "delete", "delete_many", "rm", "rm_file", "unlink"
 _OWN_TEMPORARIES = {
     ("table/store.py", "write_version_hint"): "the hint's temporary file, never part of a version",
     ("table/store.py", "_rename_version"): "the commit's temporary metadata file, before it is renamed",
-    ("ops/expire_records.py", "pending_records"): "an earlier run's record cut short while being written",
-    ("io/objectstore.py", "_probe"): "the probe object of the conditional-create check, no table file",
+    ("ops/maintain/expire_records.py", "pending_records"): "an earlier run's record cut short while being written",
+    ("io/storage/objectstore.py", "_probe"): "the probe object of the conditional-create check, no table file",
     ("catalog/sql.py", "create"): "a new table's first metadata file after the database refused its INSERT",
     ("catalog/sql.py", "commit"): "the new metadata file after the database refused the pointer's UPDATE",
 }
@@ -358,7 +358,7 @@ def _failure_path_deletes() -> Iterator[tuple[str, str, int]]:
 
     for path in sorted(_ROOT.rglob("*.py")):
         module = path.relative_to(_ROOT).as_posix()
-        if module.startswith(("cli/", "io/manifest_cache.py")) or module == "command_files.py":
+        if module.startswith(("cli/", "io/manifest/cache.py")) or module == "command_files.py":
             continue
         tree = ast.parse(path.read_text())
         for fn in ast.walk(tree):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from icectl.ops.create import create_table
+from icectl.ops.metadata.create import create_table
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icectl.spec.types import LONG
 from icectl.spec.values import to_bytes

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icectl.ops.create import create_table
+from icectl.ops.metadata.create import create_table
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -23,7 +23,7 @@ from icectl.spec.manifests import (
     ManifestEntry,
 )
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.producer import SnapshotProducer
+from icectl.table.commit.producer import SnapshotProducer
 from icectl.table.table import Table
 
 

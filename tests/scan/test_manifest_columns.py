@@ -1,4 +1,4 @@
-"""The columnar manifest decoder agrees with the record reader (icectl.io.avro) on manifests
+"""The columnar manifest decoder agrees with the record reader (icectl.io.manifest.records) on manifests
 written by the Java reference (every Spark type as identity partition, deletes, DVs) and by
 icectl's writer for every format version, including odd layouts (multi-byte lengths, long
 bounds, null maps)."""
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from icectl.errors import CorruptMetadata
-from icectl.io.avro import read_manifest, read_manifest_list, write_manifest_raw
-from icectl.io.manifest_columns import (
+from icectl.io.manifest.records import read_manifest, read_manifest_list, write_manifest_raw
+from icectl.io.manifest.columns import (
     cache_info,
     clear_cache,
     decode_manifest,

@@ -16,7 +16,7 @@ from icectl.expr.evaluators import MetricsEvaluator
 from icectl.expr.eval_strict import StrictMetricsEvaluator
 from icectl.expr.expressions import AlwaysFalse
 from icectl.expr.parser import parse_filter
-from icectl.io.manifest_columns import clear_cache
+from icectl.io.manifest.columns import clear_cache
 from icectl.scan.planner import plan_scan
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import DATA, DataFile
@@ -68,7 +68,7 @@ def nested_table(tmp_path, ids: bool = True, info_names=("a", "b")) -> Table:
 
 
 def _evolve(t: Table) -> Table:
-    from icectl.ops.evolve_schema import add_column, evolve_schema
+    from icectl.ops.metadata.schema import add_column, evolve_schema
 
     evolve_schema(t, lambda u: (u.rename_column("info.a", "aa"), u.update_column("info.a", LONG),
                                 u.rename_column("pts.x", "xx"), u.update_column("pts.y", LONG)))
@@ -99,7 +99,7 @@ def test_evolved_structs_read_by_field_id_inside_lists_too(tmp_path):
 def test_files_without_field_ids_read_nested_fields_through_the_name_mapping(tmp_path):
     # the file names info's fields "alpha" and "beta"; the mapping knows them by those names
     t = nested_table(tmp_path, ids=False, info_names=("alpha", "beta"))
-    from icectl.ops.properties import set_properties
+    from icectl.ops.metadata.properties import set_properties
     from icectl.spec.name_mapping import mapping_from_schema
 
     mapping = mapping_from_schema(t.metadata.schema).to_json()
@@ -212,7 +212,7 @@ def test_binding_nested_fields():
 
 def test_a_nested_field_dropped_and_added_again_under_its_name_reads_null(tmp_path):
     # the new info.b has a new id: the old file's info.b (same name, same Arrow type) is not it
-    from icectl.ops.evolve_schema import add_column, evolve_schema
+    from icectl.ops.metadata.schema import add_column, evolve_schema
 
     t = nested_table(tmp_path)
     evolve_schema(t, lambda u: u.drop_column("info.b"))
@@ -225,7 +225,7 @@ def test_a_nested_field_dropped_and_added_again_under_its_name_reads_null(tmp_pa
 
 
 def test_maps_and_lists_rebuilt_for_a_promoted_value_keep_their_nulls(tmp_path):
-    from icectl.ops.evolve_schema import evolve_schema
+    from icectl.ops.metadata.schema import evolve_schema
 
     t = nested_table(tmp_path)
     evolve_schema(t, lambda u: (u.update_column("m.value", LONG), u.update_column("pts.y", LONG)))

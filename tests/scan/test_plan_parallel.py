@@ -15,10 +15,11 @@ import pytest
 
 from icectl.cli.output import json_default
 from icectl.errors import CorruptMetadata
-from icectl.io import manifest_cache, manifest_columns
-from icectl.io.manifest_columns import clear_cache
-from icectl.ops.create import create_table
-from icectl.ops.plan import PlanReport, plan_table
+from icectl.io.manifest import cache as manifest_cache
+from icectl.io.manifest import columns as manifest_columns
+from icectl.io.manifest.columns import clear_cache
+from icectl.ops.metadata.create import create_table
+from icectl.ops.read.plan import PlanReport, plan_table
 from icectl.scan import parallel
 from icectl.spec.manifests import MANIFEST_DATA
 from icectl.table.table import Table
@@ -87,7 +88,7 @@ def test_parallel_decoding_fills_the_persistent_cache(table, monkeypatch) -> Non
 
 def test_worker_errors_reach_the_planner(table, no_disk_cache) -> None:
     t = Table.load(table.location)
-    from icectl.io import avro
+    from icectl.io.manifest import records as avro
 
     ml = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list, 2)
     data = [m for m in ml if m.content == MANIFEST_DATA]
@@ -154,10 +155,10 @@ def test_default_workers_are_the_usable_cores() -> None:
 def test_cached_entries_unpickle_columns_on_first_use(table) -> None:
     import pickle
 
-    from icectl.io.manifest_columns import load_manifest_columns, pack, unpack
+    from icectl.io.manifest.columns import load_manifest_columns, pack, unpack
 
     t = Table.load(table.location)
-    from icectl.io import avro
+    from icectl.io.manifest import records as avro
 
     m = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list, 2)[0]
     clear_cache()

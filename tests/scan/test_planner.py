@@ -10,8 +10,8 @@ import pytest
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.expr.expressions import AlwaysTrue
-from icectl.io.manifest_columns import clear_cache
-from icectl.ops.create import create_table
+from icectl.io.manifest.columns import clear_cache
+from icectl.ops.metadata.create import create_table
 from icectl.scan import plan_scan
 from icectl.spec.manifests import (
     ADDED,
@@ -26,7 +26,7 @@ from icectl.spec.manifests import (
 from icectl.spec.summary import SummaryBuilder
 from icectl.spec.types import LONG
 from icectl.spec.values import to_bytes
-from icectl.table.producer import SnapshotProducer
+from icectl.table.commit.producer import SnapshotProducer
 from icectl.table.table import Table
 
 DAY = 19723  # 2024-01-01

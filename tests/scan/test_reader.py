@@ -12,9 +12,9 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CorruptMetadata, NotFound
-from icectl.io.manifest_columns import clear_cache
-from icectl.io.puffin import parse_deletion_vector, parse_roaring64
-from icectl.ops.evolve_schema import evolve_schema
+from icectl.io.manifest.columns import clear_cache
+from icectl.io.formats.puffin import parse_deletion_vector, parse_roaring64
+from icectl.ops.metadata.schema import evolve_schema
 from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
@@ -172,7 +172,7 @@ def test_schema_evolution_by_field_id(tmp_path):
     evolve_schema(Table.load(t.location), lambda u: (u.rename_column("name", "label"),
                                                      u.update_column("id", LONG),
                                                      u.update_column("score", DOUBLE)))
-    from icectl.ops.evolve_schema import add_column
+    from icectl.ops.metadata.schema import add_column
     from icectl.spec.types import STRING
     evolve_schema(Table.load(t.location), lambda u: add_column(u, "note", STRING, default="n/a"))
     evolve_schema(Table.load(t.location), lambda u: add_column(u, "extra", LONG))
@@ -196,7 +196,7 @@ def test_files_without_field_ids_use_the_name_mapping(tmp_path):
 
 
 def _set_property(t, key, value):
-    from icectl.ops.properties import set_properties
+    from icectl.ops.metadata.properties import set_properties
 
     set_properties(Table.load(t.location), {key: value})
 

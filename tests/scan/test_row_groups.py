@@ -25,8 +25,8 @@ from icectl.expr.expressions import (
     make_bound,
     rewrite_not,
 )
-from icectl.io.manifest_columns import clear_cache
-from icectl.io.parquet_write import arrow_field
+from icectl.io.manifest.columns import clear_cache
+from icectl.io.formats.parquet_write import arrow_field
 from icectl.scan.arrow_values import internal_to_arrow
 from icectl.scan.reader import open_scan
 from icectl.scan.row_groups import row_group_starts, row_groups_to_read
@@ -212,8 +212,8 @@ def _ms_and_mapping_table(tmp_path):
                              pa.timestamp("ms")),
               "nm": [f"v{i:02}" for i in range(40)]}
     p = write_parquet(tmp_path / "t/data/a.parquet", arrays, row_group_size=8)
-    from icectl.ops.evolve_schema import evolve_schema
-    from icectl.ops.properties import set_properties
+    from icectl.ops.metadata.schema import evolve_schema
+    from icectl.ops.metadata.properties import set_properties
 
     mapping = json.dumps([{"field-id": 1, "names": ["id"]}, {"field-id": 2, "names": ["ts"]},
                           {"field-id": 3, "names": ["nm"]}])

@@ -11,8 +11,8 @@ from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
-from icectl.io import avro
-from icectl.io.avro_container import split_header
+from icectl.io.manifest import records as avro
+from icectl.io.formats.avro_container import split_header
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -23,7 +23,7 @@ from icectl.spec.manifests import (
 )
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.table.producer import FastAppendProducer
+from icectl.table.commit.producer import FastAppendProducer
 from icectl.table.table import Table
 
 from tests.table.conftest import FAST_RETRY

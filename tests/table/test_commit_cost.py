@@ -1,6 +1,6 @@
 """Commits cost what they change: removing files opens only the manifests that can list them
 (the manifest hint, else partition summaries, nulls and NaN counted), and retries reuse the
-manifests an earlier attempt wrote (table/manifest_filter.py, row_delta.py, rewrite.py)."""
+manifests an earlier attempt wrote (table/commit/manifest_filter.py, row_delta.py, rewrite.py)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from icectl.errors import CommitConflict
-from icectl.io import avro
-from icectl.ops.create import create_table
+from icectl.io.manifest import records as avro
+from icectl.ops.metadata.create import create_table
 from icectl.spec.manifests import ADDED, DATA, DELETED, POSITION_DELETES, DataFile, ManifestEntry
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.producer import FastAppendProducer, SnapshotProducer
-from icectl.table.rewrite import RewriteFilesProducer
-from icectl.table.row_delta import RowDeltaProducer
+from icectl.table.commit.producer import FastAppendProducer, SnapshotProducer
+from icectl.table.commit.rewrite import RewriteFilesProducer
+from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 from tests.ops.ops_support import record_manifests_opened
 
@@ -282,7 +282,7 @@ def test_global_equality_delete_dangles_only_when_no_unread_manifest_may_be_olde
     """An equality delete of an unpartitioned spec applies to every partition: the compaction of
     one partition removes it only when no data file left may be older, judged for the data
     manifests it does not read by their min_sequence_number."""
-    from icectl.ops.evolve_spec import add_partition_field
+    from icectl.ops.metadata.partition_spec import add_partition_field
     from icectl.spec.manifests import EQUALITY_DELETES
 
     loc = str(tmp_path / "t")
@@ -336,8 +336,8 @@ def test_files_written_by_icectl_are_found_through_their_partition(
 
     import pyarrow as pa
 
-    from icectl.ops.write import write_rows
-    from icectl.table.manifest_filter import RemovalFilter
+    from icectl.ops.write.rows import write_rows
+    from icectl.table.commit.manifest_filter import RemovalFilter
 
     loc = str(tmp_path / "t")
     create_table(loc, schema_text=schema, partition_text=partition, format_version=2)
@@ -363,7 +363,7 @@ def test_files_written_by_icectl_are_found_through_their_partition(
 def test_delete_rows_of_one_partition_opens_one_manifest(tmp_path: Path, monkeypatch) -> None:
     """Through the operation: ``delete`` of one partition's rows (whole files, no data read)
     on a 30-manifest table commits after opening one manifest."""
-    from icectl.ops.delete_rows import delete_rows
+    from icectl.ops.delete.merge_on_read import delete_rows
 
     t = _build(tmp_path, VALUES)
     opened = record_manifests_opened(monkeypatch, RowDeltaProducer)

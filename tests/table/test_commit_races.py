@@ -11,13 +11,13 @@ from dataclasses import replace
 
 import pytest
 
-from icectl.io import avro
-from icectl.io.files import FileIO
+from icectl.io.manifest import records as avro
+from icectl.io.storage.files import FileIO
 from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metadata import add_snapshot, with_properties
 from icectl.spec.snapshots import Snapshot
 from icectl.table import store
-from icectl.table.producer import FastAppendProducer
+from icectl.table.commit.producer import FastAppendProducer
 from icectl.table.table import Table
 
 from conftest import make_metadata

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CorruptMetadata, StorageError
-from icectl.io import files as files_mod
-from icectl.io.files import DestinationExists, FileIO
+from icectl.io.storage import files as files_mod
+from icectl.io.storage.files import DestinationExists, FileIO
 from icectl.spec.metadata import with_properties
 from icectl.table import store
 from icectl.table.table import Table
@@ -167,7 +167,7 @@ def test_full_disk_through_an_opened_file_is_a_storage_error(full_disk):
 
 
 def test_full_disk_while_writing_parquet_is_a_storage_error(full_disk):
-    from icectl.io.parquet_write import ParquetWriteOptions, write_rolling
+    from icectl.io.formats.parquet_write import ParquetWriteOptions, write_rolling
     from icectl.spec.schema import Schema
 
     schema = Schema.from_json({"type": "struct", "fields": [
@@ -191,7 +191,7 @@ def test_full_disk_while_committing_metadata_is_a_storage_error(location, monkey
 
 FULL_DISK_WRITE = """
 import os, sys
-import icectl.io.files as files
+import icectl.io.storage.files as files
 real = files.local_path
 
 def on_full_disk(p):

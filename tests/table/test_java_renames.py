@@ -13,7 +13,7 @@ import uuid
 
 import pytest
 
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.spec.metadata import with_previous_metadata, with_properties
 from icectl.spec.metadata_json import metadata_to_bytes
 from icectl.table import java_renames, store

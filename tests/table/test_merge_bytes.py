@@ -1,4 +1,4 @@
-"""Merging manifests by copying encoded data_file bytes (icectl.io.manifest_copy): the byte copy
+"""Merging manifests by copying encoded data_file bytes (icectl.io.manifest.copy): the byte copy
 and the raw-record copy agree on every entry field and give the same manifest bytes (every
 partition type with nulls, NaN, -0.0, negative and pre-1970 values, decimals, fixed, uuid,
 nested sources; v1/v2/v3; deflate and null codecs; blocks of any size), inherited values are
@@ -16,13 +16,15 @@ from pathlib import Path
 
 import pytest
 
-from icectl.io import avro, manifest_copy
-from icectl.io.avro_container import decompressed_body, encode_header, split_header
+from icectl.io.manifest import records as avro
+
+from icectl.io.manifest import copy as manifest_copy
+from icectl.io.formats.avro_container import decompressed_body, encode_header, split_header
 from icectl.spec.manifests import ADDED, DELETED, EXISTING, ManifestFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
-from icectl.table.producer import FastAppendProducer
-from icectl.table.row_delta import RowDeltaProducer
+from icectl.table.commit.producer import FastAppendProducer
+from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
 from merge_support import (
@@ -282,7 +284,7 @@ def test_a_merging_delete_copies_bytes_and_writes_what_the_record_path_writes(tm
 def test_v1_manifests_of_an_upgraded_table_are_converted(tmp_path):
     """A table upgraded from v1 to v2: its v1 manifests are in another layout, converted from
     their entries (sequence number 0 made explicit); the v2 manifest written since is copied."""
-    from icectl.ops.properties import upgrade_table
+    from icectl.ops.metadata.properties import upgrade_table
 
     table = _table(tmp_path, 1)
     snap = table.metadata.current_snapshot()

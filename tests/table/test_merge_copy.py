@@ -9,14 +9,14 @@ from dataclasses import replace
 
 import pytest
 
-from icectl.io import avro
+from icectl.io.manifest import records as avro
 from icectl.spec.manifests import (
     ADDED,
     EXISTING,
     ManifestFile,
     manifest_entry_avro_schema,
 )
-from icectl.table.producer import FastAppendProducer
+from icectl.table.commit.producer import FastAppendProducer
 
 from merge_support import (assert_same_entries, java_manifests, merging_table, random_entries,
                            random_file, schema_and_spec, same_entry, without_sync)

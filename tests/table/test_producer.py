@@ -8,11 +8,11 @@ import os
 import pytest
 
 from icectl.errors import CommitConflict, ValidationError
-from icectl.io import avro
+from icectl.io.manifest import records as avro
 from icectl.spec.manifests import ADDED, DATA, EXISTING, DataFile
 from icectl.spec.metadata import set_ref, with_properties
 from icectl.spec.snapshots import SnapshotRef, TAG
-from icectl.table.producer import FastAppendProducer, MergePolicy, new_snapshot_id, pack_end
+from icectl.table.commit.producer import FastAppendProducer, MergePolicy, new_snapshot_id, pack_end
 from icectl.table.table import RetryPolicy, Table
 
 from conftest import make_metadata

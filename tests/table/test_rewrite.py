@@ -9,10 +9,10 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CommitConflict
-from icectl.ops.write import write_rows
+from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
-from icectl.table.row_delta import RowDeltaProducer
-from icectl.table.rewrite import OverwriteFilesProducer, RewriteFilesProducer
+from icectl.table.commit.row_delta import RowDeltaProducer
+from icectl.table.commit.rewrite import OverwriteFilesProducer, RewriteFilesProducer
 from icectl.table.table import Table
 
 from tests.ops.ops_support import live_entries, make_table

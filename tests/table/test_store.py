@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from icectl.errors import CorruptMetadata, InvalidInput, NotFound, ValidationError
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.spec.metadata import with_properties
 from icectl.spec.metadata_json import metadata_from_bytes, metadata_to_bytes
 from icectl.table import store

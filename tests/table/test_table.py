@@ -8,7 +8,7 @@ import os
 import pytest
 
 from icectl.errors import AlreadyExists, CommitConflict, InvalidInput, NotFound, ValidationError
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.spec.metadata import with_properties
 from icectl.table import store
 from icectl.table.table import RetryPolicy, Table, resolve_table_location

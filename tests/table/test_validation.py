@@ -1,4 +1,4 @@
-"""Conflict checks for commits retried on a moved branch (icectl.table.validation): each check
+"""Conflict checks for commits retried on a moved branch (icectl.table.commit.validation): each check
 passes for concurrent changes that do not touch what the operation read, and raises
 CommitConflict for those that do. The snapshots are real commits read back from disk."""
 
@@ -22,9 +22,9 @@ from icectl.spec.metadata import new_table_metadata
 from icectl.spec.partitioning import PartitionField, PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.transforms import IDENTITY
-from icectl.table.producer import SnapshotProducer
+from icectl.table.commit.producer import SnapshotProducer
 from icectl.table.table import Table
-from icectl.table.validation import (
+from icectl.table.commit.validation import (
     isolation_level,
     snapshots_since,
     validate_files_live,
@@ -45,7 +45,7 @@ class Change(SnapshotProducer):
         self.added, self.removed, self.operation = list(added), {f.file_path for f in removed}, operation
 
     def apply(self, base, parent, attempt):
-        from icectl.io import avro
+        from icectl.io.manifest import records as avro
         from dataclasses import replace
 
         out = []

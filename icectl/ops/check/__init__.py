@@ -13,9 +13,9 @@ Nothing is written.
 
 from __future__ import annotations
 
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.ops.check.deep import dv_cardinality, verify_files
-from icectl.ops.deletion import TableBoundary
+from icectl.ops.maintain.file_removal import TableBoundary
 from icectl.ops.check.manifests import read_lists, read_manifests
 from icectl.ops.check.metadata import (
     PropertyValidator,

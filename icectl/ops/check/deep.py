@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Iterable
 
 from icectl.errors import CorruptMetadata, IcectlError, NotFound
-from icectl.io.files import FileIO
-from icectl.io.parquet import read_footer
-from icectl.io.puffin import parse_deletion_vector
+from icectl.io.storage.files import FileIO
+from icectl.io.formats.parquet import read_footer
+from icectl.io.formats.puffin import parse_deletion_vector
 from icectl.ops.check.model import Problems
 from icectl.spec.manifests import DataFile
 
@@ -22,7 +22,7 @@ __all__ = ["verify_files", "dv_cardinality"]
 
 def dv_cardinality(blob: bytes) -> int:
     """Positions in a ``deletion-vector-v1`` blob, read by the one deletion-vector parser
-    (:mod:`icectl.io.puffin`: length, magic, CRC-32 and the bitmap are all checked).
+    (:mod:`icectl.io.formats.puffin`: length, magic, CRC-32 and the bitmap are all checked).
     CorruptMetadata when the blob is malformed."""
     return len(parse_deletion_vector(blob))
 

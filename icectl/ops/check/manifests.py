@@ -10,8 +10,8 @@ from decimal import Decimal
 from typing import Any, Iterable
 
 from icectl.errors import CorruptMetadata, IcectlError, NotFound
-from icectl.io import avro
-from icectl.io.files import FileIO
+from icectl.io.manifest import records as avro
+from icectl.io.storage.files import FileIO
 from icectl.ops.check.model import Problems
 from icectl.spec.manifests import (
     ADDED, DATA, DELETED, MANIFEST_DATA, MANIFEST_DELETES, POSITION_DELETES,

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any, Callable, Iterable, Mapping
 
 from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature
-from icectl.io.files import FileIO
+from icectl.io.storage.files import FileIO
 from icectl.ops.check.model import Problems
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.metadata_json import metadata_from_bytes

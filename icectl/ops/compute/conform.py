@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
-from icectl.io.parquet_write import arrow_schema, arrow_type
+from icectl.io.formats.parquet_write import arrow_schema, arrow_type
 from icectl.ops.compute.arrow_values import internal_to_arrow
 from icectl.ops.compute.fit import DoesNotFit, check_rounding, fit_array, fits_source, is_numeric
 from icectl.spec.schema import Schema

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from icectl.errors import InvalidInput
-from icectl.io.parquet_write import arrow_type
+from icectl.io.formats.parquet_write import arrow_type
 from icectl.spec.types import DOUBLE, FLOAT, INT, LONG, DecimalType, IcebergType
 
 __all__ = ["ROUNDINGS", "DoesNotFit", "fit_value", "fit_array", "is_numeric", "check_rounding",

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from icectl.io.parquet_write import arrow_type
+from icectl.io.formats.parquet_write import arrow_type
 from icectl.ops.compute.fit import DoesNotFit
 from icectl.spec.javatext import decimal_unscaled
 from icectl.spec.transforms import (

@@ -132,7 +132,7 @@ def test_truncated_decimal_beyond_the_precision_is_refused_at_its_first_row(t, v
 def test_internal_to_arrow_builds_uuid_inside_structs_lists_and_maps() -> None:
     """pyarrow builds no extension type from Python values when nested: structs, lists and maps
     holding uuids (nulls at every level) round trip through internal_to_arrow / internal_values."""
-    from icectl.io.parquet_write import arrow_type
+    from icectl.io.formats.parquet_write import arrow_type
     from icectl.spec.types import ListType, MapType, NestedField, StructType
 
     u1, u2 = uuid.UUID(int=1), uuid.UUID(int=2**128 - 1)

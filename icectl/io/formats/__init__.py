@@ -1,0 +1,1 @@
+"""File formats: Avro (container, schema, records), Parquet (read, schema, write), Puffin."""

@@ -1,0 +1,1 @@
+"""Storage: the FileIO, local disks and fsspec object stores (conditional create), the cache directory."""

@@ -1,0 +1,424 @@
+"""Compacting data files (``icectl compact``), as Spark's ``rewrite_data_files`` does.
+
+Planning follows the reference's ``BinPackRewriteFilePlanner`` (options and defaults alike):
+
+1. the scan planner lists the live data files the filter may match, each with the delete files
+   that apply to it (residuals are ignored: a file is rewritten whole or not at all);
+2. files are grouped by partition; files of an older partition spec all go into one group, to be
+   rewritten into the current spec;
+3. a file is a candidate when its size is outside [``min_file_size``, ``max_file_size``]
+   (default 0.75 and 1.8 times the target size), when ``delete_file_threshold`` or more delete
+   files apply to it, or when file-scoped deletes remove at least ``delete_ratio_threshold`` of
+   its rows;
+4. each partition's candidates are packed in order into groups of at most
+   ``max_file_group_size`` bytes, and a group is kept when it has enough files (more than one and
+   at least ``min_input_files``), more than one file and more bytes than the target, more bytes
+   than the maximum file size, or a file with too many deletes;
+5. a group is split into tasks of the reference's input split size (the target size, or more to
+   avoid a small remainder file); files of an older spec and the ``sort`` strategy read the whole
+   group in one task (rows are repartitioned or sorted across all of it).
+
+Tasks run on an engine (:mod:`icectl.engines`, local processes by default) through
+:func:`icectl.ops.maintain.rewrite_task.run_rewrite_task`, writing files rolled at the reference's write
+maximum (target plus half the distance to the maximum size). A task streams: reader batches go
+to the rolling writers a row group at a time; a sort (the ``sort`` strategy, or the table's
+order under ``binpack``) is exact across the whole task (its files hold consecutive key ranges,
+each sorted, as Spark's range-partitioned, locally sorted sort rewrite guarantees) and spills
+sorted runs to temporary files beyond its memory buffer. Compaction plans once: the tasks read the plan's files
+through the delete files the planner attached to them (with their data sequence numbers), and
+the commit removes those same files as the plan gave them (DataFiles whose manifest is known),
+so the commit opens only the manifests it rewrites. The driver commits one ``replace``
+snapshot (:class:`icectl.table.commit.rewrite.RewriteFilesProducer`) whose new files keep the starting
+snapshot's data sequence number; with ``partial_progress=N`` it commits after every N groups.
+A failed commit, an interrupt (SIGINT, SIGTERM, SIGHUP) or a dead worker removes the files the
+tasks wrote, also those of tasks whose results never came back (:mod:`icectl.command_files`);
+a commit whose outcome is unknown keeps them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from icectl.errors import InvalidInput
+from icectl import command_files
+from icectl.ops.maintain.rewrite_task import (
+    RewriteTask,
+    RewriteTaskResult,
+    results_or_raise,
+    run_rewrite_task_guarded,
+    task_inputs,
+)
+from icectl.spec.partition_identity import partition_key
+from icectl.scan.tasks import pack
+from icectl.spec.manifests import POSITION_DELETES
+from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
+from icectl.spec.snapshots import MAIN_BRANCH
+from icectl.spec.sorting import build_sort_order
+from icectl.table.branches import branch_to_commit
+from icectl.table.locations import data_location
+
+if TYPE_CHECKING:
+    from icectl.spec.metadata import TableMetadata
+    from icectl.table.table import Table
+
+__all__ = ["CompactOptions", "CompactResult", "GroupPlan", "compact_table", "plan_compaction",
+           "BINPACK", "SORT", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT"]
+
+BINPACK = "binpack"
+SORT = "sort"
+MIN_FILE_SIZE_RATIO = 0.75
+MAX_FILE_SIZE_RATIO = 1.80
+MIN_INPUT_FILES_DEFAULT = 5
+DELETE_FILE_THRESHOLD_DEFAULT = 2**31 - 1
+DELETE_RATIO_THRESHOLD_DEFAULT = 0.3
+MAX_FILE_GROUP_SIZE_DEFAULT = 100 * 1024**3
+SPLIT_OVERHEAD = 5 * 1024
+SPLIT_LOOKBACK = 10
+
+
+@dataclass(frozen=True)
+class CompactOptions:
+    """The options of Spark's ``rewrite_data_files`` that icectl takes (None: the default)."""
+
+    strategy: str = BINPACK
+    sort_order: str | None = None
+    target_file_size: int | None = None
+    min_file_size: int | None = None
+    max_file_size: int | None = None
+    min_input_files: int = MIN_INPUT_FILES_DEFAULT
+    delete_file_threshold: int = DELETE_FILE_THRESHOLD_DEFAULT
+    delete_ratio_threshold: float = DELETE_RATIO_THRESHOLD_DEFAULT
+    max_file_group_size: int = MAX_FILE_GROUP_SIZE_DEFAULT
+    rewrite_all: bool = False
+    partial_progress: int | None = None  # commit after every N groups
+
+    def sizes(self, properties: dict[str, str]) -> tuple[int, int, int]:
+        """(target, min, max) file sizes, checked as the reference checks them."""
+        target = self.target_file_size
+        if target is None:
+            target = property_int(properties, TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT)
+        lo = self.min_file_size if self.min_file_size is not None else int(target * MIN_FILE_SIZE_RATIO)
+        hi = self.max_file_size if self.max_file_size is not None else int(target * MAX_FILE_SIZE_RATIO)
+        if target <= 0:
+            raise InvalidInput(f"the target file size must be positive (got {target})")
+        if lo < 0 or lo >= target:
+            raise InvalidInput(f"the minimum file size ({lo}) must be at least 0 and below the "
+                               f"target file size ({target})")
+        if hi <= target:
+            raise InvalidInput(f"the maximum file size ({hi}) must be above the target file "
+                               f"size ({target})")
+        return target, lo, hi
+
+    def check(self) -> None:
+        if self.strategy not in (BINPACK, SORT):
+            raise InvalidInput(f"unknown strategy {self.strategy!r} (use binpack or sort)")
+        if self.min_input_files < 1:
+            raise InvalidInput(f"the minimum number of input files must be at least 1 "
+                               f"(got {self.min_input_files})")
+        if self.delete_file_threshold < 0:
+            raise InvalidInput(f"the delete file threshold must be at least 0 "
+                               f"(got {self.delete_file_threshold})")
+        if not 0 < self.delete_ratio_threshold <= 1:
+            raise InvalidInput(f"the delete ratio threshold must be in (0, 1] "
+                               f"(got {self.delete_ratio_threshold})")
+        if self.max_file_group_size <= 0:
+            raise InvalidInput("the maximum file group size must be positive")
+        if self.partial_progress is not None and self.partial_progress < 1:
+            raise InvalidInput(f"partial progress must commit after at least 1 group "
+                               f"(got {self.partial_progress})")
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One file group: its partition (None for files of older specs), inputs and tasks."""
+
+    index: int
+    spec_id: int | None
+    partition: tuple | None
+    tasks: tuple[RewriteTask, ...]
+    expected_output_files: int
+    partition_values: dict | None = None  # JSON single-value form, by partition field name
+    partition_path: str | None = None
+    # the plan's files the tasks read (scan planner PlannedFiles, in task order): the commit
+    # removes them as the plan gave them (their manifest, spec and partition)
+    files: tuple = field(default=(), compare=False, repr=False)
+
+    @property
+    def input_files(self) -> list[str]:
+        return [f.path for t in self.tasks for f in t.inputs]
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(t.input_bytes for t in self.tasks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"group": self.index, "spec-id": self.spec_id,
+                "partition": self.partition_values, "partition-path": self.partition_path,
+                "input-files": len(self.input_files), "input-bytes": self.input_bytes,
+                "tasks": len(self.tasks), "expected-output-files": self.expected_output_files}
+
+
+@dataclass(frozen=True)
+class CompactResult:
+    """What a compaction did (or, with ``dry_run``, would do)."""
+
+    location: str
+    branch: str
+    strategy: str
+    dry_run: bool
+    starting_snapshot_id: int | None
+    target_file_size: int
+    groups: tuple[GroupPlan, ...]
+    snapshot_ids: tuple[int, ...] = ()
+    rewritten_data_files: int = 0
+    added_data_files: int = 0
+    rewritten_bytes: int = 0
+    added_bytes: int = 0
+    removed_delete_files: int = 0
+    rows_written: int = 0
+    summaries: tuple[dict, ...] = field(default=(), hash=False)
+
+    @property
+    def committed(self) -> bool:
+        return bool(self.snapshot_ids)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "location": self.location,
+            "branch": self.branch,
+            "strategy": self.strategy,
+            "dry-run": self.dry_run,
+            "committed": self.committed,
+            "starting-snapshot-id": self.starting_snapshot_id,
+            "snapshot-ids": list(self.snapshot_ids),
+            "target-file-size-bytes": self.target_file_size,
+            "file-groups": len(self.groups),
+            "rewritten-data-files-count": self.rewritten_data_files
+            if not self.dry_run else sum(len(g.input_files) for g in self.groups),
+            "added-data-files-count": self.added_data_files,
+            "rewritten-bytes-count": self.rewritten_bytes
+            if not self.dry_run else sum(g.input_bytes for g in self.groups),
+            "added-bytes-count": self.added_bytes,
+            "removed-delete-files-count": self.removed_delete_files,
+            "rows-written": self.rows_written,
+            "groups": [g.to_json() for g in self.groups],
+            "summaries": [dict(s) for s in self.summaries],
+        }
+
+
+# -- planning -------------------------------------------------------------------------------------
+
+
+def _file_scoped_deleted(planned: Any) -> int:
+    return sum(d.record_count for d in planned.deletes
+               if d.content == POSITION_DELETES and d.referenced_data_file)
+
+
+class _Rules:
+    def __init__(self, opts: CompactOptions, target: int, lo: int, hi: int):
+        self.opts, self.target, self.lo, self.hi = opts, target, lo, hi
+
+    @property
+    def write_max(self) -> int:
+        return int(self.target + (self.hi - self.target) * 0.5)
+
+    def too_many_deletes(self, f: Any) -> bool:
+        return len(f.deletes) >= self.opts.delete_file_threshold
+
+    def too_high_delete_ratio(self, f: Any) -> bool:
+        if not f.deletes or not f.record_count:
+            return False
+        known = min(_file_scoped_deleted(f), f.record_count)
+        return known / f.record_count >= self.opts.delete_ratio_threshold
+
+    def candidate(self, f: Any) -> bool:
+        size = f.file_size_in_bytes
+        return (self.opts.rewrite_all or size < self.lo or size > self.hi
+                or self.too_many_deletes(f) or self.too_high_delete_ratio(f))
+
+    def keep_group(self, files: list) -> bool:
+        n = len(files)
+        size = sum(f.file_size_in_bytes for f in files)
+        return ((n > 1 and n >= self.opts.min_input_files) or (n > 1 and size > self.target)
+                or size > self.hi or any(self.too_many_deletes(f) for f in files)
+                or any(self.too_high_delete_ratio(f) for f in files))
+
+    def expected_output_files(self, size: int) -> int:
+        if size < self.target:
+            return 1
+        with_rest = -(-size // self.target)
+        without = size // self.target
+        if size % self.target > self.lo:
+            return with_rest
+        if size / without < min(1.1 * self.target, self.write_max):
+            return without
+        return with_rest
+
+    def split_size(self, size: int) -> int:
+        estimated = size // self.expected_output_files(size) + SPLIT_OVERHEAD
+        return self.target if estimated < self.target else min(estimated, self.write_max)
+
+
+def plan_compaction(table: Table, filter_text: str | None = None, options: CompactOptions | None = None,
+                    *, branch: str | None = None, case_sensitive: bool = False
+                    ) -> tuple[int | None, int, list[GroupPlan]]:
+    """(starting snapshot id, target file size, file groups) of a compaction; nothing written."""
+    from icectl.spec.views import partition_json
+    from icectl.scan.planner import plan_scan
+
+    opts = options or CompactOptions()
+    opts.check()
+    md = table.metadata
+    target, lo, hi = opts.sizes(md.properties)
+    rules = _Rules(opts, target, lo, hi)
+    order = _sort_order(md, opts)
+    ref = _ref(md, branch)
+    plan = plan_scan(table, filter_text, ref=ref, case_sensitive=case_sensitive)
+    if plan.snapshot_id is None:
+        return None, target, []
+    spec = md.spec
+    by_part: dict[tuple, list] = {}
+    for f in plan.files:
+        # -0.0 and 0.0 are one key in Python but two partitions (spec.partition_identity.partition_key)
+        key = (f.spec_id, partition_key(tuple(f.partition))) if f.spec_id == spec.spec_id else (None, None)
+        by_part.setdefault(key, []).append(f)
+    operation_id = str(uuid.uuid4())
+    common = dict(schema=md.schema.to_json(), spec=spec.to_json(),
+                  sort_order=order.to_json() if order is not None and order.fields else None,
+                  properties=dict(md.properties), format_version=md.format_version,
+                  target_file_size=rules.write_max,
+                  table_location=table.location,
+                  operation_id=operation_id,
+                  storage_options=table.io.storage_options)
+    groups: list[GroupPlan] = []
+    counter = [0]
+    for (spec_id, part), files in sorted(by_part.items(), key=lambda kv: _part_sort_key(kv[0])):
+        candidates = [f for f in files if rules.candidate(f)]
+        for group in pack(candidates, lambda f: f.file_size_in_bytes, opts.max_file_group_size,
+                          lookback=1, largest_bin_first=False):
+            if not rules.keep_group(group):
+                continue
+            size = sum(f.file_size_in_bytes for f in group)
+            whole = spec_id is None or opts.strategy == SORT
+            chunks = [group] if whole else list(pack(
+                group, lambda f: f.file_size_in_bytes + sum(d.file_size_in_bytes for d in f.deletes),
+                rules.split_size(size), SPLIT_LOOKBACK, largest_bin_first=True))
+            tasks = []
+            for chunk in chunks:
+                tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **common))
+                counter[0] += 1
+            values, path = partition_json(md, spec_id, part) if spec_id is not None else (None, None)
+            groups.append(GroupPlan(index=len(groups) + 1, spec_id=spec_id, partition=part,
+                                    tasks=tuple(tasks),
+                                    expected_output_files=rules.expected_output_files(size),
+                                    partition_values=values, partition_path=path,
+                                    files=tuple(f for chunk in chunks for f in chunk)))
+    return plan.snapshot_id, target, groups
+
+
+def _part_sort_key(key: tuple) -> tuple:
+    spec_id, part = key
+    if spec_id is None:
+        return (1, ())
+    return (0, tuple((v is not None, str(v)) for v in part))
+
+
+def _ref(md: TableMetadata, branch: str | None) -> str | None:
+    name, ref = branch_to_commit(md, branch, tag_error=InvalidInput)
+    return None if ref is None else name
+
+
+def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
+    if opts.sort_order is not None:
+        if opts.strategy != SORT:
+            raise InvalidInput("a sort order is given but the strategy is binpack; use the sort "
+                               "strategy to sort")
+        order = build_sort_order(md.schema, opts.sort_order, order_id=1)
+        if not order.fields:
+            raise InvalidInput("the sort order is empty")
+        existing = [o for o in md.sort_orders if o.fields == order.fields]
+        return existing[0] if existing else order.with_order_id(0)
+    order = md.sort_order
+    if opts.strategy == SORT and (order is None or not order.fields):
+        raise InvalidInput("the table has no sort order to sort by; give one")
+    return order
+
+
+# -- running --------------------------------------------------------------------------------------
+
+
+def compact_table(table: Table, filter_text: str | None = None, options: CompactOptions | None = None,
+                  *, engine: Any = None, workers: int | None = None, branch: str | None = None,
+                  dry_run: bool = False, case_sensitive: bool = False,
+                  progress: Callable[[int, int], None] | None = None) -> CompactResult:
+    """Compact ``table`` (see the module docs). ``engine`` is an engine object or name
+    (default ``local`` with ``workers`` processes); ``progress(done, total)`` is called as file
+    groups finish."""
+    from icectl.engines import get_engine
+
+    opts = options or CompactOptions()
+    start, target, groups = plan_compaction(table, filter_text, opts, branch=branch,
+                                            case_sensitive=case_sensitive)
+    branch = branch or MAIN_BRANCH
+    base = dict(location=table.location, branch=branch, strategy=opts.strategy,
+                starting_snapshot_id=start, target_file_size=target, groups=tuple(groups))
+    if dry_run or not groups:
+        return CompactResult(dry_run=dry_run, **base)
+    if engine is None or isinstance(engine, str):
+        engine = get_engine(engine or "local", **({"workers": workers} if workers else {}))
+    step = opts.partial_progress or len(groups)
+    totals = _Totals()
+    for i in range(0, len(groups), step):
+        batch = groups[i:i + step]
+        _run_and_commit(table, engine, batch, start, branch, totals)
+        if progress is not None:
+            progress(min(i + step, len(groups)), len(groups))
+    return CompactResult(dry_run=False, snapshot_ids=tuple(totals.snapshots),
+                         rewritten_data_files=totals.rewritten, added_data_files=totals.added,
+                         rewritten_bytes=totals.rewritten_bytes, added_bytes=totals.added_bytes,
+                         removed_delete_files=totals.removed_deletes, rows_written=totals.rows,
+                         summaries=tuple(totals.summaries), **base)
+
+
+class _Totals:
+    def __init__(self) -> None:
+        self.snapshots: list[int] = []
+        self.summaries: list[dict] = []
+        self.rewritten = self.added = self.rewritten_bytes = self.added_bytes = 0
+        self.removed_deletes = self.rows = 0
+
+
+def _run_and_commit(table: Table, engine: Any, groups: Sequence[GroupPlan], start: int | None,
+                    branch: str, totals: _Totals) -> None:
+    from icectl.table.commit.rewrite import RewriteFilesProducer
+
+    tasks = [t for g in groups for t in g.tasks]
+    results: list[RewriteTaskResult] = []
+    # the tasks name their files <task index>-0-<operation id>-...: registered before they start,
+    # so an interrupt or a dead worker removes also the files of tasks that never reported back
+    base_dir = data_location(table.location, table.metadata.properties)
+    operation_id = tasks[0].operation_id
+    command_files.register_operation(table.io, base_dir, operation_id, (t.task_index for t in tasks))
+    try:
+        results = results_or_raise(table.io, engine.map(run_rewrite_task_guarded, tasks))
+        added = [fp for r in results for fp in r.files]
+        # the planned files as DataFiles: their manifest (the hint) is the one the commit
+        # opens to remove them (table/commit/manifest_filter.py)
+        removed = [f.data_file() for g in groups for f in g.files]
+        producer = RewriteFilesProducer(table, starting_snapshot_id=start, removed=removed,
+                                        added=added, branch=branch)
+        produced = producer.commit()
+    except BaseException:
+        command_files.discard(table.io, [f.file_path for r in results for f, _ in r.files])
+        command_files.discard_operation(table.io, base_dir, operation_id)
+        raise
+    totals.snapshots.append(produced.snapshot.snapshot_id)
+    totals.summaries.append(dict(produced.snapshot.summary))
+    totals.rewritten += len(removed)
+    totals.added += len(added)
+    totals.rewritten_bytes += sum(t.input_bytes for t in tasks)
+    totals.added_bytes += sum(f.file_size_in_bytes for f, _ in added)
+    totals.removed_deletes += len(producer.removed_deletes)
+    totals.rows += sum(r.rows_written for r in results)

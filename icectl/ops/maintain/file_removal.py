@@ -1,0 +1,388 @@
+"""What the deleting commands (``expire``, ``orphans``) may delete, and deleting it.
+
+The rules live here once, for both commands:
+
+* **The table is where its metadata says.** A table loaded from a directory its metadata does not
+  name (a ``cp -r`` copy, a moved table) names the other table's files in all its manifests:
+  deleting "its" files would delete the other table's. :func:`location_mismatch` finds it;
+  the commands refuse (``expire`` may still rewrite the copy's own metadata when asked to, and
+  then deletes nothing).
+* **Never through a link.** Before each deletion the file's real path (every symbolic link
+  resolved) must lie inside the real path of the table location (:class:`TableBoundary`); paths
+  are compared after resolving, never as text. A path under the location that a link leads
+  elsewhere is refused and reported. A file whose recorded path is itself outside the location
+  (registered in place by ``append``) is an *external* file of the table: ``expire`` deletes it
+  once no snapshot needs it, as the reference does; ``orphans`` never lists outside the location.
+* **Never inside another table.** Tables never nest, but a table may still sit inside this one's
+  directory (made before that rule, or by another tool), and a file registered in place may lie
+  in another table's directory. A file goes only when the nearest directory above it that holds
+  a table (``metadata/*.metadata.json``, ``table/nesting.py``) is this table's own location, or
+  when no directory above it holds one (:class:`OtherTables`). The others are kept and
+  reported as skipped, with the table they belong to. :func:`delete_files` and
+  :func:`classify` apply it to every path, so every deleting command does.
+* **Deletions never raise.** :func:`delete_files` deletes in parallel and returns what was
+  deleted, what failed (with the error) and what was refused (with the reason).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping, Sequence
+from urllib.parse import urlsplit
+
+from icectl.errors import IcectlError, ValidationError
+from icectl.io.storage.files import FileIO, is_local, local_path
+from icectl.spec.properties import GC_ENABLED, GC_ENABLED_DEFAULT
+from icectl.table.catalog_files import is_metadata_file
+from icectl.table.nesting import holds_table, parent_dirs
+
+__all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
+           "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled",
+           "outside_location", "remove_emptied_dirs", "prune_empty_dirs", "OtherTables"]
+
+_EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+
+# progress(phase, done, total)
+Progress = Callable[[str, int, int], None]
+
+
+class NeedsOverride(ValidationError):
+    """A deletion refused by a safety rule that an explicit choice of the caller can lift;
+    ``override`` names the keyword argument that lifts it, ``effect`` what it then does."""
+
+    def __init__(self, message: str, override: str, effect: str):
+        super().__init__(message)
+        self.override = override
+        self.effect = effect
+
+
+def require_gc_enabled(properties: Mapping[str, str], action: str) -> None:
+    """``gc.enabled=false`` says the table's files may be shared with other tables: no deleting
+    command runs (as the reference's expiry and orphan cleanup refuse)."""
+    if str(properties.get(GC_ENABLED, str(GC_ENABLED_DEFAULT))).strip().lower() != "true":
+        raise ValidationError(f"cannot {action}: GC is disabled (gc.enabled=false); deleting files "
+                              "may corrupt other tables")
+
+
+def normalize_path(path: str) -> str:
+    """The identity of a file for comparisons: the OS path for local files (``file:`` URLs and
+    plain paths), else ``scheme://authority/path`` with equal schemes merged."""
+    if is_local(path):
+        p = local_path(path)
+        return posixpath.normpath(p) if p else p
+    parts = urlsplit(path)
+    scheme = _EQUAL_SCHEMES.get(parts.scheme.lower(), parts.scheme.lower())
+    return f"{scheme}://{parts.netloc}{posixpath.normpath(parts.path or '/')}"
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _real(path: str) -> str:
+    """A local path with every symbolic link resolved (``..`` applied after resolving)."""
+    return os.path.realpath(path)
+
+
+def same_place(a: str, b: str) -> bool:
+    """Whether two locations name the same directory (local ones compared by real path)."""
+    if is_local(a) and is_local(b):
+        return _real(local_path(a)) == _real(local_path(b))
+    return normalize_path(a).rstrip("/") == normalize_path(b).rstrip("/")
+
+
+def location_mismatch(loaded_from: str, recorded: str) -> str | None:
+    """None when the table's recorded location is the directory it was loaded from; else why
+    nothing may be deleted (naming both)."""
+    if not recorded or same_place(loaded_from, recorded):
+        return None
+    return (f"the table at {loaded_from} records its location as {recorded} (a copied or moved "
+            "table?): its metadata names the other location's files, so nothing is deleted")
+
+
+class TableBoundary:
+    """Decides whether a file may be deleted on behalf of the table at ``location``."""
+
+    def __init__(self, location: str):
+        self.location = location
+        self.root = normalize_path(location)
+        self.local = is_local(location)
+        self.real_root = _real(local_path(location)) if self.local else self.root
+        self._real_dirs: dict[str, str] = {}
+        self._others: OtherTables | None = None
+
+    def other_tables(self, io: FileIO) -> "OtherTables":
+        """The rule on other tables' files for this location (one cache of listings per run)."""
+        if self._others is None:
+            self._others = OtherTables(io, self)
+        return self._others
+
+    def contains(self, path: str) -> bool:
+        """Whether the recorded path is under the location (as text, after normalising)."""
+        return _under(normalize_path(path), self.root)
+
+    def real_path(self, path: str) -> str:
+        """The path with links resolved; directories are resolved once and remembered."""
+        if not (self.local and is_local(path)):
+            return normalize_path(path)
+        p = local_path(path)
+        d, name = os.path.split(p)
+        if name in ("", ".", ".."):
+            return _real(p)
+        real_dir = self._real_dirs.get(d)
+        if real_dir is None:
+            real_dir = self._real_dirs[d] = _real(d)
+        full = os.path.join(real_dir, name)
+        return _real(full) if os.path.islink(full) else full
+
+    def inside(self, path: str) -> bool:
+        """Whether the file really is inside the table: its real path under the location's."""
+        return _under(self.real_path(path), self.real_root)
+
+    def refusal(self, path: str, allow_external: bool = False) -> str | None:
+        """None when ``path`` may be deleted, else the reason it may not.
+
+        Allowed: a file whose real path is inside the location's real path, and with
+        ``allow_external`` a file recorded outside the location (an external file). Refused: a
+        path recorded under the location that a symbolic link leads out of it."""
+        if self.inside(path):
+            return None
+        if self.contains(path):
+            return (f"a symbolic link leads it to {self.real_path(path)}, outside the table "
+                    f"location {self.location}")
+        return None if allow_external else f"outside the table location {self.location}"
+
+
+class OtherTables:
+    """Finds the files that belong to another table than the one at the boundary's location:
+    those whose nearest directory holding a table (walking up from the file, local paths with
+    their links resolved) is not the location itself. Each directory is listed once."""
+
+    def __init__(self, io: FileIO, boundary: TableBoundary):
+        self.io = io
+        self.boundary = boundary
+        self._holds: dict[str, bool] = {}
+        self._listed: set[str] | None = None  # with a complete listing: the table dirs under the location
+
+    def know_listing(self, paths: Iterable[str]) -> None:
+        """``paths``: every object under the location (one complete listing, object stores).
+        Which directories under the location hold a table then follows from the keys, with no
+        listing of each."""
+        found = set()
+        for p in paths:
+            d, name = posixpath.split(normalize_path(p))
+            if posixpath.basename(d) == "metadata" and is_metadata_file(name):
+                found.add(posixpath.dirname(d))
+        self._listed = found
+
+    def _holds_table(self, directory: str) -> bool:
+        if self._listed is not None:
+            d = normalize_path(directory).rstrip("/")
+            if _under(d, self.boundary.root.rstrip("/")):
+                return d in self._listed
+        found = self._holds.get(directory)
+        if found is None:
+            found = self._holds[directory] = holds_table(self.io, directory)
+        return found
+
+    def _own(self, directory: str) -> bool:
+        b = self.boundary
+        if b.local and is_local(directory):
+            return posixpath.normpath(directory) == b.real_root
+        return normalize_path(directory).rstrip("/") == b.root.rstrip("/")
+
+    def owner(self, path: str) -> str | None:
+        """The location of the other table ``path`` lies in, or None when it may go."""
+        start = self.boundary.real_path(path) if self.boundary.local and is_local(path) else path
+        for d in parent_dirs(start):
+            if self._own(d):
+                return None
+            if self._holds_table(d):
+                return d
+        return None
+
+    def split(self, paths: Sequence[str], workers: int = 8) -> tuple[list[str], list[tuple[str, str]]]:
+        """``(paths that may go, [(path, other table's location)])``; each directory is looked at
+        once (on object stores in parallel: a listing each; a local one is a cheap system call)."""
+        by_dir: dict[str, str | None] = {}
+        dirs = list(dict.fromkeys(posixpath.dirname(p.rstrip("/")) for p in paths))
+
+        def one(d: str) -> tuple[str, str | None]:
+            probe = posixpath.join(d, "_")  # any name: the owner depends only on the directory
+            return d, self.owner(probe)
+
+        if len(dirs) > 1 and workers > 1 and not self.boundary.local:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                by_dir.update(pool.map(one, dirs))
+        else:
+            by_dir.update(one(d) for d in dirs)
+        keep: list[str] = []
+        skipped: list[tuple[str, str]] = []
+        for p in paths:
+            other = by_dir[posixpath.dirname(p.rstrip("/"))]
+            if other is None:
+                keep.append(p)
+            else:
+                skipped.append((p, other))
+        return keep, skipped
+
+
+def delete_file(io: FileIO, path: str) -> None:
+    """Delete a table file; on local disks also its Hadoop checksum sidecar ``.<name>.crc``,
+    as Hadoop's local filesystem (the reference's FileIO there) does."""
+    io.delete(path, missing_ok=True)
+    if is_local(path):
+        d, name = posixpath.split(path)
+        sidecar = posixpath.join(d, f".{name}.crc")
+        if os.path.lexists(local_path(sidecar)):
+            io.delete_quietly(sidecar)
+
+
+@dataclass
+class Deletion:
+    """The outcome of :func:`delete_files`."""
+
+    deleted: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (path, error)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    outside: int = 0  # deleted files recorded outside the table location
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, the other table's location)
+
+    def extend(self, other: "Deletion") -> None:
+        self.deleted.extend(other.deleted)
+        self.failed.extend(other.failed)
+        self.refused.extend(other.refused)
+        self.outside += other.outside
+        self.skipped.extend(other.skipped)
+
+
+def classify(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, allow_external: bool,
+             workers: int = 8) -> Deletion:
+    """What :func:`delete_files` would do now, deleting nothing: ``deleted`` lists the files
+    that would go, ``refused`` and ``skipped`` the others (a dry run)."""
+    out = Deletion()
+    paths, out.skipped = boundary.other_tables(io).split(paths, workers)
+    for path in paths:
+        reason = boundary.refusal(path, allow_external)
+        if reason is None:
+            out.deleted.append(path)
+            out.outside += not boundary.inside(path)
+        else:
+            out.refused.append((path, reason))
+    return out
+
+
+def delete_files(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, allow_external: bool,
+                 workers: int, progress: Progress | None = None, done_before: int = 0,
+                 total: int | None = None) -> Deletion:
+    """Delete ``paths`` in parallel, each checked against ``boundary`` just before it goes;
+    files inside another table's directory are kept (``skipped``)."""
+    out = Deletion()
+    if not paths:
+        return out
+    total = total if total is not None else len(paths)
+    paths, skipped = boundary.other_tables(io).split(paths, workers)
+    done_before += len(skipped)
+    if not boundary.local:
+        out = _delete_batched(io, paths, boundary, allow_external, progress, done_before, total)
+        out.skipped = skipped
+        return out
+    out.skipped = skipped
+
+    def one(path: str) -> tuple[str, str, str | None]:
+        reason = boundary.refusal(path, allow_external)
+        if reason is not None:
+            return path, "refused", reason
+        try:
+            delete_file(io, path)
+            return path, "deleted", None
+        except IcectlError as e:
+            return path, "failed", str(e)
+
+    done = done_before
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        for path, verdict, why in pool.map(one, paths):
+            done += 1
+            if verdict == "deleted":
+                out.deleted.append(path)
+                out.outside += not boundary.inside(path)
+            elif verdict == "refused":
+                out.refused.append((path, why or ""))
+            else:
+                out.failed.append((path, why or ""))
+            if progress is not None:
+                progress("deleting files", done, total)
+    return out
+
+
+def outside_location(paths: Sequence[str], boundary: TableBoundary) -> list[str]:
+    """The paths recorded outside the table location (files registered in place): the deleting
+    commands keep them unless told otherwise."""
+    return [p for p in paths if not boundary.contains(p) and not boundary.inside(p)]
+
+
+def remove_emptied_dirs(deleted: Sequence[str], root: str) -> list[str]:
+    """Local disks: remove the directories under ``root`` that deleting ``deleted`` left empty
+    (an expired partition's ``ts_day=.../``), deepest first; never ``root`` itself, never a
+    directory that still holds anything."""
+    if not is_local(root):
+        return []
+    top = os.path.normpath(local_path(root))
+    candidates: set[str] = set()
+    for p in deleted:
+        if not is_local(p):
+            continue
+        d = os.path.dirname(os.path.normpath(local_path(p)))
+        while d.startswith(top + os.sep):
+            candidates.add(d)
+            d = os.path.dirname(d)
+    return prune_empty_dirs(candidates)
+
+
+def prune_empty_dirs(dirs: Iterable[str]) -> list[str]:
+    """Local directories: remove those of ``dirs`` that are empty, deepest first (so a parent
+    its listed children emptied goes too); a directory that still holds anything stays. The
+    one pruning loop of expire, orphans and drop --purge."""
+    removed = []
+    for d in sorted(set(dirs), key=lambda x: x.count(os.sep), reverse=True):
+        try:
+            os.rmdir(d)
+            removed.append(d)
+        except OSError:
+            continue
+    return removed
+
+
+_BATCH = 1000  # keys per S3 DeleteObjects request
+
+
+def _delete_batched(io: FileIO, paths: Sequence[str], boundary: TableBoundary, allow_external: bool,
+                    progress: Progress | None, done_before: int, total: int) -> Deletion:
+    """Object stores: no links to resolve, so each path is checked as text, and the allowed
+    ones go in batches (one DeleteObjects request per 1000 keys on S3) instead of one round
+    trip per file."""
+    out = Deletion()
+    allowed: list[str] = []
+    for path in paths:
+        reason = boundary.refusal(path, allow_external)
+        if reason is None:
+            allowed.append(path)
+        else:
+            out.refused.append((path, reason))
+    done = done_before + len(out.refused)
+    for start in range(0, len(allowed), _BATCH):
+        chunk = allowed[start:start + _BATCH]
+        failed = io.delete_many(chunk)
+        for path in chunk:
+            if path in failed:
+                out.failed.append((path, failed[path]))
+            else:
+                out.deleted.append(path)
+                out.outside += not boundary.inside(path)
+        done += len(chunk)
+        if progress is not None:
+            progress("deleting files", done, total)
+    return out

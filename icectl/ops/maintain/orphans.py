@@ -1,0 +1,207 @@
+"""Find (and optionally delete) files under a table that its metadata does not reference.
+
+As the reference's ``DeleteOrphanFilesSparkAction``:
+
+* listed: everything under the table location, recursively (as Iceberg 1.10 does; a
+  ``write.data.path`` outside the table location is not listed: nothing outside the table is
+  ever touched);
+* names starting with ``_`` or ``.`` are skipped (files and whole directories), except
+  directories of partition fields whose own names start with those characters
+  (``_bucket=3``); so Hadoop's ``.crc`` sidecars and icectl's pending-expire records stay;
+* only files last modified strictly before the cut-off count (default: 3 days ago);
+* referenced: every live data and delete file of every manifest of every snapshot, the
+  manifests and manifest lists, the current metadata file and those in the metadata log,
+  ``version-hint.text`` and the statistics files;
+* paths compare by their URI path: ``file:/t/x``, ``file:///t/x`` and ``/t/x`` are the same file;
+  for other URLs the schemes s3, s3a and s3n are equal.
+
+Safety (``ops/maintain/file_removal.py`` holds the rules): symbolic links are never followed (a link under the
+table is reported in ``skipped_links``, neither listed as an orphan nor deleted), and each file's
+real path must lie inside the table location's real path just before it is deleted; a table
+whose metadata records another location (a copy) is refused. Files inside the directory of
+another table (one nested in this table's location) are never orphans of this table: they are
+reported in ``skipped_other_tables`` with that table's location, listed or deleting (on object
+stores the one listing tells where such tables are). Deleting also refuses, as the
+reference's action and procedure do, when ``gc.enabled=false`` and when the cut-off is less than
+24 hours ago (or in the future) unless ``allow_recent``: a commit still running may own younger
+files. Listing is read-only and accepts any cut-off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator
+
+from icectl.errors import UnsupportedFeature, ValidationError
+from icectl.io.storage.files import FileIO, FileInfo
+from icectl.ops.maintain.file_removal import (
+    NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
+)
+from icectl.ops.maintain.reachable import ManifestReader, read_reachable
+from icectl.spec.metadata import TableMetadata
+from icectl.table.store import version_hint_path
+from icectl.table.table import Table
+
+__all__ = ["OrphanResult", "find_orphan_files", "delete_orphan_files", "normalize_path",
+           "DEFAULT_OLDER_THAN_MS"]
+
+DEFAULT_OLDER_THAN_MS = 3 * 24 * 3600 * 1000
+MIN_DELETE_AGE_MS = 24 * 3600 * 1000  # the reference procedure's shortest interval
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class OrphanResult:
+    location: str
+    older_than_ms: int
+    orphan_files: tuple[str, ...]
+    deleted: bool  # True when deletion was asked for
+    failed: tuple[tuple[str, str], ...]
+    listed_files: int
+    referenced_files: int
+    listed_dirs: tuple[str, ...]
+    skipped_links: tuple[str, ...] = ()  # symbolic links under the table: not followed, not deleted
+    refused: tuple[tuple[str, str], ...] = ()  # (path, reason): not deleted for safety
+    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): another table's files
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "location": self.location,
+            "older-than-ms": self.older_than_ms,
+            "delete": self.deleted,
+            "orphan-files-count": len(self.orphan_files),
+            "orphan-files": list(self.orphan_files),
+            "deleted-files-count": self.deleted_count,
+            "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
+            "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
+            "listed-files-count": self.listed_files,
+            "referenced-files-count": self.referenced_files,
+            "listed-dirs": list(self.listed_dirs),
+            "skipped-links": list(self.skipped_links),
+            "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables],
+        }
+
+    @property
+    def deleted_count(self) -> int:
+        return len(self.orphan_files) - len(self.failed) - len(self.refused) if self.deleted else 0
+
+
+def _hidden_filter(md: TableMetadata) -> Callable[[str, bool], bool]:
+    partition_prefixes = tuple(
+        f"{f.name}=" for spec in md.specs for f in spec.fields if f.name.startswith(("_", ".")))
+
+    def hidden(name: str, is_dir: bool) -> bool:
+        if not name.startswith(("_", ".")):
+            return False
+        return not (partition_prefixes and name.startswith(partition_prefixes))
+
+    return hidden
+
+
+def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: list[str],
+          every_key: list[str] | None = None) -> Iterator[FileInfo]:
+    """Files under ``root``, never following a symbolic link (links go to ``links``).
+
+    On an object store, one paged listing of every key under the prefix (there are no
+    directories to descend into, nor links; each key, hidden or not, also goes to
+    ``every_key``); the hidden rule applies to each part of the key below ``root``, the parts
+    before the last as directories."""
+    if io.is_object_store(root):
+        base = root.rstrip("/") + "/"
+        for info in io.list_tree(root):
+            if every_key is not None:
+                every_key.append(info.path)
+            parts = info.path[len(base):].split("/") if info.path.startswith(base) else [info.name]
+            if any(hidden(part, i < len(parts) - 1) for i, part in enumerate(parts)):
+                continue
+            yield info
+        return
+    for info in io.list_dir(root, follow_symlinks=False):
+        if hidden(info.name, info.is_dir):
+            continue
+        if info.is_link:
+            links.append(info.path)
+        elif info.is_dir:
+            yield from _walk(io, info.path, hidden, links)
+        else:
+            yield info
+
+
+def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, location: str,
+                     workers: int = 8, progress: Progress | None = None) -> set[str]:
+    """Normalised paths of every file the table's metadata references (see module docs).
+
+    A manifest list or manifest the metadata names but that is missing makes the referenced set
+    unknowable: CorruptMetadata, rather than taking the files only it names for orphans."""
+    reader = ManifestReader(io, md.format_version, max(1, workers), progress,
+                            incomplete="not looking for orphans while the table's metadata is incomplete")
+    refs: set[str] = set(read_reachable(reader, md).all_paths)
+    refs.add(normalize_path(metadata_location))
+    refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
+    refs.add(normalize_path(version_hint_path(location)))
+    return refs
+
+
+def find_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
+                      progress: Progress | None = None) -> OrphanResult:
+    """List the orphan files of ``table`` (nothing is deleted)."""
+    _check_location(table)
+    return _run(table, older_than_ms, False, workers, progress)
+
+
+def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
+                        progress: Progress | None = None, allow_recent: bool = False,
+                        now: int | None = None) -> OrphanResult:
+    """Delete the orphan files of ``table``; failures and refusals are reported, not raised.
+
+    Refused (nothing deleted): a table whose metadata records another location, ``gc.enabled``
+    false, and unless ``allow_recent`` a cut-off less than 24 hours before ``now``."""
+    from icectl.spec.timetext import now_ms
+
+    _check_location(table)
+    if getattr(table, "read_only", None):
+        raise UnsupportedFeature(table.read_only)  # a catalog's table: its catalog owns its files
+    require_gc_enabled(table.metadata.properties, "delete orphan files")
+    now = now if now is not None else now_ms()
+    if not allow_recent and older_than_ms > now - MIN_DELETE_AGE_MS:
+        raise NeedsOverride(
+            "cannot delete orphan files with a cut-off less than 24 hours ago (or in the future): "
+            "files of commits still in progress could be deleted", "allow_recent",
+            "delete them when no other writer can be at work on the table")
+    return _run(table, older_than_ms, True, workers, progress)
+
+
+def _check_location(table: Table) -> None:
+    problem = location_mismatch(table.location, table.metadata.location)
+    if problem is not None:
+        raise ValidationError(f"cannot look for orphan files: {problem}")
+
+
+def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
+         progress: Progress | None) -> OrphanResult:
+    io = table.io
+    md = table.metadata
+    location = table.location
+    boundary = TableBoundary(location)
+    hidden = _hidden_filter(md)
+    roots = [location]
+    listed: list[FileInfo] = []
+    links: list[str] = []
+    every_key: list[str] = []
+    for root in roots:
+        listed.extend(_walk(io, root, hidden, links, every_key))
+    if io.is_object_store(location):
+        boundary.other_tables(io).know_listing(every_key)
+    candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
+    refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()
+    unreferenced = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    orphans, others = boundary.other_tables(io).split(unreferenced, workers)
+
+    failed: tuple[tuple[str, str], ...] = ()
+    refused: tuple[tuple[str, str], ...] = ()
+    if delete and orphans:
+        done = delete_files(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
+        failed, refused = tuple(done.failed), tuple(done.refused)
+    return OrphanResult(location, older_than_ms, tuple(orphans), delete, failed, len(listed),
+                        len(refs), tuple(roots), tuple(sorted(links)), refused, tuple(others))

@@ -1,0 +1,1 @@
+"""Metadata-only changes: create, schema/spec/sort-order evolution, properties, refs, warehouse operations."""

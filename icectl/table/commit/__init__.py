@@ -1,0 +1,1 @@
+"""Commits: the snapshot-producer template, fast append, row delta, rewrite, manifest rewrite, the manifest filter, validation."""
