@@ -42,6 +42,7 @@ if str(_INTEROP_DIR) not in sys.path:
 if str(Path(__file__).parent) not in sys.path:  # tests/clirun.py
     sys.path.insert(0, str(Path(__file__).parent))
 
+import run_figures  # noqa: E402
 from clirun import process_state_kept  # noqa: E402
 
 from spark_fixtures import (  # noqa: E402,F401  (fixtures shared by every test directory)
@@ -120,13 +121,17 @@ def process_guard() -> Iterator[None]:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    # an xdist worker hands the Spark start time to the controller (pytest_testnodedown)
+    # an xdist worker hands the Spark start time and the modules' figures to the controller
+    # (pytest_testnodedown)
     started = getattr(session.config, "_icectl_spark_start_seconds", None)
     out = getattr(session.config, "workeroutput", None)
     if out is not None and started is not None:
         out["icectl_spark_start_seconds"] = started
+    if out is not None:
+        out["icectl_run_figures"] = run_figures.collected()
 
 
+_FIGURES_FROM_WORKERS: list[tuple[str, str]] = []  # tests/run_figures.py's, from xdist workers
 _FROM_WORKERS: list[tuple[str, str]] = []  # the fuzzer's summaries (tests/differential/conftest.py)
 
 
@@ -136,11 +141,15 @@ def pytest_testnodedown(node, error) -> None:  # noqa: ANN001 - xdist's hook (co
     if out.get("icectl_spark_start_seconds") is not None:
         node.config._icectl_spark_start_seconds = out["icectl_spark_start_seconds"]
     _FROM_WORKERS.extend(out.get("icectl_fuzz_summaries", []))
+    _FIGURES_FROM_WORKERS.extend(out.get("icectl_run_figures", []))
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
     for name, text in _FROM_WORKERS:
         terminalreporter.section(f"differential fuzzer: {name}")
+        terminalreporter.write_line(text)
+    for title, text in _FIGURES_FROM_WORKERS or run_figures.collected():
+        terminalreporter.section(f"figures: {title}")
         terminalreporter.write_line(text)
     started = getattr(config, "_icectl_spark_start_seconds", None)
     if started is not None:

@@ -518,3 +518,41 @@ def test_the_test_import_check_sees_every_form() -> None:
     }
     for src, bad in cases.items():
         assert bool(imported_test_modules(ast.parse(src))) == bad, src
+
+
+# rooms of one layer that must not reach into each other (ARCHITECTURE.md): room -> (the rooms it
+# may not import, modules of those rooms it may import all the same)
+ROOM_RULES = {
+    "ops/read": (("ops/write", "ops/delete", "ops/maintain", "ops/metadata"), ()),
+    "ops/write": (("ops/delete", "ops/metadata", "ops/read", "ops/maintain"),
+                  ("icectl.ops.maintain.file_removal",)),  # refusing to move another table's files
+    "io/storage": (("io/formats", "io/manifest"), ()),
+    "io/formats": (("io/manifest",), ()),
+}
+
+
+def _room_of_module(name: str) -> str | None:
+    parts = name.split(".")
+    return "/".join(parts[1:3]) if len(parts) >= 3 else None
+
+
+@pytest.mark.parametrize("room", sorted(ROOM_RULES))
+def test_rooms_keep_to_themselves(room: str) -> None:
+    forbidden, allowed = ROOM_RULES[room]
+    assert (PKG / room).is_dir(), f"{room} is no room of the package any more"
+    problems = []
+    for path, _layer, tree in modules():
+        rel = path.relative_to(PKG).as_posix()
+        if not rel.startswith(room + "/"):
+            continue
+        for lineno, name, _in_function in imported_names(tree):
+            if name.startswith("icectl.") and _room_of_module(name) in forbidden and name not in allowed:
+                problems.append(f"{rel}:{lineno} imports {name}")
+    assert not problems, f"{room} reaches into a sibling room: " + "; ".join(problems)
+
+
+def test_room_rules_catch_a_reach() -> None:
+    tree = ast.parse("def f():\n    from icectl.ops.write.rows import write_rows\n")
+    names = [n for _l, n, _f in imported_names(tree)]
+    assert [_room_of_module(n) for n in names] == ["ops/write"]
+    assert _room_of_module("icectl.ops.write.rows") in ROOM_RULES["ops/read"][0]

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import run_figures
 from faults_support import EXIT_INTERNAL, create_table, json_out, run_icectl, scale
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -155,8 +156,5 @@ def _argv_fuzz(examples: int):  # noqa: ANN202 - a decorated test factory
 test_fuzz_argv = _argv_fuzz(12)
 test_fuzz_argv_many = pytest.mark.slow(_argv_fuzz(300 * scale()))
 
-
-def test_fuzz_figures() -> None:
-    """Prints what the fuzzers ran (this module's tests run in file order)."""
-    print(f"\nfuzz: filters {FIGURES['filters']}, argument vectors {FIGURES['argvs']}, "
-          f"crashes {FIGURES['crashes']}")
+run_figures.report("input fuzzer", lambda: f"filters {FIGURES['filters']}, argument vectors {FIGURES['argvs']}, "
+                                            f"crashes {FIGURES['crashes']}")

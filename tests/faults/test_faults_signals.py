@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import run_figures
 from faults_support import child_env, icectl_argv, run_icectl, write_csv
 from clirun import icectl
 
@@ -310,7 +311,4 @@ def test_many_worker_kills(tmp_path: Path, command: str) -> None:
     for seed in range(1, 1 + int(os.environ.get("ICECTL_SIGNAL_RUNS", "10"))):
         run_worker_killed(tmp_path / str(seed), command, seed)
 
-
-def test_zz_report_figures() -> None:
-    """Prints what the runs above did (pytest -s shows it)."""
-    print(f"\nsignal figures: {FIGURES}")
+run_figures.report("signals", lambda: str(FIGURES))
