@@ -520,7 +520,7 @@ def test_the_test_import_check_sees_every_form() -> None:
         assert bool(imported_test_modules(ast.parse(src))) == bad, src
 
 
-# rooms of one layer that must not reach into each other (ARCHITECTURE.md): room -> (the rooms it
+# rooms of one layer that must not reach into each other (README, Architecture): room -> (the rooms it
 # may not import, modules of those rooms it may import all the same)
 ROOM_RULES = {
     "ops/read": (("ops/write", "ops/delete", "ops/maintain", "ops/metadata"), ()),
