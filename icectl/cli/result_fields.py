@@ -120,14 +120,14 @@ def _accepts(view: Any, parts: list[str]) -> bool:
 def _keys(view: Any, parts: list[str]) -> list[str]:
     """The names valid where ``parts`` stops matching ``view``, for the error message."""
     level, last = view, view if isinstance(view, dict) else {}
-    for part in parts:
+    for name in parts:
         if isinstance(level, list) and level:
             level = level[0]
             if isinstance(level, dict):
                 last = level
-        if not isinstance(level, dict) or part not in level:
+        if not isinstance(level, dict) or name not in level:
             break
-        level = level[part]
+        level = level[name]
         if isinstance(level, dict):
             last = level
     return list(last)

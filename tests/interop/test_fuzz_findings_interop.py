@@ -72,7 +72,7 @@ def test_spark_reads_identity_fixed_table_with_an_added_void_field_on_the_same_c
     _ok("schema", "add", loc, "c3", "string")
     _ok("partition", "add", loc, "void(c2_fixed4)")
     path = tmp_path / "rows.jsonl"
-    path.write_text('{"_rid": 1, "c2_fixed4": "abcd", "c3": "x"}\n{"_rid": 2, "c2_fixed4": null, "c3": "y"}\n')
+    path.write_text('{"_rid": 1, "c2_fixed4": "61626364", "c3": "x"}\n{"_rid": 2, "c2_fixed4": null, "c3": "y"}\n')
     _ok("write", loc, str(path))
     assert any(b"\x02\x08abcd" in body for body in _manifest_bodies(loc))  # union 1, length 4
     spark.sql(f"REFRESH TABLE {t.ident}")
@@ -106,7 +106,7 @@ def test_icectl_reads_identity_fixed_partitions_spark_wrote(spark: Any, new_tabl
         assert done.returncode == 0, done.stderr
         assert sorted(int(x) for x in done.stdout.split()[1:]) == want, flt
     path = tmp_path / "rows.jsonl"
-    path.write_text('{"_rid": 4, "f": "wxyz"}\n')
+    path.write_text('{"_rid": 4, "f": "7778797a"}\n')  # fixed text is hex (wxyz)
     _ok("write", loc, str(path))
     spark.sql(f"REFRESH TABLE {t.ident}")
     got = sorted(sql_rows(spark, f"SELECT _rid, hex(f) FROM {t.ident}"))

@@ -100,14 +100,14 @@ class _FaultProxy(http.server.BaseHTTPRequestHandler):
 
 @dataclass
 class FaultyS3:
-    s3: Any  # conftest's S3, behind the proxy
-    real: Any  # the server itself
+    s3: Any  # conftest's Store, behind the proxy
+    real: Any  # the store itself
     faults: list[Fault]
 
 
 @pytest.fixture
-def faulty_s3(s3_server: Any, tmp_path: Path) -> Iterator[FaultyS3]:
-    host, port = s3_server.endpoint.rsplit("//", 1)[1].split(":")
+def faulty_s3(s3: Any, tmp_path: Path) -> Iterator[FaultyS3]:
+    host, port = s3.endpoint.rsplit("//", 1)[1].split(":")
     faults: list[Fault] = []
     handler = type("Proxy", (_FaultProxy,), {"target": (host, int(port)), "faults": faults,
                                              "lock": threading.Lock()})
@@ -116,9 +116,7 @@ def faulty_s3(s3_server: Any, tmp_path: Path) -> Iterator[FaultyS3]:
     thread.start()
     endpoint = f"http://127.0.0.1:{server.server_address[1]}"
     try:
-        env = dict(s3_server.env, ICECTL_STORAGE_OPTIONS=json.dumps({"endpoint_url": endpoint}),
-                   ICECTL_CACHE_DIR=str(tmp_path / "cache"))
-        yield FaultyS3(type(s3_server)(endpoint, env), s3_server, faults)
+        yield FaultyS3(s3.through(endpoint, str(tmp_path / "cache")), s3, faults)
     finally:
         server.shutdown()
         server.server_close()

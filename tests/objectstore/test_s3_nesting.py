@@ -51,7 +51,7 @@ def test_create_refuses_at_above_and_below_a_table(s3) -> None:
 @pytest.mark.parametrize("form", [f"00001-{UUID}.metadata.json", "v1.gz.metadata.json"])
 def test_a_table_above_is_found_by_any_metadata_name(s3, form: str) -> None:
     b = s3.new_bucket()
-    s3.client().put_object(Bucket=b, Key=f"w/metadata/{form}", Body=b"{}")
+    s3.put(b, f"w/metadata/{form}", b"{}")
     r = s3.run("create", f"s3://{b}/w/db/t", "--schema", SCHEMA, check=False)
     assert r.returncode == 5 and f"inside the table at s3://{b}/w" in r.stderr
     assert s3.keys(b) == [f"w/metadata/{form}"]
@@ -61,11 +61,11 @@ def test_register_below_a_table_is_refused(s3) -> None:
     b = s3.new_bucket()
     loc = f"s3://{b}/db/t"
     s3.run("create", loc, "--schema", SCHEMA)
-    c = s3.client()
+    fs = s3.fs()
     catalog_key = f"db/t/metadata/00001-{UUID}.metadata.json"  # as a catalog names its files
-    c.copy_object(Bucket=b, Key=catalog_key, CopySource={"Bucket": b, "Key": "db/t/metadata/v1.metadata.json"})
+    s3.put(b, catalog_key, fs.cat_file(f"{b}/db/t/metadata/v1.metadata.json"))
     for k in ("db/t/metadata/v1.metadata.json", "db/t/metadata/version-hint.text"):
-        c.delete_object(Bucket=b, Key=k)
+        fs.rm_file(f"{b}/{k}")
     _outer_around(s3, f"{loc}/nested")
     before = s3.keys(b)
     r = s3.run("register", loc, "--metadata", f"s3://{b}/{catalog_key}", check=False)
@@ -83,7 +83,7 @@ def test_deleting_commands_keep_a_nested_tables_keys(s3, tmp_path) -> None:
     inner_data = [k for k in s3.keys(b, "w/db/inner/data/")]
     s3.run("append", outer, f"s3://{b}/{inner_data[0]}")  # registered in place, then unneeded
     s3.run("delete", outer, "--filter", "id < 100")
-    s3.client().put_object(Bucket=b, Key="w/data/stray.parquet", Body=b"orphan")
+    s3.put(b, "w/data/stray.parquet", b"orphan")
     inner_keys = s3.keys(b, "w/db/inner/")
     rows = s3.run("scan", inner, "--format", "csv").stdout
 

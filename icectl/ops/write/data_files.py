@@ -205,8 +205,9 @@ def _place(scanned: Scanned, spec: PartitionSpec, schema: Schema,
                     f"{scanned.path}: cannot tell its value of partition field {pf.name}: its "
                     f"column statistics say {pf.name}={pf.transform.to_human_string(proven.value, stype)} "
                     f"but do not count NaN values, so it may also hold {pf.name}=NaN rows; put it "
-                    f"in the path ({pf.name}=...), give the partition value {pf.name}=VALUE or "
-                    f"rewrite it (--rewrite-spanning)", argument="partition_values")
+                    f"in the path ({pf.name}=...) or give the partition value {pf.name}=VALUE",
+                    argument="partition_values", override="rewrite_spanning",
+                    effect="to read it and write its rows partitioned")
             proven = proven.value  # the file holds it: a claim must agree
         if proven is not UNDETERMINED:
             for where, v in claims:
