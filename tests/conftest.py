@@ -128,7 +128,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if out is not None and started is not None:
         out["icectl_spark_start_seconds"] = started
     if out is not None:
-        out["icectl_run_figures"] = run_figures.collected()
+        worker = session.config.workerinput.get("workerid", "worker")  # type: ignore[attr-defined]
+        out["icectl_run_figures"] = [(f"{title} ({worker})", text) for title, text in run_figures.collected()]
 
 
 _FIGURES_FROM_WORKERS: list[tuple[str, str]] = []  # tests/run_figures.py's, from xdist workers
