@@ -23,7 +23,7 @@ from icectl.spec.name_mapping import NAME_MAPPING_PROPERTY, name_mapping_from_js
 
 __all__ = [
     "PropertyProblem", "validate_property", "validate_properties", "property_int", "KNOWN_PROPERTIES",
-    "RESERVED_PROPERTIES", "known_property",
+    "RESERVED_PROPERTIES",
     # keys and defaults (the one home of each; users import them from here)
     "COMMIT_NUM_RETRIES", "COMMIT_NUM_RETRIES_DEFAULT", "COMMIT_MIN_RETRY_WAIT_MS",
     "COMMIT_MIN_RETRY_WAIT_MS_DEFAULT", "COMMIT_MAX_RETRY_WAIT_MS", "COMMIT_MAX_RETRY_WAIT_MS_DEFAULT",
@@ -323,10 +323,6 @@ _PREFIXED: tuple[tuple[str, Check], ...] = (
     ("write.parquet.bloom-filter-fpp.column.", _fpp),
     ("write.parquet.stats-enabled.column.", _bool),
 )
-
-
-def known_property(key: str) -> bool:
-    return key in KNOWN_PROPERTIES or any(key.startswith(p) and len(key) > len(p) for p, _ in _PREFIXED)
 
 
 def _checker(key: str) -> Check | None:

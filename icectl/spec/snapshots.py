@@ -14,7 +14,7 @@ from icectl.errors import CorruptMetadata
 
 __all__ = [
     "Operation", "Snapshot", "SnapshotRef", "SnapshotLogEntry", "MetadataLogEntry",
-    "MAIN_BRANCH", "BRANCH", "TAG", "ancestors_of", "ancestor_ids", "is_ancestor_of",
+    "MAIN_BRANCH", "BRANCH", "TAG", "ancestors_of", "ancestor_ids",
     "statistics_snapshot_id", "statistics_path", "TOTAL_KEYS", "carry_totals",
 ]
 
@@ -298,11 +298,6 @@ def ancestors_of(snapshot_id: int | None, lookup: Lookup) -> Iterator[Snapshot]:
 
 def ancestor_ids(snapshot_id: int | None, lookup: Lookup) -> list[int]:
     return [s.snapshot_id for s in ancestors_of(snapshot_id, lookup)]
-
-
-def is_ancestor_of(snapshot_id: int, ancestor_id: int, lookup: Lookup) -> bool:
-    """True when ``ancestor_id`` is ``snapshot_id`` or one of its known ancestors."""
-    return any(s.snapshot_id == ancestor_id for s in ancestors_of(snapshot_id, lookup))
 
 
 # -- summary totals ------------------------------------------------------------------------------

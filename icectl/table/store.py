@@ -58,7 +58,7 @@ __all__ = [
     "find_metadata_file", "find_current_version", "read_metadata", "load_current", "commit",
     "write_version_hint", "VERSION_HINT", "METADATA_COMPRESSION", "DELETE_AFTER_COMMIT",
     "IncompleteVersion", "IncompleteMetadata", "find_incomplete_versions",
-    "set_aside_incomplete_version", "read_version", "next_metadata", "remove_dropped_metadata",
+    "read_version", "next_metadata", "remove_dropped_metadata",
 ]
 
 
@@ -204,16 +204,6 @@ def find_incomplete_versions(io: FileIO, location: str) -> list[IncompleteVersio
     found = _probe_forward(io, location, *found)
     inc = _incomplete(io, location, *found)
     return [inc] if inc is not None else []
-
-
-def set_aside_incomplete_version(io: FileIO, location: str) -> IncompleteVersion | None:
-    """Repair: rename an unfinished newest version to ``<name>.incomplete`` (no version name, so
-    no reader or writer takes it for a version) so the table is at the version before it again.
-    Returns what was moved, or None when nothing qualifies. Never touches a parseable file."""
-    for inc in find_incomplete_versions(io, location):
-        io.rename_no_replace(inc.path, inc.set_aside_path, durable=True)
-        return inc
-    return None
 
 
 def read_version(io: FileIO, location: str, version: int, path: str, data: bytes | None = None) -> TableMetadata:

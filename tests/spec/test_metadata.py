@@ -27,7 +27,6 @@ from icectl.spec.snapshots import (
     SnapshotRef,
     ancestor_ids,
     carry_totals,
-    is_ancestor_of,
 )
 from icectl.spec.sorting import SortOrder
 
@@ -110,8 +109,7 @@ def test_v2_accessors():
     assert md.property_as_int("commit.retry.num-retries", 4) == 10
     assert md.statistics[0]["statistics-path"] == "s3://a/b/stats.puffin"
     assert ancestor_ids(cur.snapshot_id, md.snapshot_by_id) == [3055729675574597004, 3051729675574597004]
-    assert is_ancestor_of(cur.snapshot_id, 3051729675574597004, md.snapshot_by_id)
-    assert not is_ancestor_of(3051729675574597004, cur.snapshot_id, md.snapshot_by_id)
+    assert ancestor_ids(3051729675574597004, md.snapshot_by_id) == [3051729675574597004]
 
 
 def test_v3_row_lineage_and_encryption_keys():
