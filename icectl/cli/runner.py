@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
-from icectl.catalog.config import CATALOG_ENV  # noqa: F401 - the default of --catalog
+from icectl.catalog.config import CATALOG_ENV  # (also re-exported: the default of --catalog)
 from icectl.cli.output import err
 from icectl.errors import (EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, IcectlError,
                            Interrupted, StorageError)
@@ -179,13 +179,19 @@ def table_catalog(table: str, warehouse: Optional[str]):
 
 
 def load_table(table: str, warehouse: Optional[str]) -> Table:
-    from icectl.catalog.resolve import load_table as resolve_and_load
-
     if not table:
         from icectl.errors import InvalidInput
 
         raise InvalidInput("TABLE must not be empty")
     with table_found(table, warehouse):
+        if warehouse is None and not any(_catalog_choice or ()) and not os.environ.get(CATALOG_ENV):
+            # no catalog and no warehouse: TABLE is a location, whatever it looks like (the
+            # resolver would say so too; this keeps its imports off a plain command's start-up)
+            from icectl.table.table import Table as _Table
+
+            return _Table.load(table_location(table, None))
+        from icectl.catalog.resolve import load_table as resolve_and_load
+
         return resolve_and_load(table, warehouse, catalog_choice())
 
 

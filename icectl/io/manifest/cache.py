@@ -46,8 +46,9 @@ try:  # CPython's built-in SHA-256 (hashlib loads OpenSSL first: start-up time);
 except ImportError:  # pragma: no cover - Pythons without it (3.12 renamed it)
     from hashlib import sha256 as _sha256
 
-FORMAT_VERSION = 4  # 2: manifest columns in their packed form (manifest_columns.pack); 3: per-field metrics;
-# 4: plain fixed partition values read length-prefixed, as Java writes them
+FORMAT_VERSION = 5  # 2: manifest columns in their packed form (manifest_columns.pack); 3: per-field metrics;
+# 4: plain fixed partition values read length-prefixed, as Java writes them; 5: the modules moved
+# into rooms (icectl.io.manifest.*): a pickle names the classes' modules, so an older entry cannot load
 _MAGIC = b"ICTLMC\x00\x03"
 _HEADER = struct.Struct("<8sI32sQI")  # magic, version, key digest, payload length, crc32
 _SUFFIX = ".mc"
