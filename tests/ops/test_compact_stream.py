@@ -215,18 +215,24 @@ def _whole_group_reference_batches(task: Any) -> list[pa.RecordBatch]:
     return got
 
 
-def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
-
-
 def test_spill_files_are_gone_on_success_and_on_failure(tmp_path: Path, monkeypatch: Any) -> None:
     t = _table(tmp_path, files=4)
     _, _, groups = plan_compaction(t, options=CompactOptions(strategy="sort", sort_order="v", min_input_files=2))
     task = replace(groups[1].tasks[0], buffer_bytes=5_000)
     listed = set(os.listdir(tempfile.gettempdir()))
-    fds = _open_fds()
+    spills: list[Any] = []  # every spill file made, held here so it outlives its writer
+    real_temporary = tempfile.TemporaryFile
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        f = real_temporary(*args, **kwargs)
+        spills.append(f)
+        return f
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", recorded)
     ok = run_rewrite_task(task)
-    assert ok.spilled_runs >= 3 and _open_fds() == fds
+    assert ok.spilled_runs >= 3 and len(spills) == ok.spilled_runs
+    assert all(f.closed for f in spills)
+    spills.clear()
     before = {str(p) for p in Path(t.location).rglob("*")}
     calls = [0]
     real = RollingWriter._write_group
@@ -242,7 +248,7 @@ def test_spill_files_are_gone_on_success_and_on_failure(tmp_path: Path, monkeypa
         run_rewrite_task(replace(task, operation_id=str(uuid.uuid4()),
                                  properties={**task.properties, "write.parquet.row-group-size-bytes": "2000"}))
     assert calls[0] == 2
-    assert _open_fds() == fds  # the anonymous spill files are closed, so gone
+    assert spills and all(f.closed for f in spills)  # the anonymous spill files are closed, so gone
     assert {str(p) for p in Path(t.location).rglob("*")} == before  # no partial output
     assert not {n for n in set(os.listdir(tempfile.gettempdir())) - listed if n.startswith("icectl-sort")}
 
