@@ -39,7 +39,7 @@ _SPARK_DIRS = (_INTEROP_DIR, Path(__file__).parent / "differential")
 # spark_support and spark_fixtures are plain modules of tests/interop (imported by name there)
 if str(_INTEROP_DIR) not in sys.path:
     sys.path.insert(0, str(_INTEROP_DIR))
-if str(Path(__file__).parent) not in sys.path:  # tests/clirun.py
+if str(Path(__file__).parent) not in sys.path:  # tests/clirun.py, tests/support/ (the builders)
     sys.path.insert(0, str(Path(__file__).parent))
 
 import run_figures  # noqa: E402

@@ -14,13 +14,12 @@ from pyroaring import BitMap64
 
 from icectl.io.manifest import records as avro
 from icectl.io.storage.files import local_path
-from icectl.ops.metadata.create import create_table
-from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import ADDED, MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.summary import SummaryBuilder
 from icectl.table.commit.producer import SnapshotProducer
 from icectl.table.table import Table
+from support.tables import empty_table, with_files
 
 SCHEMA = "id long, cat string, v double"
 DV_MAGIC = b"\xd1\xd3\x39\x64"
@@ -33,13 +32,9 @@ def rows(start: int, n: int = 3) -> pa.Table:
 
 def build(root: Path, name: str = "t", *, format_version: int = 2, partition: str | None = "bucket(4, id), cat",
           writes: int = 2, properties: dict[str, str] | None = None) -> Table:
-    loc = str(root / name)
-    create_table(loc, schema_text=SCHEMA, partition_text=partition, format_version=format_version,
-                 properties=properties)
-    t = Table.load(loc)
-    for i in range(writes):
-        write_rows(t, rows(10 * i))
-    return Table.load(loc)
+    t = empty_table(root / name, SCHEMA, partition=partition, format_version=format_version,
+                    properties=properties)
+    return with_files(t, writes, lambda i: rows(10 * i))
 
 
 def metadata_file(t: Table) -> Path:

@@ -1,5 +1,6 @@
-"""Helpers shared by the operation tests: a table made through the CLI, an in-process engine,
-what a table holds, and counters of the work an operation does (parses, plans, manifest reads)."""
+"""Helpers shared by the operation tests (the tables themselves come from tests/support/tables.py):
+an in-process engine, what a table holds, and counters of the work an operation does (parses,
+plans, manifest reads)."""
 
 from __future__ import annotations
 
@@ -7,48 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from icectl.expr import parser as parser_mod
 from icectl.io.manifest import records as avro
-from icectl.ops.write.rows import write_rows
 from icectl.scan import planner as planner_mod
 from icectl.scan.reader import open_scan
 from icectl.spec.manifests import DELETED
 from icectl.table.table import Table
-
-
-def make_table(tmp_path: Path, schema: str, partition: str | None = None, sort: str | None = None,
-               fv: int = 2, props: dict | None = None) -> Table:
-    from clirun import icectl
-
-    loc = str(tmp_path / "wh" / "db" / "t")
-    args = ["create", loc, "--schema", schema, "--format-version", str(fv)]
-    if partition:
-        args += ["--partition", partition]
-    if sort:
-        args += ["--sort-order", sort]
-    for k, v in (props or {}).items():
-        args += ["--property", f"{k}={v}"]
-    r = icectl(*args)
-    assert r.exit_code == 0, r.output
-    return Table.load(loc)
-
-
-# merge-on-read explicitly: these tests must not depend on the default delete mode
-MOR = {"write.delete.mode": "merge-on-read"}
-
-
-def small_files(tmp_path: Path, n: int = 6, fv: int = 2, props: dict | None = None) -> Table:
-    """A merge-on-read table (id long, cat string; partitioned by cat) of ``n`` appends of ten
-    rows each, five per partition."""
-    t = make_table(tmp_path, "id long, cat string", partition="cat", fv=fv,
-                   props={**MOR, **(props or {})})
-    for i in range(n):
-        write_rows(Table.load(t.location), pa.table({
-            "id": pa.array(range(i * 10, i * 10 + 10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
-    return Table.load(t.location)
 
 
 def _location(where: Table | str) -> str:

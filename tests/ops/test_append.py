@@ -18,20 +18,14 @@ from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.manifest import records as avro
 from icectl.ops.write.append import NAME_MAPPING_PROPERTY, append_files
 from icectl.spec.partition_path import parse_partition_value, partition_path
-from icectl.ops.metadata.create import create_table
 from icectl.spec.partitioning import PartitionField
 from icectl.spec.transforms import parse_transform
 from icectl.spec.types import DATE, LONG, STRING, TIMESTAMPTZ
 from icectl.table.table import Table
+from support.tables import empty_table
 
 UTC = dt.timezone.utc
 SCHEMA = "id long not null, ts timestamptz, cat string, amount decimal(9, 2)"
-
-
-def make_table(tmp_path, partition: str | None = None, version: int = 2, schema: str = SCHEMA) -> Table:
-    loc = str(tmp_path / "wh" / "db" / "t")
-    create_table(loc, schema_text=schema, partition_text=partition, format_version=version)
-    return Table.load(loc)
 
 
 def write(path, ids, ts=None, cat=None, amount=None, field_ids: bool = False) -> str:
@@ -80,7 +74,7 @@ def state(table: Table) -> tuple:
     ("amount", (Decimal("1.50"),)),
 ])
 def test_partition_from_statistics(tmp_path, partition, expected) -> None:
-    table = make_table(tmp_path, partition)
+    table = empty_table(tmp_path / "t", SCHEMA, partition=partition)
     path = write(tmp_path / "in" / "f.parquet", [42, 42])
     result = append_files(table, [path])
     got = files_of(table)[path].partition
@@ -96,7 +90,7 @@ def test_partition_from_statistics(tmp_path, partition, expected) -> None:
     ("truncate(10, id)", [1, 11], None),
 ])
 def test_a_file_spanning_partitions_is_refused(tmp_path, partition, ids, ts) -> None:
-    table = make_table(tmp_path, partition)
+    table = empty_table(tmp_path / "t", SCHEMA, partition=partition)
     good = write(tmp_path / "in" / "good.parquet", [1])
     cats = ["a", "b"] if partition == "cat" else None
     bad = write(tmp_path / "in" / "bad.parquet", ids, ts=ts, cat=cats)
@@ -107,7 +101,7 @@ def test_a_file_spanning_partitions_is_refused(tmp_path, partition, ids, ts) -> 
 
 
 def test_nulls_and_values_span_two_partitions(tmp_path) -> None:
-    table = make_table(tmp_path, "cat")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="cat")
     bad = write(tmp_path / "in" / "bad.parquet", [1, 2], cat=["a", None])
     with pytest.raises(ValidationError, match="null"):
         append_files(table, [bad])
@@ -117,7 +111,7 @@ def test_nulls_and_values_span_two_partitions(tmp_path) -> None:
 
 
 def test_bucket_with_different_values_needs_the_path(tmp_path) -> None:
-    table = make_table(tmp_path, "bucket(1, id)")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="bucket(1, id)")
     f = write(tmp_path / "in" / "f.parquet", [1, 2])
     with pytest.raises(ValidationError, match="cannot tell"):
         append_files(table, [f])
@@ -127,7 +121,7 @@ def test_bucket_with_different_values_needs_the_path(tmp_path) -> None:
 
 
 def test_hive_path_and_partition_option(tmp_path) -> None:
-    table = make_table(tmp_path, "days(ts), bucket(2, id)")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="days(ts), bucket(2, id)")
     b = parse_transform("bucket[2]").apply(1, LONG)
     f1 = write(tmp_path / "in" / "ts_day=2024-01-02" / f"id_bucket={b}" / "f1.parquet", [1, 1])
     f2 = write(tmp_path / "in" / "other" / "f2.parquet", [1, 1])
@@ -138,7 +132,7 @@ def test_hive_path_and_partition_option(tmp_path) -> None:
 
 
 def test_a_path_contradicting_the_statistics_is_refused(tmp_path) -> None:
-    table = make_table(tmp_path, "days(ts)")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="days(ts)")
     f = write(tmp_path / "in" / "ts_day=2024-01-05" / "f.parquet", [1])
     before = state(table)
     with pytest.raises(ValidationError, match="its path says ts_day=2024-01-05 but its rows have ts_day=2024-01-02"):
@@ -149,7 +143,7 @@ def test_a_path_contradicting_the_statistics_is_refused(tmp_path) -> None:
 
 
 def test_unknown_partition_option_field(tmp_path) -> None:
-    table = make_table(tmp_path, "days(ts)")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="days(ts)")
     f = write(tmp_path / "in" / "f.parquet", [1])
     with pytest.raises(NotFound, match="nope") as info:  # an unknown partition field
         append_files(table, [f], partition_values={"nope": "1"})
@@ -183,7 +177,7 @@ def test_parse_partition_value_refuses_bad_text(transform, source, text) -> None
 
 
 def test_partition_path_escapes_like_java(tmp_path) -> None:
-    table = make_table(tmp_path, "cat, days(ts)")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="cat, days(ts)")
     md = table.metadata
     assert partition_path(md.spec, md.schema, ("a b/c~", 19724)) == "cat=a+b%2Fc%7E/ts_day=2024-01-02"
     assert partition_path(md.spec, md.schema, (None, None)) == "cat=null/ts_day=null"
@@ -193,7 +187,7 @@ def test_partition_path_escapes_like_java(tmp_path) -> None:
 
 
 def test_name_mapping_is_created_once_for_files_without_ids(tmp_path) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     r = append_files(table, [write(tmp_path / "in" / "a.parquet", [1])])
     assert r.name_mapping_created
     mapping = json.loads(table.metadata.properties[NAME_MAPPING_PROPERTY])
@@ -204,7 +198,7 @@ def test_name_mapping_is_created_once_for_files_without_ids(tmp_path) -> None:
 
 
 def test_files_with_field_ids_need_no_mapping(tmp_path) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     r = append_files(table, [write(tmp_path / "in" / "a.parquet", [1], field_ids=True)])
     assert not r.name_mapping_created
     assert NAME_MAPPING_PROPERTY not in table.metadata.properties
@@ -216,7 +210,7 @@ def test_files_with_field_ids_need_no_mapping(tmp_path) -> None:
 
 
 def test_metrics_by_name(tmp_path) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     path = write(tmp_path / "in" / "a.parquet", [5, 9], cat=["x", None])
     append_files(table, [path])
     f = files_of(table)[path]
@@ -238,7 +232,7 @@ REQUIRED_ID = pa.field("id", pa.int64(), nullable=False)
      "column 'id' is optional in the file and has 1 null\\(s\\), but table column 'id' is required"),
 ])
 def test_files_that_do_not_fit_the_schema_are_refused(tmp_path, fields, arrays, message) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     path = str(tmp_path / "in" / "bad.parquet")
     os.makedirs(os.path.dirname(path))
     schema = pa.schema(fields)
@@ -253,7 +247,7 @@ def test_files_that_do_not_fit_the_schema_are_refused(tmp_path, fields, arrays, 
 
 
 def test_missing_file_is_refused(tmp_path) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     ok = write(tmp_path / "in" / "ok.parquet", [1])
     before = state(table)
     with pytest.raises(NotFound, match="nope.parquet"):
@@ -262,7 +256,7 @@ def test_missing_file_is_refused(tmp_path) -> None:
 
 
 def test_duplicates_in_the_input_and_in_the_table_are_refused(tmp_path) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     a = write(tmp_path / "in" / "a.parquet", [1])
     b = write(tmp_path / "in" / "b.parquet", [2])
     before = state(table)
@@ -278,14 +272,14 @@ def test_duplicates_in_the_input_and_in_the_table_are_refused(tmp_path) -> None:
 
 def test_empty_input_is_refused(tmp_path) -> None:
     with pytest.raises(InvalidInput):
-        append_files(make_table(tmp_path), [])
+        append_files(empty_table(tmp_path / "t", SCHEMA), [])
 
 
 # -- other formats, several appends, v3 --------------------------------------------------------------
 
 
 def test_orc_and_avro_files_with_record_counts(tmp_path) -> None:
-    table = make_table(tmp_path, "cat")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="cat")
     o = str(tmp_path / "in" / "cat=a" / "x.orc")
     os.makedirs(os.path.dirname(o))
     orc.write_table(pa.table({"id": pa.array([1, 2, 3], pa.int64()), "cat": ["a"] * 3}), o)
@@ -305,7 +299,7 @@ def test_orc_and_avro_files_with_record_counts(tmp_path) -> None:
 
 
 def test_v3_append_tracks_row_lineage(tmp_path) -> None:
-    table = make_table(tmp_path, "days(ts)", version=3)
+    table = empty_table(tmp_path / "t", SCHEMA, partition="days(ts)", format_version=3)
     r1 = append_files(table, [write(tmp_path / "in" / "a.parquet", [1, 2, 3])])
     r2 = append_files(table, [write(tmp_path / "in" / "b.parquet", [4, 5])], summary_properties={"run": "7"})
     assert (r1.first_row_id, r1.added_rows, r2.first_row_id, r2.added_rows) == (0, 3, 3, 2)
@@ -315,7 +309,7 @@ def test_v3_append_tracks_row_lineage(tmp_path) -> None:
 
 
 def test_many_files_in_parallel_go_into_one_manifest(tmp_path) -> None:
-    table = make_table(tmp_path, "cat")
+    table = empty_table(tmp_path / "t", SCHEMA, partition="cat")
     paths = [write(tmp_path / "in" / f"f{i:03d}.parquet", [i], cat=[f"c{i % 7}"]) for i in range(60)]
     seen = []
     r = append_files(table, paths, max_workers=8, progress=lambda d, t: seen.append((d, t)))
@@ -329,7 +323,7 @@ def test_many_files_in_parallel_go_into_one_manifest(tmp_path) -> None:
 
 
 def test_skip_existing_leaves_out_files_a_concurrent_commit_added(tmp_path) -> None:
-    table = make_table(tmp_path)
+    table = empty_table(tmp_path / "t", SCHEMA)
     c, d = write(tmp_path / "in" / "c.parquet", [1]), write(tmp_path / "in" / "d.parquet", [2])
     other = Table.load(table.location)
 

@@ -20,7 +20,7 @@ from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
 from icectl.ops.delete.upsert import upsert_rows
 from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
-from ops_support import make_table
+from support.tables import empty_table, with_files
 
 TAG_TEXT = "v1 is a tag, not a branch: snapshots cannot be added to tags"
 MISSING_TEXT = "no branch named 'nob'"
@@ -44,10 +44,8 @@ OPERATIONS = {
 
 @pytest.fixture
 def table(tmp_path: Path) -> Table:
-    t = make_table(tmp_path, "id long, cat string", fv=2)
-    write_rows(t, ROWS)
-    write_rows(Table.load(t.location), ROWS)
-    t = Table.load(t.location)
+    t = with_files(empty_table(tmp_path / "t", "id long, cat string", format_version=2), 2,
+                   lambda i: ROWS)
     refs.create_tag(t, "v1", t.metadata.current_snapshot_id)
     return Table.load(t.location)
 

@@ -22,7 +22,7 @@ from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
-from tests.ops.ops_support import MOR, make_table
+from support.tables import MOR, empty_table
 from clirun import icectl
 
 
@@ -38,7 +38,8 @@ def _changes(t: Table, start: int | None, end: int | None = None, **kw) -> list[
 
 
 def _build(tmp_path: Path, fv: int) -> tuple[Table, list[int]]:
-    t = make_table(tmp_path, "id long, cat string, v string", partition="cat", fv=fv, props=MOR)
+    t = empty_table(tmp_path / "t", "id long, cat string, v string", partition="cat",
+                    format_version=fv, properties=MOR)
     write_rows(t, pa.table({"id": pa.array(range(10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5,
                             "v": [f"v{i}" for i in range(10)]}))
     snaps = [_head(t)]
@@ -116,7 +117,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_incremental_scan_and_changes(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, cat string", partition="cat", props=MOR)
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat", properties=MOR)
     write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "cat": ["a", "b"]}))
     a = _head(t)
     write_rows(Table.load(t.location), pa.table({"id": pa.array([3], pa.int64()), "cat": ["a"]}))
@@ -156,7 +157,7 @@ def test_cli_incremental_scan_and_changes(tmp_path: Path) -> None:
 
 
 def test_changes_read_older_files_with_the_current_schema(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, v string", props=MOR)
+    t = empty_table(tmp_path / "t", "id long, v string", properties=MOR)
     write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "v": ["a", "b"]}))
     start = _head(t)
     write_rows(Table.load(t.location), pa.table({"id": pa.array([3], pa.int64()), "v": ["c"]}))

@@ -22,11 +22,12 @@ from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
 from clirun import icectl
-from tests.ops.ops_support import MOR, InProcess, files_on_disk, live_entries, make_table, rows, small_files
+from support.tables import MOR, empty_table, small_files
+from tests.ops.ops_support import InProcess, files_on_disk, live_entries, rows
 
 
 def test_compacts_small_files_through_position_deletes(tmp_path: Path) -> None:
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     delete_rows(t, "id in (1, 13, 27)")
     before = rows(t.location)
     start = Table.load(t.location).metadata.current_snapshot()
@@ -51,7 +52,7 @@ def test_compacts_small_files_through_position_deletes(tmp_path: Path) -> None:
 
 
 def test_planning_follows_the_reference_rules(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=4)
+    t = small_files(tmp_path / "t", n=4)
     _, _, groups = plan_compaction(t)  # 4 files per partition < min-input-files 5
     assert groups == []
     _, _, groups = plan_compaction(t, options=CompactOptions(min_input_files=4))
@@ -83,7 +84,7 @@ def test_expected_output_files_and_split_size_as_the_reference() -> None:
 
 
 def test_delete_file_threshold_rewrites_a_lone_file(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=1)
+    t = small_files(tmp_path / "t", n=1)
     delete_rows(t, "id = 1")
     assert plan_compaction(Table.load(t.location))[2] == []
     _, _, groups = plan_compaction(Table.load(t.location),
@@ -97,7 +98,7 @@ def test_delete_file_threshold_rewrites_a_lone_file(tmp_path: Path) -> None:
 
 
 def test_equality_deletes_applied_and_a_concurrent_one_still_applies(tmp_path: Path) -> None:
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     _equality_delete(t, "a", [3, 21])  # before the compaction: applied while rewriting
 
     def concurrent() -> None:  # committed while the tasks run: must still apply afterwards
@@ -125,7 +126,7 @@ def _equality_delete(t: Table, cat: str, ids: list[int]) -> None:
 
 
 def test_concurrent_position_delete_on_an_input_is_a_conflict(tmp_path: Path) -> None:
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     initial = files_on_disk(t.location)
     by_delete: set[str] = set()
 
@@ -141,7 +142,7 @@ def test_concurrent_position_delete_on_an_input_is_a_conflict(tmp_path: Path) ->
 
 
 def test_concurrent_append_is_fine_and_partial_progress_commits_per_group(tmp_path: Path) -> None:
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     engine = InProcess(after=lambda: write_rows(Table.load(t.location), pa.table({
         "id": pa.array([100], pa.int64()), "cat": ["a"]})) if engine.calls == 1 else None)
     r = compact_table(Table.load(t.location), None, CompactOptions(partial_progress=1),
@@ -154,7 +155,7 @@ def test_concurrent_append_is_fine_and_partial_progress_commits_per_group(tmp_pa
 
 
 def test_files_of_an_older_spec_are_rewritten_into_the_current_one(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, cat string", props=MOR)  # unpartitioned
+    t = empty_table(tmp_path / "t", "id long, cat string", properties=MOR)  # unpartitioned
     for i in range(3):
         write_rows(Table.load(t.location), pa.table({
             "id": pa.array(range(i * 4, i * 4 + 4), pa.int64()), "cat": ["a", "b", "a", "b"]}))
@@ -172,7 +173,7 @@ def test_files_of_an_older_spec_are_rewritten_into_the_current_one(tmp_path: Pat
 
 
 def test_sort_strategy_orders_rows(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=5)
+    t = small_files(tmp_path / "t", n=5)
     r = compact_table(Table.load(t.location), options=CompactOptions(strategy="sort",
                       sort_order="id desc"), engine=InProcess())
     assert r.committed
@@ -183,7 +184,7 @@ def test_sort_strategy_orders_rows(tmp_path: Path) -> None:
 
 
 def test_target_size_rolls_output_files(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, s string", props=MOR)
+    t = empty_table(tmp_path / "t", "id long, s string", properties=MOR)
     for i in range(5):
         write_rows(Table.load(t.location), pa.table({
             "id": pa.array(range(i * 4000, i * 4000 + 4000), pa.int64()),
@@ -207,7 +208,7 @@ def test_target_size_rolls_output_files(tmp_path: Path) -> None:
 def test_task_is_plain_data_and_runs_in_worker_processes(tmp_path: Path) -> None:
     import pickle
 
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     _, _, groups = plan_compaction(t)
     task = groups[0].tasks[0]
     assert pickle.loads(pickle.dumps(task)) == task
@@ -220,7 +221,7 @@ def test_task_is_plain_data_and_runs_in_worker_processes(tmp_path: Path) -> None
 
 
 def test_dry_run_writes_nothing_and_cli(tmp_path: Path) -> None:
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     before = files_on_disk(t.location)
     r = compact_table(Table.load(t.location), dry_run=True)
     assert not r.committed and len(r.groups) == 2 and files_on_disk(t.location) == before
@@ -245,7 +246,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 def test_a_failing_task_leaves_no_files_of_the_others(tmp_path: Path) -> None:
     from icectl.errors import StorageError
 
-    t = small_files(tmp_path)
+    t = small_files(tmp_path / "t")
     before = files_on_disk(t.location)
     victim = [e.data_file.file_path for _, e in live_entries(t.location)
               if e.data_file.partition == ("b",)][0]

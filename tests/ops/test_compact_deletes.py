@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -14,20 +13,14 @@ from icectl.engines import LocalEngine
 from icectl.errors import CommitConflict
 from icectl.io.manifest import records as avro
 from icectl.ops.maintain.compact_deletes import compact_deletes
-from icectl.ops.metadata.create import create_table
 from icectl.ops.delete.merge_on_read import delete_rows
-from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
+from support.tables import small_files
 from clirun import icectl, icectl_process
 
 
 def build(tmp_path: Path, fv: int = 2) -> str:
-    loc = str(tmp_path / "t")
-    create_table(loc, schema_text="id long, cat string", partition_text="cat", format_version=fv,
-                 properties={"write.delete.mode": "merge-on-read"})
-    for i in range(3):
-        write_rows(Table.load(loc), pa.table({"id": list(range(i * 10, i * 10 + 10)),
-                                              "cat": ["a"] * 5 + ["b"] * 5}))
+    loc = small_files(tmp_path / "t", 3, format_version=fv).location
     for i in range(3):  # one delete file per data file touched
         delete_rows(Table.load(loc), f"id = {i * 10} or id = {i * 10 + 6}")
     delete_rows(Table.load(loc), "id >= 20 and id < 30")  # drops the last write's files whole

@@ -15,9 +15,7 @@ import pytest
 from icectl.io.manifest import records as avro
 from icectl.ops.maintain.compact import CompactOptions, compact_table, plan_compaction
 from icectl.ops.maintain.compact_deletes import compact_deletes
-from icectl.ops.metadata.create import create_table
 from icectl.ops.delete.merge_on_read import delete_rows
-from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -30,6 +28,7 @@ from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.table.delete_index import LiveDataFiles, is_dangling
 from icectl.table.commit.rewrite import RewriteFilesProducer
 from icectl.table.table import Table
+from support.tables import MOR, empty_table, with_files
 from tests.ops.ops_support import InProcess, PlanCounts, id_rows, live_entries_by_key, record_manifests_opened
 
 NO_MERGE = {"commit.manifest-merge.enabled": "false"}
@@ -39,19 +38,18 @@ def _table(tmp_path: Path, fv: int, partition: str | None, appends: int = 6,
            properties: dict | None = None) -> Table:
     """``appends`` appends of 50 rows each (one manifest each), ids ascending; edges in the
     rows: a null and a NaN in x, -0.0, negative ids, a pre-1970 date."""
-    loc = str(tmp_path / "t")
-    create_table(loc, schema_text="id long, cat string, d date, x double", partition_text=partition,
-                 format_version=fv, properties={"write.delete.mode": "merge-on-read",
-                                                **(properties or {})})
-    for i in range(appends):
+    def rows(i: int) -> pa.Table:
         ids = list(range(i * 50 - 100, i * 50 - 50))
-        write_rows(Table.load(loc), pa.table({
+        return pa.table({
             "id": pa.array(ids, pa.int64()),
             "cat": [None if k % 5 == 0 else "ab"[k % 2] for k in ids],
             "d": pa.array([k * 7 for k in ids], pa.date32()),
             "x": pa.array([None if k % 11 == 0 else float("nan") if k % 13 == 0
-                           else -0.0 if k == -1 else k / 4 for k in ids], pa.float64())}))
-    return Table.load(loc)
+                           else -0.0 if k == -1 else k / 4 for k in ids], pa.float64())})
+
+    t = empty_table(tmp_path / "t", "id long, cat string, d date, x double", partition=partition,
+                    format_version=fv, properties={**MOR, **(properties or {})})
+    return with_files(t, appends, rows)
 
 
 def _manifests(t: Table) -> list:

@@ -38,7 +38,7 @@ from icectl.spec.sorting import SortOrder
 from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from tests.ops.ops_support import make_table
+from support.tables import empty_table
 
 SCHEMA = ("id long not null, cat string, v double, f float, st struct<a: int, b: string>, "
           "l list<double>, m map<string, long>")
@@ -47,8 +47,8 @@ FLOATS = [None, math.nan, -0.0, 0.0, -1.5, 2.25, -1e300, 1e-300]
 
 def _create(tmp_path: Path, partition: str | None = "cat", sort: str | None = None,
             props: dict | None = None) -> Table:
-    return make_table(tmp_path, SCHEMA, partition=partition, sort=sort,
-                      props={"write.delete.mode": "merge-on-read", **(props or {})})
+    return empty_table(tmp_path / "t", SCHEMA, partition=partition, sort=sort,
+                       properties={"write.delete.mode": "merge-on-read", **(props or {})})
 
 
 def _rows(rnd: random.Random, start: int, n: int) -> pa.Table:

@@ -17,12 +17,13 @@ from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import DATA
 from icectl.table.table import Table
 
-from tests.ops.ops_support import InProcess, files_on_disk, live_entries, make_table, rows, small_files
+from support.tables import empty_table, small_files
+from tests.ops.ops_support import InProcess, files_on_disk, live_entries, rows
 from clirun import icectl
 
 
 def test_default_mode_is_copy_on_write_and_rewrites_only_matching_files(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, cat string", partition="cat")  # no write.delete.mode
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat")  # no write.delete.mode
     for i in range(3):
         write_rows(Table.load(t.location), pa.table({
             "id": pa.array(range(i * 10, i * 10 + 10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
@@ -43,7 +44,7 @@ def test_default_mode_is_copy_on_write_and_rewrites_only_matching_files(tmp_path
 
 
 def test_whole_files_dropped_give_a_delete_snapshot(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=2, props={"write.delete.mode": "copy-on-write"})
+    t = small_files(tmp_path / "t", n=2, properties={"write.delete.mode": "copy-on-write"})
     before = files_on_disk(t.location)
     r = delete_rows(Table.load(t.location), "cat = 'a'")
     assert r.summary["operation"] == "delete" and r.removed_records == 10
@@ -58,7 +59,7 @@ def test_whole_files_dropped_give_a_delete_snapshot(tmp_path: Path) -> None:
 
 
 def test_existing_position_deletes_are_applied_and_their_files_removed(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=2)  # merge-on-read first
+    t = small_files(tmp_path / "t", n=2)  # merge-on-read first
     delete_rows(Table.load(t.location), "id in (0, 11)")
     assert any(c == 1 for c, _ in live_entries(t.location))
     r = delete_copy_on_write(Table.load(t.location), "id in (2, 12)")
@@ -69,7 +70,7 @@ def test_existing_position_deletes_are_applied_and_their_files_removed(tmp_path:
 
 
 def test_no_matching_row_commits_nothing(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=2, props={"write.delete.mode": "copy-on-write"})
+    t = small_files(tmp_path / "t", n=2, properties={"write.delete.mode": "copy-on-write"})
     before = files_on_disk(t.location)
     r = delete_rows(Table.load(t.location), "id = 3 and cat = 'b'")  # bounds may match, no row
     assert not r.committed and files_on_disk(t.location) == before
@@ -78,7 +79,7 @@ def test_no_matching_row_commits_nothing(tmp_path: Path) -> None:
 
 
 def test_concurrent_matching_append_is_a_conflict_at_serializable(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=2, props={"write.delete.mode": "copy-on-write"})
+    t = small_files(tmp_path / "t", n=2, properties={"write.delete.mode": "copy-on-write"})
     initial = files_on_disk(t.location)
     added: set[str] = set()
 
@@ -101,7 +102,7 @@ def test_concurrent_matching_append_is_a_conflict_at_serializable(tmp_path: Path
 
 
 def test_cli_copy_on_write(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=2)
+    t = small_files(tmp_path / "t", n=2)
     p = _cli("delete", t.location, "--filter", "id in (4, 5)", "--mode", "copy-on-write",
              "--json")
     assert p.returncode == 0, p.stderr
@@ -119,7 +120,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_filter_on_a_struct_field(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, loc struct<city: string, zip: int>")
+    t = empty_table(tmp_path / "t", "id long, loc struct<city: string, zip: int>")
     write_rows(Table.load(t.location), pa.table({
         "id": pa.array([1, 2, 3, 4], pa.int64()),
         "loc": [{"city": "a", "zip": 1}, {"city": "b", "zip": 2}, None, {"city": "a", "zip": 4}]}))
@@ -131,7 +132,7 @@ def test_filter_on_a_struct_field(tmp_path: Path) -> None:
 def test_a_file_its_metrics_prove_is_dropped_unread_as_merge_on_read_drops_it(tmp_path: Path) -> None:
     """The whole-file proof is the same in both modes: bounds 5..9 prove `id >= 5 and id <= 9`
     for every row of the file, so copy-on-write removes it without reading or rewriting it."""
-    t = small_files(tmp_path, n=2, props={"write.delete.mode": "copy-on-write"})
+    t = small_files(tmp_path / "t", n=2, properties={"write.delete.mode": "copy-on-write"})
     before = files_on_disk(t.location)
     r = delete_rows(Table.load(t.location), "id >= 5 and id <= 9")
     assert r.summary["operation"] == "delete" and r.summary["deleted-data-files"] == "1"

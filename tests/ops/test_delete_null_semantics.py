@@ -26,7 +26,7 @@ from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
 from tests.ops.null_semantics import render, truth
-from tests.ops.ops_support import make_table
+from support.tables import empty_table
 
 MODES = ("merge-on-read", "copy-on-write")
 SCHEMA = "id long, grp int, s string, v double, d date, ts timestamp"
@@ -66,8 +66,8 @@ def _table(tmp_path: Path, partition: str | None, mode: str, rows: list[dict],
     """A table of ``rows``. Unpartitioned, by default one file per row (so column metrics
     prove the most); partitioned, one write (a file per partition, one manifest, whose
     partition summaries then cannot prune the null partition away before the residual)."""
-    t = make_table(tmp_path, SCHEMA, partition=partition,
-                   props={"write.delete.mode": mode, "write.metadata.metrics.default": metrics})
+    t = empty_table(tmp_path / "t", SCHEMA, partition=partition,
+                    properties={"write.delete.mode": mode, "write.metadata.metrics.default": metrics})
     if one_file_per_row is None:
         one_file_per_row = partition is None
     if one_file_per_row:
@@ -114,8 +114,8 @@ def test_delete_keeps_null_rows_on_int_partitions(tmp_path: Path, mode: str, met
 
 
 def test_issue_repro_string_identity_null_partition(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, cat string", partition="cat",
-                   props={"write.delete.mode": "merge-on-read"})
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat",
+                    properties={"write.delete.mode": "merge-on-read"})
     write_rows(t, pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "cat": ["a", "b", None, "c"]}))
     plan = plan_scan(Table.load(t.location), "cat != 'a'")
     by_cat = {f.partition[0]: str(f.residual) for f in plan.files}
@@ -229,7 +229,8 @@ def test_plan_leaves_out_equality_deletes_the_filter_cannot_match(tmp_path: Path
     from icectl.ops.delete.equality import delete_equality
     from icectl.ops.read.plan import plan_table
 
-    t = make_table(tmp_path, "id long, k string", props={"write.delete.mode": "merge-on-read"})
+    t = empty_table(tmp_path / "t", "id long, k string",
+                    properties={"write.delete.mode": "merge-on-read"})
     write_rows(t, pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()), "k": ["x", "y", "z", None]}))
     delete_equality(Table.load(t.location), ["k"], pa.table({"k": pa.array(["y", "z"])}))
     t = Table.load(t.location)
@@ -280,7 +281,8 @@ def test_equality_delete_with_a_nan_key_removes_nan_rows(tmp_path: Path) -> None
     still apply to a data file with values {NaN, 1.0} (bounds [1.0, 1.0])."""
     from icectl.ops.delete.equality import delete_equality
 
-    t = make_table(tmp_path, "id long, v double", props={"write.delete.mode": "merge-on-read"})
+    t = empty_table(tmp_path / "t", "id long, v double",
+                    properties={"write.delete.mode": "merge-on-read"})
     write_rows(t, pa.table({"id": pa.array([1, 2, 3], pa.int64()),
                             "v": pa.array([NAN, 1.0, -0.0], pa.float64())}))
     delete_equality(Table.load(t.location), ["v"], pa.table({"v": pa.array([NAN, 5.0], pa.float64())}))

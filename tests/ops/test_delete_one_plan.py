@@ -17,6 +17,7 @@ from icectl.ops.write.rows import write_rows
 from icectl.scan.planner import plan_scan
 from icectl.spec.manifests import DATA, POSITION_DELETES
 from icectl.table.table import Table
+from support.tables import empty_table, with_files
 from tests.ops.ops_support import PlanCounts, id_rows, live_entries_by_key
 
 DAY = 86_400_000_000  # microseconds
@@ -24,20 +25,17 @@ DAY = 86_400_000_000  # microseconds
 
 def _table(tmp_path: Path, fv: int = 2, mode: str = "merge-on-read",
            partition: str = "cat", schema: str = "id long, cat string, d date, x double") -> Table:
-    loc = str(tmp_path / "t")
-    create_table(loc, schema_text=schema, partition_text=partition, format_version=fv,
-                 properties={"write.delete.mode": mode})
-    t = Table.load(loc)
     # edges: a null partition, a pre-1970 date, negative ids, NaN and -0.0
-    write_rows(t, pa.table({
+    writes = [pa.table({
         "id": pa.array([-3, -2, -1, 0, 1], pa.int64()),
         "cat": ["a", "a", None, None, "b"],
         "d": pa.array([-400, -1, 0, 1, 19000], pa.date32()),
-        "x": pa.array([float("nan"), -0.0, 0.0, None, 1.5], pa.float64())}))
-    write_rows(Table.load(loc), pa.table({
+        "x": pa.array([float("nan"), -0.0, 0.0, None, 1.5], pa.float64())}), pa.table({
         "id": pa.array([10, 11, 12], pa.int64()), "cat": ["a", None, "b"],
-        "d": pa.array([-5000, 5, 6], pa.date32()), "x": pa.array([2.0, 3.0, None], pa.float64())}))
-    return Table.load(loc)
+        "d": pa.array([-5000, 5, 6], pa.date32()), "x": pa.array([2.0, 3.0, None], pa.float64())})]
+    t = empty_table(tmp_path / "t", schema, partition=partition, format_version=fv,
+                    properties={"write.delete.mode": mode})
+    return with_files(t, len(writes), writes.__getitem__)
 
 
 def _same_entry(mine, theirs, manifest_path: str, metric_ids: set[int]) -> None:

@@ -16,17 +16,15 @@ from icectl.ops.delete.merge_on_read import delete_rows
 from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 
-from tests.ops.ops_support import MOR, make_table
+from support.tables import MOR, empty_table, with_files
 from tests.ops.ops_support import files_on_disk as _files
 
 
 def _table(tmp_path: Path, fv: int = 2) -> Table:
-    t = make_table(tmp_path, "id long, cat string", partition="cat", fv=fv, props=MOR)
-    for lo in (0, 100):  # two files per partition
-        write_rows(Table.load(t.location), pa.table({
-            "id": pa.array(range(lo, lo + 60), pa.int64()),
-            "cat": ["a", "b", "c"] * 20}))
-    return Table.load(t.location)
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat", format_version=fv,
+                    properties=MOR)
+    return with_files(t, 2, lambda i: {  # two files per partition
+        "id": pa.array(range(100 * i, 100 * i + 60), pa.int64()), "cat": ["a", "b", "c"] * 20})
 
 
 def test_copy_on_write_dry_run_counts_the_rows_the_real_run_removes(tmp_path: Path) -> None:
@@ -72,7 +70,7 @@ def _manifests(t: Table) -> list:
 
 @pytest.mark.parametrize("mode", ["merge-on-read", "copy-on-write"])
 def test_manifests_of_only_deleted_entries_are_dropped_on_the_next_commit(tmp_path: Path, mode: str) -> None:
-    t = make_table(tmp_path, "id long, cat string", partition="cat", props={
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat", properties={
         **MOR, "commit.manifest-merge.enabled": "false"})
     write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "cat": ["a", "a"]}))
     write_rows(Table.load(t.location), pa.table({"id": pa.array([3], pa.int64()), "cat": ["b"]}))

@@ -19,16 +19,13 @@ from icectl.spec.values import from_bytes
 from icectl.spec.types import STRING
 from icectl.table.table import Table
 
-from tests.ops.ops_support import MOR, make_table
+from support.tables import MOR, empty_table, small_files
 from tests.ops.ops_support import entries as _entries, files_on_disk as _files, rows as _rows
 from clirun import icectl
 
 @pytest.fixture()
 def table(tmp_path: Path) -> Table:
-    t = make_table(tmp_path, "id long, cat string", partition="cat", props=MOR)
-    write_rows(t, pa.table({"id": pa.array(range(0, 10), pa.int64()),
-                            "cat": ["a"] * 5 + ["b"] * 5}))
-    return Table.load(t.location)
+    return small_files(tmp_path / "t", 1)
 
 
 def test_partition_proves_whole_file_dropped_unread(table: Table) -> None:
@@ -81,7 +78,7 @@ def test_dry_run_writes_nothing(table: Table) -> None:
 
 
 def test_v1_row_deletes_refused_nothing_written(tmp_path: Path) -> None:
-    t1 = make_table(tmp_path / "v1", "id long", fv=1, props=MOR)
+    t1 = empty_table(tmp_path / "v1" / "t", "id long", format_version=1, properties=MOR)
     write_rows(t1, pa.table({"id": pa.array([1, 2], pa.int64())}))
     t1 = Table.load(t1.location)
     before = _files(t1)
@@ -93,7 +90,8 @@ def test_v1_row_deletes_refused_nothing_written(tmp_path: Path) -> None:
 
 
 def test_v3_deletion_vectors_merged_with_the_previous_one(tmp_path: Path) -> None:
-    t = make_table(tmp_path / "v3", "id long, cat string", partition="cat", fv=3, props=MOR)
+    t = empty_table(tmp_path / "v3" / "t", "id long, cat string", partition="cat", format_version=3,
+                    properties=MOR)
     write_rows(t, pa.table({"id": pa.array(range(10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
     r = delete_rows(Table.load(t.location), "id in (1, 6)")
     assert r.deleted_positions == 2 and len(set(r.position_delete_files)) == 1
@@ -186,8 +184,9 @@ def test_merge_on_read_delete_of_a_table_with_uuid_columns(tmp_path: Path, parti
     tuple may hold a uuid (identity, void) - found by the differential fuzzer."""
     import uuid
 
-    t = make_table(tmp_path, "id long, u uuid, s struct<v: uuid>, l list<uuid>, m map<uuid, uuid>",
-                   partition=partition, props=MOR, fv=fv)
+    t = empty_table(tmp_path / "t",
+                    "id long, u uuid, s struct<v: uuid>, l list<uuid>, m map<uuid, uuid>",
+                    partition=partition, properties=MOR, format_version=fv)
     us = [uuid.UUID(int=i * 0x1234567890ABCDEF) for i in range(6)]
     rows = pa.table({
         "id": pa.array(range(6), pa.int64()),

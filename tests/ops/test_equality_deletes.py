@@ -19,7 +19,7 @@ from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import DATA, EQUALITY_DELETES
 from icectl.table.table import Table
 
-from tests.ops.ops_support import MOR, make_table
+from support.tables import MOR, empty_table, with_files
 from tests.ops.ops_support import entries as _entries, files_on_disk as _files, rows as _rows
 from clirun import icectl
 
@@ -30,11 +30,10 @@ def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
 
 
 def _table(tmp_path: Path, partition: str | None = "region", fv: int = 2) -> Table:
-    t = make_table(tmp_path, "id long not null, region string, v string", partition=partition,
-                   fv=fv, props=MOR)
-    write_rows(t, pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
-                            "region": ["eu", "eu", "us", "us"], "v": ["a", "b", "c", "d"]}))
-    return Table.load(t.location)
+    t = empty_table(tmp_path / "t", "id long not null, region string, v string",
+                    partition=partition, format_version=fv, properties=MOR)
+    return with_files(t, 1, lambda i: {"id": pa.array([1, 2, 3, 4], pa.int64()),
+                                        "region": ["eu", "eu", "us", "us"], "v": ["a", "b", "c", "d"]})
 
 
 @pytest.mark.parametrize("fv", [2, 3])
@@ -66,7 +65,7 @@ def test_equality_delete_files_partitioned_like_the_table(tmp_path: Path, fv: in
 
 
 def test_unpartitioned_table_gets_one_global_delete_and_nulls_match(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, name string", props=MOR)
+    t = empty_table(tmp_path / "t", "id long, name string", properties=MOR)
     write_rows(t, pa.table({"id": pa.array([1, 2, None, 4], pa.int64()), "name": ["a", None, "c", "d"]}))
     r = delete_equality(Table.load(t.location), ["id"], pa.table({"id": pa.array([None, 4], pa.int64())}))
     assert len(r.equality_delete_files) == 1 and r.partitions == 1
@@ -94,7 +93,8 @@ def test_partition_source_must_be_a_key_and_bad_keys_refused(tmp_path: Path) -> 
         delete_equality(t, "id,region", pa.table({"id": pa.array([1], pa.int64())}))
     with pytest.raises(InvalidInput, match="twice"):
         delete_equality(t, "id,ID,region", one)
-    nested = make_table(tmp_path / "n", "id long, loc struct<lat: double, lon: double>", props=MOR)
+    nested = empty_table(tmp_path / "n" / "t", "id long, loc struct<lat: double, lon: double>",
+                         properties=MOR)
     with pytest.raises(InvalidInput, match="'loc' is a struct"):
         delete_equality(nested, "loc", pa.table({"loc": [{"lat": 1.0, "lon": 2.0}]}))
     with pytest.raises(InvalidInput, match="no rows"):
@@ -103,7 +103,7 @@ def test_partition_source_must_be_a_key_and_bad_keys_refused(tmp_path: Path) -> 
 
 
 def test_partition_evolution_writes_the_keys_under_every_live_spec(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, region string", props=MOR)  # spec 0: unpartitioned
+    t = empty_table(tmp_path / "t", "id long, region string", properties=MOR)  # spec 0: unpartitioned
     write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "region": ["eu", "us"]}))
     p = _cli("partition", "add", t.location, "region")
     assert p.returncode == 0, p.stderr
@@ -116,7 +116,7 @@ def test_partition_evolution_writes_the_keys_under_every_live_spec(tmp_path: Pat
 
 
 def test_v1_refused(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long", fv=1, props=MOR)
+    t = empty_table(tmp_path / "t", "id long", format_version=1, properties=MOR)
     with pytest.raises(UnsupportedFeature, match="v2"):
         delete_equality(t, "id", pa.table({"id": pa.array([1], pa.int64())}))
     with pytest.raises(UnsupportedFeature, match="v2"):
@@ -241,8 +241,8 @@ def test_upsert_and_equality_delete_on_a_branch_leave_main_alone(tmp_path: Path)
 
 @pytest.mark.parametrize("fv", [2, 3])
 def test_upserts_merge_manifests_and_keep_entry_history(tmp_path: Path, fv: int) -> None:
-    t = make_table(tmp_path, "id long not null, region string, v string", partition="region",
-                   fv=fv, props={**MOR, "commit.manifest.min-count-to-merge": "3"})
+    t = empty_table(tmp_path / "t", "id long not null, region string, v string", partition="region",
+                    format_version=fv, properties={**MOR, "commit.manifest.min-count-to-merge": "3"})
     write_rows(t, pa.table({"id": pa.array([1, 2], pa.int64()), "region": ["eu", "us"], "v": ["a", "b"]}))
     first = Table.load(t.location).metadata.current_snapshot().snapshot_id
     for n in range(4):

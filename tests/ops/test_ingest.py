@@ -14,19 +14,15 @@ import pytest
 
 from icectl.errors import ValidationError
 from icectl.ops.write.append import append_files, content_digest
-from icectl.ops.metadata.create import create_table
 from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
 from icectl.table.commit.producer import IDEMPOTENCY_KEY
 from icectl.table.table import Table
+from support.tables import empty_table
 from clirun import icectl as _icectl
 
 
-def _table(tmp_path: Path, partition: str | None = None, properties: dict | None = None) -> Table:
-    loc = str(tmp_path / "wh" / "db" / "t")
-    create_table(loc, schema_text="id long, cat string, ts timestamptz", partition_text=partition,
-                 properties=properties or {})
-    return Table.load(loc)
+SCHEMA = "id long, cat string, ts timestamptz"
 
 
 def _file(path: Path, ids, cats, days=None) -> str:
@@ -49,7 +45,7 @@ def _ids(table: Table) -> list[int]:
 
 
 def test_copy_places_files_in_partition_directories_and_leaves_sources(tmp_path: Path) -> None:
-    t = _table(tmp_path, partition="cat, day(ts)")
+    t = empty_table(tmp_path / "t", SCHEMA, partition="cat, day(ts)")
     a = _file(tmp_path / "in" / "a.parquet", [1, 2], ["x", "x"])
     b = _file(tmp_path / "in" / "b.parquet", [3], [None], days=[-400])
     before = {p: Path(p).read_bytes() for p in (a, b)}
@@ -68,13 +64,13 @@ def test_copy_places_files_in_partition_directories_and_leaves_sources(tmp_path:
 
 def test_copy_respects_write_data_path(tmp_path: Path) -> None:
     elsewhere = tmp_path / "datafiles"
-    t = _table(tmp_path, properties={"write.data.path": str(elsewhere)})
+    t = empty_table(tmp_path / "t", SCHEMA, properties={"write.data.path": str(elsewhere)})
     r = append_files(t, [_file(tmp_path / "in" / "a.parquet", [1], ["x"])], placement="copy")
     assert Path(r.placed[0][1]).parent == elsewhere
 
 
 def test_move_removes_sources_after_the_commit(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1, 2], ["x", "y"])
     r = append_files(t, [a], placement="move")
     assert r.committed and not os.path.exists(a) and os.path.exists(r.placed[0][1])
@@ -82,7 +78,7 @@ def test_move_removes_sources_after_the_commit(tmp_path: Path) -> None:
 
 
 def test_a_failed_copy_append_leaves_nothing_behind(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1], ["x"])
     write_rows(t, pa.table({"id": pa.array([9], pa.int64()), "cat": ["z"],
                             "ts": pa.array([None], pa.timestamp("us", tz="UTC"))}))
@@ -97,7 +93,7 @@ def test_a_failed_copy_append_leaves_nothing_behind(tmp_path: Path) -> None:
 
 
 def test_skip_by_content_finds_the_same_bytes_under_another_name(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1, 2], ["x", "y"])
     append_files(t, [a], placement="copy")
     renamed = tmp_path / "in" / "again" / "a-renamed.parquet"
@@ -114,7 +110,7 @@ def test_skip_by_content_finds_the_same_bytes_under_another_name(tmp_path: Path)
 
 
 def test_skip_by_content_commits_nothing_when_all_are_known(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1], ["x"])
     append_files(t, [a])
     r = append_files(Table.load(t.location), [a], skip_existing="content")
@@ -125,7 +121,7 @@ def test_skip_by_content_commits_nothing_when_all_are_known(tmp_path: Path) -> N
 
 
 def test_a_second_run_with_the_key_commits_nothing(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1], ["x"])
     b = _file(tmp_path / "in" / "b.parquet", [2], ["y"])
     r1 = append_files(t, [a], idempotency_key="run-1")
@@ -143,7 +139,7 @@ def test_a_second_run_with_the_key_commits_nothing(tmp_path: Path) -> None:
 
 
 def test_a_concurrent_writer_with_the_same_key_wins_on_retry(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1], ["x"])
     b = _file(tmp_path / "in" / "b.parquet", [2], ["y"])
     stale = Table.load(t.location)  # loaded before the other writer commits
@@ -156,7 +152,7 @@ def test_a_concurrent_writer_with_the_same_key_wins_on_retry(tmp_path: Path) -> 
 
 
 def test_racing_writers_with_one_key_commit_once(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     files = [_file(tmp_path / "in" / f"f{i}.parquet", [i], ["x"]) for i in range(4)]
     results = []
     barrier = threading.Barrier(4)
@@ -176,7 +172,7 @@ def test_racing_writers_with_one_key_commit_once(tmp_path: Path) -> None:
 
 
 def test_write_takes_an_idempotency_key(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     csv = tmp_path / "rows.csv"
     csv.write_text("id,cat\n1,a\n2,b\n")
     for _ in range(2):
@@ -191,7 +187,7 @@ def test_write_takes_an_idempotency_key(tmp_path: Path) -> None:
 
 
 def test_on_error_skip_quarantines_bad_files_and_commits_the_rest(tmp_path: Path) -> None:
-    t = _table(tmp_path, partition="cat")
+    t = empty_table(tmp_path / "t", SCHEMA, partition="cat")
     good = _file(tmp_path / "in" / "good.parquet", [1, 2], ["x", "x"])
     spans = _file(tmp_path / "in" / "spans.parquet", [3, 4], ["x", "y"])
     corrupt = tmp_path / "in" / "corrupt.parquet"
@@ -211,7 +207,7 @@ def test_on_error_skip_quarantines_bad_files_and_commits_the_rest(tmp_path: Path
 
 
 def test_rewrite_spanning_writes_partitioned_files(tmp_path: Path) -> None:
-    t = _table(tmp_path, partition="cat")
+    t = empty_table(tmp_path / "t", SCHEMA, partition="cat")
     spans = _file(tmp_path / "in" / "spans.parquet", [3, 4, 5], ["x", "y", None])
     r = append_files(t, [spans], rewrite_spanning=True)
     assert r.committed and r.rewritten == (spans,) and r.added_files == 3
@@ -222,7 +218,7 @@ def test_rewrite_spanning_writes_partitioned_files(tmp_path: Path) -> None:
 
 
 def test_the_cli_exits_15_when_files_were_quarantined(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     good = _file(tmp_path / "in" / "good.parquet", [1], ["x"])
     corrupt = tmp_path / "in" / "corrupt.parquet"
     corrupt.write_bytes(b"garbage")
@@ -238,7 +234,7 @@ def test_the_cli_exits_15_when_files_were_quarantined(tmp_path: Path) -> None:
 
 
 def test_skip_existing_and_skip_duplicates_in_the_cli(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     a = _file(tmp_path / "in" / "a.parquet", [1], ["x"])
     assert _icectl("append", t.location, a).returncode == 0
     r = _icectl("append", t.location, a, "--skip-existing", "--json")
@@ -250,7 +246,7 @@ def test_skip_existing_and_skip_duplicates_in_the_cli(tmp_path: Path) -> None:
 
 
 def test_upsert_takes_an_idempotency_key(tmp_path: Path) -> None:
-    t = _table(tmp_path)
+    t = empty_table(tmp_path / "t", SCHEMA)
     csv = tmp_path / "rows.csv"
     csv.write_text("id,cat\n1,a\n2,b\n")
     first = _icectl("upsert", t.location, str(csv), "--key", "id", "--idempotency-key", "u-1", "--json")

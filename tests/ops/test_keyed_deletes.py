@@ -21,7 +21,7 @@ from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.table.table import Table
 
-from tests.ops.ops_support import MOR, make_table
+from support.tables import MOR, empty_table
 from tests.ops.ops_support import entries as _entries, files_on_disk as _files
 from clirun import icectl
 
@@ -30,8 +30,8 @@ DAY = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 
 def _events(tmp_path: Path, fv: int) -> tuple[Table, dict[int, tuple]]:
     """A days(ts) table: ids 0..39 over four days (pre-1970 included), one file per day."""
-    t = make_table(tmp_path, "event_id long, ts timestamptz, user_id string, v string",
-                   partition="day(ts)", fv=fv, props=MOR)
+    t = empty_table(tmp_path / "t", "event_id long, ts timestamptz, user_id string, v string",
+                    partition="day(ts)", format_version=fv, properties=MOR)
     model = {}
     days = [DAY, DAY + dt.timedelta(days=1), DAY + dt.timedelta(days=2),
             dt.datetime(1969, 12, 31, 12, tzinfo=dt.timezone.utc)]
@@ -104,7 +104,8 @@ def test_upsert_by_a_key_outside_the_partition(tmp_path: Path, fv: int) -> None:
 
 
 def test_upsert_null_keys_match_nothing_and_are_no_duplicates(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "k string, ts timestamptz, v string", partition="day(ts)", props=MOR)
+    t = empty_table(tmp_path / "t", "k string, ts timestamptz, v string", partition="day(ts)",
+                    properties=MOR)
     ts = pa.array([DAY] * 3, pa.timestamp("us", "UTC"))
     write_rows(t, pa.table({"k": ["a", None, "b"], "ts": ts, "v": ["1", "2", "3"]}))
     r = upsert_rows(Table.load(t.location), pa.table({
@@ -112,7 +113,7 @@ def test_upsert_null_keys_match_nothing_and_are_no_duplicates(tmp_path: Path) ->
     assert r.replaced_rows == 1  # only 'a'; the existing null-key row stays
     assert _column(t, "v") == ["2", "3", "A", "n1", "n2"]
     # also on the equality path (the key covers the partition): a null key deletes nothing
-    u = make_table(tmp_path / "u", "k string, v string", props=MOR)
+    u = empty_table(tmp_path / "u" / "t", "k string, v string", properties=MOR)
     write_rows(u, pa.table({"k": ["a", None], "v": ["1", "2"]}))
     r = upsert_rows(Table.load(u.location), pa.table({"k": [None, "a"], "v": ["n", "A"]}), "k")
     assert r.method == "equality-deletes" and r.summary["added-equality-deletes"] == "1"
@@ -221,7 +222,8 @@ def test_cli_repeated_keys_add_up_and_a_file_without_the_key_column(tmp_path: Pa
 
 def test_float_keys_match_as_equality_deletes_compare(tmp_path: Path) -> None:
     """NaN equals NaN, -0.0 differs from 0.0 (Java's Double.compare), on the position path too."""
-    t = make_table(tmp_path, "x double, ts timestamptz, v string", partition="day(ts)", props=MOR)
+    t = empty_table(tmp_path / "t", "x double, ts timestamptz, v string", partition="day(ts)",
+                    properties=MOR)
     ts = pa.array([DAY] * 5, pa.timestamp("us", "UTC"))
     write_rows(t, pa.table({"x": pa.array([float("nan"), 0.0, -0.0, 1.5, None], pa.float64()),
                             "ts": ts, "v": ["nan", "zero", "negzero", "one", "null"]}))
@@ -234,7 +236,7 @@ def test_float_keys_match_as_equality_deletes_compare(tmp_path: Path) -> None:
 def test_json_keys_without_a_required_key_column_say_so(tmp_path: Path) -> None:
     """The JSON reader fills a field no row has with nulls; the error names the missing column
     instead of complaining about nulls in a required column."""
-    t = make_table(tmp_path, "id long not null, v string", props=MOR)
+    t = empty_table(tmp_path / "t", "id long not null, v string", properties=MOR)
     write_rows(t, pa.table({"id": pa.array([1], pa.int64()), "v": ["a"]}))
     keys = tmp_path / "keys.jsonl"
     keys.write_text('{"other": 1}\n')
@@ -250,7 +252,8 @@ def test_files_are_pruned_by_the_keys_in_sets_and_bounds(tmp_path: Path) -> None
     from icectl.ops.delete.equality import resolve_keys
     from icectl.ops.delete.keyed import find_key_positions
 
-    t = make_table(tmp_path, "event_id long, ts timestamptz", partition="day(ts)", props=MOR)
+    t = empty_table(tmp_path / "t", "event_id long, ts timestamptz", partition="day(ts)",
+                    properties=MOR)
     for k in range(4):  # four files of one partition, ids k*100 .. k*100+49
         write_rows(Table.load(t.location), pa.table({
             "event_id": pa.array(range(k * 100, k * 100 + 50), pa.int64()),

@@ -21,16 +21,16 @@ from icectl.ops.write.rows import write_rows
 from icectl.table.commit.row_delta import row_delta_operation
 from icectl.table.table import Table
 
-from tests.ops.ops_support import MOR, make_table
+from support.tables import MOR, empty_table, ten_rows, with_files
 from tests.ops.ops_support import files_on_disk as _files, rows as _rows
 
 SNAPSHOT_ISOLATION = {**MOR, "write.delete.isolation-level": "snapshot"}
 
 
 def _table(tmp_path: Path, props: dict = MOR, fv: int = 2) -> Table:
-    t = make_table(tmp_path, "id long, cat string", partition="cat", fv=fv, props=props)
-    write_rows(t, pa.table({"id": pa.array(range(10), pa.int64()), "cat": ["a"] * 5 + ["b"] * 5}))
-    return Table.load(t.location)
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat", format_version=fv,
+                    properties=props)
+    return with_files(t, 1, ten_rows)
 
 
 def _append(t: Table, ids: list[int], cat: str) -> None:

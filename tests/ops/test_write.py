@@ -24,7 +24,7 @@ from icectl.spec.transforms import parse_transform
 from icectl.spec.types import DATE, DOUBLE, LONG, STRING, NestedField
 from icectl.spec.values import from_bytes
 from icectl.table.table import Table
-from tests.ops.ops_support import make_table
+from support.tables import empty_table
 
 # -- tables ------------------------------------------------------------------------------------
 
@@ -43,8 +43,9 @@ def live_entries(table: Table):
 
 
 def test_csv_write_partitions_sorted_files_and_metrics(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long not null, ts timestamptz, cat string, price decimal(9,2), score double",
-                   "days(ts), truncate(2, cat)", "id desc nulls last")
+    t = empty_table(tmp_path / "t",
+                    "id long not null, ts timestamptz, cat string, price decimal(9,2), score double",
+                    partition="days(ts), truncate(2, cat)", sort="id desc nulls last")
     csv = tmp_path / "in.csv"
     csv.write_text("ID,ts,cat,price,score\n"
                    "1,2024-01-02T03:04:05Z,alpha,1.25,NaN\n"
@@ -86,9 +87,9 @@ def test_csv_write_partitions_sorted_files_and_metrics(tmp_path: Path) -> None:
 
 
 def test_json_lines_nested_columns_from_stdin(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id int not null, tags list<string>, attrs map<string, long>, "
-                   "loc struct<lat: double not null, lon: double>, u uuid, b binary, d date, tm time",
-                   "bucket(3, u)")
+    t = empty_table(tmp_path / "t", "id int not null, tags list<string>, attrs map<string, long>, "
+                    "loc struct<lat: double not null, lon: double>, u uuid, b binary, d date, tm time",
+                    partition="bucket(3, u)")
     lines = [
         {"id": 1, "tags": ["a", "b"], "attrs": {"x": 1, "y": 2}, "loc": {"lat": 1.5, "lon": 2.5},
          "u": "f79c3e09-677c-4bbd-a479-3f349cb785e7", "b": "6869", "d": "2024-02-29", "tm": "10:11:12.5"},
@@ -108,7 +109,8 @@ def test_json_lines_nested_columns_from_stdin(tmp_path: Path) -> None:
 
 
 def test_parquet_input_cast_and_several_writes_one_snapshot_each(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long not null, v int, ts timestamp", "hours(ts)", fv=1)
+    t = empty_table(tmp_path / "t", "id long not null, v int, ts timestamp", partition="hours(ts)",
+                    format_version=1)
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"id": pa.array([1, 2], pa.int32()), "v": pa.array([10, None], pa.int64()),
                              "ts": pa.array([0, 3_600_000], pa.timestamp("ms"))}), str(src))
@@ -120,7 +122,7 @@ def test_parquet_input_cast_and_several_writes_one_snapshot_each(tmp_path: Path)
 
 
 def test_write_to_branch_and_v3_lineage(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long", fv=3)
+    t = empty_table(tmp_path / "t", "id long", format_version=3)
     tbl = pa.table({"id": pa.array(range(5), pa.int64())})
     a = write_rows(t, tbl, branch="audit").append
     t = Table.load(t.location)
@@ -130,8 +132,8 @@ def test_write_to_branch_and_v3_lineage(tmp_path: Path) -> None:
 
 
 def test_rolls_files_at_the_target_size(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long, s string",
-                   props={TARGET_FILE_SIZE: "20000", COMPRESSION: "uncompressed"})
+    t = empty_table(tmp_path / "t", "id long, s string",
+                    properties={TARGET_FILE_SIZE: "20000", COMPRESSION: "uncompressed"})
     n = 20_000
     tbl = pa.table({"id": pa.array(range(n), pa.int64()), "s": [f"row-{i:08d}" for i in range(n)]})
     a = write_rows(t, tbl).append
@@ -154,7 +156,8 @@ def test_compression_default_without_property_is_gzip() -> None:
 
 def test_sort_order_with_transforms_nulls_and_nan(tmp_path: Path) -> None:
     schema = Schema((NestedField(1, "a", STRING), NestedField(2, "x", DOUBLE), NestedField(3, "id", LONG)))
-    t = make_table(tmp_path, "a string, x double, id long", sort="truncate(1, a) asc nulls last, x desc nulls first")
+    t = empty_table(tmp_path / "t", "a string, x double, id long",
+                    sort="truncate(1, a) asc nulls last, x desc nulls first")
     order = t.metadata.sort_order
     data = conform_to_schema(pa.table({
         "a": ["bz", None, "ba", "c", "b"], "x": [1.0, 2.0, float("nan"), None, 5.0], "id": [0, 1, 2, 3, 4]}), schema)
@@ -164,7 +167,8 @@ def test_sort_order_with_transforms_nulls_and_nan(tmp_path: Path) -> None:
 
 
 def test_refusals_commit_nothing_and_leave_no_files(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "id long not null, n int, s struct<k: string not null>", "identity(n)")
+    t = empty_table(tmp_path / "t", "id long not null, n int, s struct<k: string not null>",
+                    partition="identity(n)")
     before = sorted(p.name for p in Path(t.location, "metadata").iterdir())
     cases = [
         (pa.table({"n": [1]}), "required column id is missing"),

@@ -9,24 +9,22 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CommitConflict
-from icectl.ops.write.rows import write_rows
 from icectl.spec.manifests import ADDED, DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.commit.rewrite import OverwriteFilesProducer, RewriteFilesProducer
 from icectl.table.table import Table
 
-from tests.ops.ops_support import live_entries, make_table
+from support.tables import empty_table, with_files
+from tests.ops.ops_support import live_entries
 
 PATH_ID = 2147483546
 
 
 def _table(tmp_path: Path) -> Table:
-    t = make_table(tmp_path, "id long, cat string", partition="cat",
-                   props={"write.delete.mode": "merge-on-read"})
-    for _ in range(2):
-        write_rows(Table.load(t.location), pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
-                                                     "cat": ["a", "a", "b", "b"]}))
-    return Table.load(t.location)
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat",
+                    properties={"write.delete.mode": "merge-on-read"})
+    return with_files(t, 2, lambda i: {"id": pa.array([1, 2, 3, 4], pa.int64()),
+                                       "cat": ["a", "a", "b", "b"]})
 
 
 def _data(t: Table) -> list[DataFile]:

@@ -1,0 +1,10 @@
+"""Builders shared by every test directory, imported as ``support`` (``from support.tables import
+empty_table``): tests/conftest.py puts tests/ on ``sys.path``, as it does for tests/clirun.py.
+
+- :mod:`support.tables`: fresh tables (library-created, any schema, partition spec, sort order,
+  format version and properties), tables with N data files written into them, CSV written
+  through the command line.
+
+A builder that makes a shape only one test module needs (a particular history, a corrupted file,
+Spark-written evolution) stays in that module; what two modules build alike lives here.
+"""
