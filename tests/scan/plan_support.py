@@ -1,17 +1,17 @@
 """A table for the planning tests: eight data manifests (days and an odd path), then deletes of
-every kind (committed by reader_support.commit); and the filters the tests plan it with."""
+every kind (committed by support.files.commit); and the filters the tests plan it with."""
 
 from __future__ import annotations
 
 import pytest
 
-from icectl.ops.metadata.create import create_table
 from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icectl.spec.types import LONG
 from icectl.spec.values import to_bytes
 from icectl.table.table import Table
 
-from tests.scan.reader_support import commit
+from support.files import commit
+from support.tables import empty_table
 
 DAY = 19723
 
@@ -27,9 +27,7 @@ def id_range_file(path: str, part: tuple, lo: int, hi: int, rc: int = 10) -> Dat
 def table_fixture(tmp_path) -> Table:
     """Eight data manifests (days and an odd path), then deletes of every kind."""
     loc = str(tmp_path / "t")
-    create_table(loc, schema_text="id long, ts timestamptz, cat string", partition_text="days(ts)",
-                 format_version=2)
-    t = Table.load(loc)
+    t = empty_table(loc, "id long, ts timestamptz, cat string", partition="days(ts)")
     for k in range(8):
         commit(t, [id_range_file(f"{loc}/data/d{k}-{j} \"é\".parquet", (DAY + k,), k * 100 + j * 10,
                                  k * 100 + j * 10 + 9) for j in range(3)])

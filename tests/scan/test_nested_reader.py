@@ -24,7 +24,8 @@ from icectl.spec.schema import Schema, select_fields
 from icectl.spec.types import INT, LONG, STRING, ListType, MapType, NestedField, StructType
 from icectl.table.table import Table
 
-from tests.scan.reader_support import commit, data_file, field, make_table, write_parquet
+from support.tables import empty_table
+from support.files import commit, data_file, field, write_parquet
 
 SCHEMA = ("id long, info struct<a: int, b: string>, tags list<string>, m map<string, int>, "
           "pts list<struct<x: int, y: int>>")
@@ -59,7 +60,7 @@ ROWS = {
 
 
 def nested_table(tmp_path, ids: bool = True, info_names=("a", "b")) -> Table:
-    t = make_table(tmp_path, SCHEMA, 3)  # v3: a nested field added with an initial default
+    t = empty_table(tmp_path / "t", SCHEMA, format_version=3)  # v3: a nested field added with an initial default
     p = write_parquet(tmp_path / "t/data/a.parquet", dict(ROWS, info=[
         None if v is None else dict(zip(info_names, v.values())) for v in ROWS["info"]]),
         _file_fields(ids, info_names), row_group_size=2)
@@ -177,7 +178,7 @@ def test_nested_nullness_is_never_decided_by_metrics(tmp_path):
 
 
 def test_columnar_planning_keeps_files_whatever_the_struct_counts_say(tmp_path):
-    t = make_table(tmp_path, SCHEMA)
+    t = empty_table(tmp_path / "t", SCHEMA)
     p = write_parquet(tmp_path / "t/data/a.parquet", ROWS, _file_fields(), row_group_size=2)
     # counts under the struct's and the list's own ids claiming "no nulls" (not how Java keeps
     # metrics, but nothing forbids a writer to): the file must still be planned and read

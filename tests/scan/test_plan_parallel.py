@@ -25,7 +25,7 @@ from icectl.spec.manifests import MANIFEST_DATA
 from icectl.table.table import Table
 
 from tests.scan.plan_support import FILTERS, id_range_file, table_fixture  # noqa: F401 - the `table` fixture
-from tests.scan.reader_support import commit
+from support.files import commit
 
 @pytest.fixture
 def no_disk_cache():

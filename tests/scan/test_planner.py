@@ -13,46 +13,14 @@ from icectl.expr.expressions import AlwaysTrue
 from icectl.io.manifest.columns import clear_cache
 from icectl.ops.metadata.create import create_table
 from icectl.scan import plan_scan
-from icectl.spec.manifests import (
-    ADDED,
-    DATA,
-    EQUALITY_DELETES,
-    MANIFEST_DATA,
-    MANIFEST_DELETES,
-    POSITION_DELETES,
-    DataFile,
-    ManifestEntry,
-)
-from icectl.spec.summary import SummaryBuilder
+from icectl.spec.manifests import DATA, EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icectl.spec.types import LONG
 from icectl.spec.values import to_bytes
-from icectl.table.commit.producer import SnapshotProducer
 from icectl.table.table import Table
+from support.files import commit
+from support.tables import empty_table
 
 DAY = 19723  # 2024-01-01
-
-
-class _Producer(SnapshotProducer):
-    """Adds data and delete files (one manifest per content) on top of the parent."""
-
-    def __init__(self, table: Table, data: list[DataFile], deletes: list[DataFile], op="append"):
-        super().__init__(table)
-        self.data = data
-        self.deletes = deletes
-        self.operation = op
-
-    def apply(self, base, parent, attempt):
-        out = []
-        for files, content in ((self.data, MANIFEST_DATA), (self.deletes, MANIFEST_DELETES)):
-            by_spec: dict[int, list] = {}
-            for f in files:
-                by_spec.setdefault(f.spec_id, []).append(ManifestEntry(ADDED, self.snapshot_id, None, None, f))
-            for spec_id, entries in by_spec.items():
-                out += self.write_manifests(attempt, base, base.spec_by_id(spec_id), entries, content)
-        return out + self.parent_manifests(base, parent)
-
-    def summary(self, base):
-        return SummaryBuilder()
 
 
 def _data(path: str, day: int, lo: int, hi: int, *, cat: str = "a", rc: int = 10,
@@ -64,16 +32,7 @@ def _data(path: str, day: int, lo: int, hi: int, *, cat: str = "a", rc: int = 10
                     split_offsets=(4,), spec_id=spec_id)
 
 
-def _table(tmp_path, fv: int = 2) -> Table:
-    loc = str(tmp_path / "t")
-    create_table(loc, schema_text="id long, ts timestamptz, cat string", partition_text="days(ts)",
-                 format_version=fv)
-    return Table.load(loc)
-
-
-def _commit(t: Table, data=(), deletes=(), op="append") -> int:
-    p = _Producer(t, list(data), list(deletes), op)
-    return p.commit().snapshot.snapshot_id
+DAYS = {"schema": "id long, ts timestamptz, cat string", "partition": "days(ts)"}  # the tables' shape
 
 
 def plan(t: Table, text: str | None = None, **kw: Any):
@@ -86,9 +45,9 @@ def paths(result) -> list[str]:
 
 
 def test_manifest_and_file_pruning_with_residuals(tmp_path) -> None:
-    t = _table(tmp_path)
-    _commit(t, [_data("d0a", DAY, 0, 9), _data("d0b", DAY, 10, 19)])
-    _commit(t, [_data("d1a", DAY + 1, 20, 29, cat="b")])
+    t = empty_table(tmp_path / "t", **DAYS)
+    commit(t, [_data("d0a", DAY, 0, 9), _data("d0b", DAY, 10, 19)])
+    commit(t, [_data("d1a", DAY + 1, 20, 29, cat="b")])
     r = plan(t)
     assert paths(r) == ["d0a", "d0b", "d1a"] and isinstance(r.filter, AlwaysTrue)
     assert all(isinstance(f.residual, AlwaysTrue) for f in r.files)
@@ -113,8 +72,8 @@ def test_manifest_and_file_pruning_with_residuals(tmp_path) -> None:
 
 
 def test_deletes_of_every_kind(tmp_path) -> None:
-    t = _table(tmp_path, fv=2)
-    _commit(t, [_data("d1", DAY, 0, 9), _data("d2", DAY, 10, 19), _data("d3", DAY + 1, 20, 29)])
+    t = empty_table(tmp_path / "t", **DAYS, format_version=2)
+    commit(t, [_data("d1", DAY, 0, 9), _data("d2", DAY, 10, 19), _data("d3", DAY + 1, 20, 29)])
     path_bound = {2147483546: b"d1"}
     pos_scoped = DataFile(POSITION_DELETES, "pos-d1", "PARQUET", (DAY,), 1, 50,
                           lower_bounds=path_bound, upper_bounds=path_bound)
@@ -126,10 +85,10 @@ def test_deletes_of_every_kind(tmp_path) -> None:
     eq_miss = DataFile(EQUALITY_DELETES, "eq-miss", "PARQUET", (DAY + 1,), 1, 70,
                        equality_ids=(1,), value_counts={1: 1}, null_value_counts={1: 0},
                        lower_bounds={1: to_bytes(LONG, 99)}, upper_bounds={1: to_bytes(LONG, 99)})
-    _commit(t, [], [pos_scoped, pos_part, eq_part, eq_miss], op="delete")
+    commit(t, [], [pos_scoped, pos_part, eq_part, eq_miss], op="delete")
     # a file added after the deletes: position deletes of the same sequence number would apply,
     # but these are older
-    _commit(t, [_data("d4", DAY, 30, 39)])
+    commit(t, [_data("d4", DAY, 30, 39)])
     r = plan(t)
     got = {f.path: sorted(d.path for d in f.deletes) for f in r.files}
     assert got == {"d1": ["pos-d1", "pos-day0"], "d2": ["pos-day0"], "d3": ["eq-day1"], "d4": []}
@@ -146,19 +105,19 @@ def test_global_equality_deletes_and_evolved_spec(tmp_path) -> None:
     loc = str(tmp_path / "u")
     create_table(loc, schema_text="id long, ts timestamptz, cat string", format_version=2)
     t = Table.load(loc)
-    _commit(t, [_data("u1", DAY, 0, 9, part=())])
+    commit(t, [_data("u1", DAY, 0, 9, part=())])
     g = DataFile(EQUALITY_DELETES, "global-eq", "PARQUET", (), 1, 10, equality_ids=(3,))
-    _commit(t, [], [g], op="delete")
-    _commit(t, [_data("u2", DAY, 10, 19, part=())])
+    commit(t, [], [g], op="delete")
+    commit(t, [_data("u2", DAY, 10, 19, part=())])
     got = {f.path: [d.path for d in f.deletes] for f in plan(t).files}
     assert got == {"u1": ["global-eq"], "u2": []}
 
 
 def test_time_travel_and_incremental(tmp_path) -> None:
-    t = _table(tmp_path)
-    s1 = _commit(t, [_data("a", DAY, 0, 9)])
-    s2 = _commit(t, [_data("b", DAY, 10, 19)])
-    s3 = _commit(t, [_data("c", DAY + 1, 20, 29)])
+    t = empty_table(tmp_path / "t", **DAYS)
+    s1 = commit(t, [_data("a", DAY, 0, 9)])
+    s2 = commit(t, [_data("b", DAY, 10, 19)])
+    s3 = commit(t, [_data("c", DAY + 1, 20, 29)])
     assert paths(plan(t, snapshot_id=s1)) == ["a"]
     assert paths(plan(t, snapshot_id=s2)) == ["a", "b"]
     md = Table.load(t.location).metadata
@@ -182,8 +141,8 @@ def test_time_travel_and_incremental(tmp_path) -> None:
 
 
 def test_options_and_errors(tmp_path) -> None:
-    t = _table(tmp_path)
-    _commit(t, [_data("a", DAY, 0, 9, size=300), _data("b", DAY, 10, 19, size=300)])
+    t = empty_table(tmp_path / "t", **DAYS)
+    commit(t, [_data("a", DAY, 0, 9, size=300), _data("b", DAY, 10, 19, size=300)])
     r = plan(t, columns=["ID", "cat"])
     assert r.columns == ("id", "cat")
     with pytest.raises(NotFound):  # an unknown column
@@ -210,8 +169,8 @@ def test_options_and_errors(tmp_path) -> None:
 
 
 def test_v1_table_and_deleted_entries(tmp_path) -> None:
-    t = _table(tmp_path, fv=1)
-    _commit(t, [_data("a", DAY, 0, 9), replace(_data("b", DAY, 10, 19), record_count=0)])
+    t = empty_table(tmp_path / "t", **DAYS, format_version=1)
+    commit(t, [_data("a", DAY, 0, 9), replace(_data("b", DAY, 10, 19), record_count=0)])
     r = plan(t, "id >= 0")
     assert paths(r) == ["a"]  # a file without rows never matches a filter
     assert paths(plan(t)) == ["a", "b"]

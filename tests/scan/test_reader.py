@@ -18,14 +18,14 @@ from icectl.ops.metadata.schema import evolve_schema
 from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
-from tests.scan.reader_support import (
+from support.tables import empty_table
+from support.files import (
     commit,
     data_file,
     dv_blob,
     dv_file,
     eq_delete_file,
     field,
-    make_table,
     pos_delete_file,
     roaring64,
     write_parquet,
@@ -42,7 +42,7 @@ def rows(t: Table, text: str | None = None, **kw):
 
 
 def base(tmp_path, fv=2, n=10, schema="id long, name string"):
-    t = make_table(tmp_path, schema, fv)
+    t = empty_table(tmp_path / "t", schema, format_version=fv)
     p = write_parquet(tmp_path / "t/data/a.parquet",
                       {"id": list(range(n)), "name": [f"n{i}" for i in range(n)]},
                       [ID(), NAME()], row_group_size=4)
@@ -130,7 +130,7 @@ def test_corrupt_deletion_vector_is_corrupt_metadata(tmp_path):
 
 
 def test_equality_deletes_multi_column_nulls_and_sequence_numbers(tmp_path):
-    t = make_table(tmp_path, "id long, region string", 2)
+    t = empty_table(tmp_path / "t", "id long, region string", format_version=2)
     fields = [field("id", pa.int64(), 1), field("region", pa.string(), 2)]
     p = write_parquet(tmp_path / "t/data/a.parquet",
                       {"id": [1, 1, 2, 3, None], "region": ["eu", "us", None, "eu", "eu"]}, fields)
@@ -147,7 +147,7 @@ def test_equality_deletes_multi_column_nulls_and_sequence_numbers(tmp_path):
 
 
 def test_equality_delete_on_a_dropped_column(tmp_path):
-    t = make_table(tmp_path, "id long, region string", 2)
+    t = empty_table(tmp_path / "t", "id long, region string", format_version=2)
     fields = [field("id", pa.int64(), 1), field("region", pa.string(), 2)]
     p = write_parquet(tmp_path / "t/data/a.parquet",
                       {"id": [1, 2, 3], "region": ["eu", "us", "eu"]}, fields)
@@ -161,7 +161,7 @@ def test_equality_delete_on_a_dropped_column(tmp_path):
 
 
 def test_schema_evolution_by_field_id(tmp_path):
-    t = make_table(tmp_path, "id int, name string, score float", 3)
+    t = empty_table(tmp_path / "t", "id int, name string, score float", format_version=3)
     fields = [field("id", pa.int32(), 1), field("name", pa.string(), 2),
               field("score", pa.float32(), 3)]
     p = write_parquet(tmp_path / "t/data/a.parquet",
@@ -185,7 +185,7 @@ def test_schema_evolution_by_field_id(tmp_path):
 
 
 def test_files_without_field_ids_use_the_name_mapping(tmp_path):
-    t = make_table(tmp_path, "id long, name string", 2)
+    t = empty_table(tmp_path / "t", "id long, name string", format_version=2)
     p = write_parquet(tmp_path / "t/data/a.parquet", {"id": [1, 2], "nm": ["a", "b"]})
     import json
 
@@ -245,7 +245,7 @@ def test_one_column_equality_deletes_on_every_kind_of_key(tmp_path, case):
     if dtype == pa.date32():
         values = [None if v is None else datetime.date(1970, 1, 1) + datetime.timedelta(days=v) for v in values]
         keys = [None if v is None else datetime.date(1970, 1, 1) + datetime.timedelta(days=v) for v in keys]
-    t = make_table(tmp_path, f"id long, k {schema}", 2)
+    t = empty_table(tmp_path / "t", f"id long, k {schema}", format_version=2)
     p = write_parquet(tmp_path / "t/data/a.parquet", {"id": [0, 1, 2, 3], "k": values},
                       [field("id", pa.int64(), 1), field("k", dtype, 2)])
     commit(t, [data_file(p, 4)])
@@ -258,7 +258,7 @@ def test_one_column_equality_deletes_on_every_kind_of_key(tmp_path, case):
 def test_float_equality_keys_compare_as_the_reference(tmp_path):
     """Java compares equality-delete keys with Double.compare: a NaN key deletes NaN rows, and
     -0.0 and 0.0 are different keys."""
-    t = make_table(tmp_path, "id long, k double", 2)
+    t = empty_table(tmp_path / "t", "id long, k double", format_version=2)
     p = write_parquet(tmp_path / "t/data/a.parquet",
                       {"id": [0, 1, 2, 3, 4], "k": [float("nan"), -0.0, 0.0, 1.5, None]},
                       [field("id", pa.int64(), 1), field("k", pa.float64(), 2)])

@@ -50,11 +50,11 @@ from icectl.spec.types import (
     NestedField,
 )
 from icectl.table.table import Table
-from tests.scan.reader_support import (
+from support.tables import empty_table
+from support.files import (
     commit,
     data_file,
     field,
-    make_table,
     pos_delete_file,
     write_parquet,
 )
@@ -181,7 +181,7 @@ def test_a_skipped_row_group_holds_no_matching_row(tmp_path, data):
 def test_row_groups_are_skipped_and_positions_stay_right(tmp_path):
     """Clustered values: only the row groups whose range holds the literal are read; ``_pos``
     and a position delete still address rows of the whole file."""
-    t = make_table(tmp_path, "id long, name string", 2)
+    t = empty_table(tmp_path / "t", "id long, name string", format_version=2)
     n = 100
     p = write_parquet(tmp_path / "t/data/a.parquet",
                       {"id": list(range(n)), "name": [f"n{i:03}" for i in range(n)]},
@@ -205,7 +205,7 @@ def test_row_groups_are_skipped_and_positions_stay_right(tmp_path):
 def _ms_and_mapping_table(tmp_path):
     """A file written before evolution: id as int (now long), ts in milliseconds, no field ids
     (the name mapping gives them), a renamed column."""
-    t = make_table(tmp_path, "id int, ts timestamp, nm string", 2)
+    t = empty_table(tmp_path / "t", "id int, ts timestamp, nm string", format_version=2)
     base = datetime.datetime(1969, 12, 31, 23, 59)
     arrays = {"id": pa.array(list(range(40)), pa.int32()),
               "ts": pa.array([base + datetime.timedelta(milliseconds=7 * i) for i in range(40)],
@@ -260,7 +260,7 @@ def test_scan_with_and_without_skipping_agree(tmp_path_factory, data):
     rows at the same positions."""
     tmp = tmp_path_factory.mktemp("agree")
     cols = ", ".join(f"{f.name} {f.type}" for f in SCHEMA.fields)
-    t = make_table(tmp, cols, 3)
+    t = empty_table(tmp / "t", cols, format_version=3)
     n = data.draw(st.integers(1, 30), label="rows")
     values = data.draw(columns(n), label="values")
     size = data.draw(st.integers(1, 7), label="row group size")
@@ -303,7 +303,7 @@ def _rows(s):
 
 
 def test_a_struct_field_filter_skips_by_the_leaf_statistics(tmp_path):
-    t = make_table(tmp_path, "id long, info struct<a: long, b: string>", 2)
+    t = empty_table(tmp_path / "t", "id long, info struct<a: long, b: string>", format_version=2)
     info = pa.struct([field("a", pa.int64(), 3), field("b", pa.string(), 4)])
     rows_ = [None if i % 7 == 0 else {"a": i, "b": f"b{i:02}"} for i in range(30)]
     p = write_parquet(tmp_path / "t/data/a.parquet",

@@ -1,5 +1,7 @@
-"""Building small tables for the reader tests: Parquet files written with pyarrow (field ids in
-the schema), delete files and deletion vectors, committed through the table producer."""
+"""Hand-made files committed into a table (the scan tests' builders): Parquet files written with
+pyarrow (field ids in the schema), data file entries of any metrics, delete files and deletion
+vectors, and :func:`commit`, which adds them through the table's snapshot producer (one manifest
+per content and spec) on top of the parent snapshot."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from typing import Any, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from icectl.ops.metadata.create import create_table
 from icectl.spec.manifests import (
     ADDED,
     DATA,
@@ -28,6 +29,8 @@ from icectl.table.table import Table
 
 
 class Producer(SnapshotProducer):
+    """Adds data and delete files (one manifest per content and spec) on top of the parent."""
+
     def __init__(self, table: Table, data: list[DataFile], deletes: list[DataFile], op: str):
         super().__init__(table)
         self.data, self.deletes, self.operation = data, deletes, op
@@ -46,12 +49,6 @@ class Producer(SnapshotProducer):
 
     def summary(self, base):
         return SummaryBuilder()
-
-
-def make_table(tmp: Path, schema: str, fv: int = 2, partition: str | None = None) -> Table:
-    loc = str(tmp / "t")
-    create_table(loc, schema_text=schema, partition_text=partition, format_version=fv)
-    return Table.load(loc)
 
 
 def field(name: str, t: pa.DataType, fid: int) -> pa.Field:
