@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 import icectl
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature
+from support.tables import empty_table
 
 ROOT = Path(__file__).resolve().parents[2]
 MOR = {"write.delete.mode": "merge-on-read"}
@@ -32,19 +33,6 @@ def cli(*args: Any) -> Any:
     return json.loads(r.stdout)
 
 
-def create(location: Path, schema: str, partition: str | None = None,
-           props: dict[str, str] | None = None) -> None:
-    from icectl.cli.app import app
-
-    args = ["create", str(location), "--schema", schema, "--format-version", "2"]
-    if partition:
-        args += ["--partition", partition]
-    for k, v in (props or {}).items():
-        args += ["--property", f"{k}={v}"]
-    r = CliRunner().invoke(app, args)
-    assert r.exit_code == 0, r.output
-
-
 ROWS = pa.table({
     "id": pa.array([1, 2, 3, None, 5, 6, -7, 8], pa.int64()),
     "x": pa.array([0.5, float("nan"), -0.0, 1.5, None, 2.5, -3.0, 4.0], pa.float64()),
@@ -57,7 +45,8 @@ ROWS = pa.table({
 
 @pytest.fixture()
 def wh(tmp_path: Path) -> Path:
-    create(tmp_path / "wh" / "db" / "t", "id long, x double, cat string, day date", "day", MOR)
+    empty_table(tmp_path / "wh" / "db" / "t", "id long, x double, cat string, day date", partition="day",
+                properties=MOR)
     return tmp_path / "wh"
 
 
@@ -147,7 +136,7 @@ def test_plan_json_is_the_clis(table: icectl.Table, flt: str | None) -> None:
 def test_one_residual_per_partition_value_and_spec(tmp_path: Path) -> None:
     """Files of one manifest sharing a partition value share a residual; the float partition
     values -0.0 and 0.0 (and NaN) keep their own."""
-    create(tmp_path / "f", "id long, x double", "x")
+    empty_table(tmp_path / "f", "id long, x double", partition="x")
     t = icectl.load_table(str(tmp_path / "f"))
     t.write(pa.table({"id": pa.array([1, 2, 3, 4], pa.int64()),
                       "x": pa.array([-0.0, 0.0, float("nan"), 1.0], pa.float64())}))
@@ -159,7 +148,7 @@ def test_one_residual_per_partition_value_and_spec(tmp_path: Path) -> None:
     # a manifest of two files of one day (appended together): one residual for the run
     import pyarrow.parquet as pq
 
-    create(tmp_path / "d", "id long, day date", "day")
+    empty_table(tmp_path / "d", "id long, day date", partition="day")
     d = icectl.load_table(str(tmp_path / "d"))
     paths = []
     for i in range(2):

@@ -1,4 +1,5 @@
-"""A partitioned table for the `icectl plan` tests, made and appended to through the CLI."""
+"""A partitioned table for the `icectl plan` and cache tests (support.tables.empty_table), appended
+to through the CLI (tests/clirun.py)."""
 
 from __future__ import annotations
 
@@ -6,20 +7,14 @@ import json
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from typer.testing import CliRunner
+from clirun import icectl
 
-from icectl.cli.app import app
-
-runner = CliRunner()
+from support.tables import empty_table
 
 
 def make(tmp_path) -> str:
     """The table ``tmp_path/t`` (id long not null, cat string; partitioned by cat)."""
-    loc = str(tmp_path / "t")
-    r = runner.invoke(app, ["create", loc, "--schema", "id long not null, cat string",
-                            "--partition", "cat"])
-    assert r.exit_code == 0, r.output
-    return loc
+    return empty_table(tmp_path / "t", "id long not null, cat string", partition="cat").location
 
 
 def append(tmp_path, loc: str, name: str, ids, cat: str) -> int:
@@ -29,6 +24,6 @@ def append(tmp_path, loc: str, name: str, ids, cat: str) -> int:
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("cat", pa.string())])
     pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array([cat] * len(ids))], schema=schema),
                    str(p))
-    r = runner.invoke(app, ["append", loc, str(p), "--json"])
-    assert r.exit_code == 0, r.output
+    r = icectl("append", loc, str(p), "--json")
+    assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)["snapshot-id"]

@@ -8,10 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from clirun import icectl as run
+from tests.cli.plan_support import append, make
 
 
 
@@ -24,19 +22,9 @@ def icectl(*args: str, cache: Path, **env: str) -> subprocess.CompletedProcess:
 
 
 def make_table(tmp_path: Path) -> str:
-    loc = str(tmp_path / "t")
-    r = run(*["create", loc, "--schema", "id long not null, cat string",
-                            "--partition", "cat"])
-    assert r.exit_code == 0, r.output
-    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("cat", pa.string())])
+    loc = make(tmp_path)
     for i, cat in enumerate("abc"):
-        p = tmp_path / "in" / f"{cat}.parquet"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        ids = list(range(i * 10, i * 10 + 5))
-        pq.write_table(pa.table([pa.array(ids, pa.int64()), pa.array([cat] * 5)], schema=schema),
-                       str(p))
-        r = run(*["append", loc, str(p)])
-        assert r.exit_code == 0, r.output
+        append(tmp_path, loc, f"{cat}.parquet", range(i * 10, i * 10 + 5), cat)
     return loc
 
 

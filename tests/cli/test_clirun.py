@@ -11,17 +11,13 @@ from pathlib import Path
 from clirun import icectl, icectl_process
 
 from icectl.io.manifest import cache as manifest_cache
+from support.tables import empty_table, write_text
 
 
 def _table(tmp_path: Path) -> str:
-    loc = str(tmp_path / "wh" / "db" / "t")
-    r = icectl("create", loc, "--schema", "id long, cat string", "--partition", "cat")
-    assert r.returncode == 0, r.stderr
-    csv = tmp_path / "rows.csv"
-    csv.write_text("id,cat\n1,a\n2,b\n3,\n")
-    r = icectl("write", loc, csv)
-    assert r.returncode == 0, r.stderr
-    return loc
+    t = empty_table(tmp_path / "wh" / "db" / "t", "id long, cat string", partition="cat")
+    write_text(t, "id,cat\n1,a\n2,b\n3,\n")
+    return t.location
 
 
 def test_in_process_and_a_real_process_agree(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from icectl.errors import EXIT_USAGE, InvalidInput
 from clirun import icectl as run
 from clirun import without_user_settings
+from support.tables import empty_table, write_text
 
 
 def icectl(*args: object, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -30,10 +31,8 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A table with three snapshots (its ids are random 63-bit numbers, most above 2^53)."""
     work = tmp_path_factory.mktemp("field")
     loc = work / "t"
-    icectl("create", loc, "--schema", "id long not null, name string", "--property", "write.format.default=parquet")
-    for i in range(3):
-        (work / f"r{i}.csv").write_text(f"id,name\n{i},n{i}\n", encoding="utf-8")
-        icectl("write", loc, work / f"r{i}.csv")
+    empty_table(loc, "id long not null, name string", properties={"write.format.default": "parquet"})
+    write_text(loc, *(f"id,name\n{i},n{i}\n" for i in range(3)))
     return loc
 
 

@@ -13,6 +13,7 @@ import typer
 
 from clirun import icectl
 from icectl.cli.app import app
+from support.tables import empty_table, write_text
 
 LONG_RANGE = "(-9223372036854775808 to 9223372036854775807)"
 CASES = [
@@ -50,9 +51,8 @@ def test_the_commands_taking_a_filter_are_found() -> None:
 def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     w = tmp_path_factory.mktemp("range")
     t = w / "t"
-    assert icectl("create", t, "--schema", "id long, n int, price decimal(9, 2), day date").returncode == 0
-    (w / "r.csv").write_text("id,n,price,day\n1,2,3.50,1969-12-31\n2,3,4.00,2024-01-02\n")
-    assert icectl("write", t, w / "r.csv").returncode == 0
+    empty_table(t, "id long, n int, price decimal(9, 2), day date")
+    write_text(t, "id,n,price,day\n1,2,3.50,1969-12-31\n2,3,4.00,2024-01-02\n")
     return t
 
 

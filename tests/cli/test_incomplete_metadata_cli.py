@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clirun import icectl
+from support.tables import empty_table, write_text
 
 EXIT_CORRUPT = 8
 
@@ -29,10 +30,8 @@ def _tree(root: Path) -> dict[str, bytes]:
 @pytest.fixture
 def table(tmp_path: Path) -> Path:
     t = tmp_path / "db" / "t"
-    _ok("create", t, "--schema", "id long")
-    for i in range(3):
-        (tmp_path / f"r{i}.csv").write_text(f"id\n{i}\n")
-        _ok("write", t, tmp_path / f"r{i}.csv")
+    empty_table(t, "id long")
+    write_text(t, *(f"id\n{i}\n" for i in range(3)))
     return t
 
 

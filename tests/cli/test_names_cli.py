@@ -18,6 +18,7 @@ import pytest
 import typer
 
 from clirun import icectl, icectl_json, without_user_settings
+from support.tables import empty_table
 
 
 def ok(*args: Any, **kw: Any) -> Any:
@@ -29,7 +30,7 @@ def ok(*args: Any, **kw: Any) -> Any:
 @pytest.fixture()
 def table(tmp_path: Path) -> Path:
     t = tmp_path / "wh" / "db" / "events"
-    ok("create", t, "--schema", "id long, name string", "--partition", "bucket(2, id)")
+    empty_table(t, "id long, name string", partition="bucket(2, id)")
     (tmp_path / "rows.csv").write_text("id,name\n1,a\n2,b\n3,c\n")
     ok("write", t, tmp_path / "rows.csv")
     return t

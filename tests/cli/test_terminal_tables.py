@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from clirun import icectl as run
 from clirun import without_user_settings
+from support.tables import empty_table, write_text
 
 
 def on_terminal(columns: int, *args: object) -> str:
@@ -54,10 +55,8 @@ def icectl(*args: object) -> str:
 def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
     work = tmp_path_factory.mktemp("tty")
     loc = work / "a-rather-long-directory-name-for-the-table" / "events"
-    icectl("create", loc, "--schema", "id long not null")
-    for i in range(3):
-        (work / f"r{i}.csv").write_text(f"id\n{i}\n", encoding="utf-8")
-        icectl("write", loc, work / f"r{i}.csv")
+    empty_table(loc, "id long not null")
+    write_text(loc, *(f"id\n{i}\n" for i in range(3)))
     return loc
 
 

@@ -10,16 +10,13 @@ from clirun import icectl
 
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.table.table import Table
+from support.tables import empty_table
 
 
 
 def make(tmp_path: Path, partition: str | None = "cat") -> str:
-    loc = str(tmp_path / "wh" / "db" / "t")
-    args = ["create", loc, "--schema", "id long not null, cat string, ts timestamptz"]
-    if partition:
-        args += ["--partition", partition]
-    assert icectl(*args).exit_code == 0
-    return loc
+    return empty_table(tmp_path / "wh" / "db" / "t", "id long not null, cat string, ts timestamptz",
+                       partition=partition).location
 
 
 def test_write_csv_json_keys_and_summary(tmp_path: Path) -> None:

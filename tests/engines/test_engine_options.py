@@ -14,6 +14,7 @@ import pytest
 from icectl.engines.spark import _task_error, package_zip
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.table.table import Table
+from support.tables import empty_table
 
 
 def icectl(*args: str, pre: str = "") -> subprocess.CompletedProcess:
@@ -24,9 +25,7 @@ def icectl(*args: str, pre: str = "") -> subprocess.CompletedProcess:
 
 
 def table_and_inputs(tmp_path: Path, n: int = 3) -> tuple[str, list[str]]:
-    loc = str(tmp_path / "t")
-    r = icectl("create", loc, "--schema", "id long not null, cat string", "--partition", "cat")
-    assert r.returncode == 0, r.stderr
+    loc = empty_table(tmp_path / "t", "id long not null, cat string", partition="cat").location
     files = []
     for i in range(n):
         p = tmp_path / f"in{i}.csv"

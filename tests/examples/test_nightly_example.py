@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 from clirun import icectl
+from support.tables import empty_table
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCRIPT = ROOT / "icectl" / "examples" / "nightly.sh"
@@ -84,11 +85,7 @@ def _icectl(*args: str) -> subprocess.CompletedProcess:
 
 def _table(tmp_path: Path, partition: str | None = None) -> Path:
     table = tmp_path / "wh" / "db" / "events"
-    args = ["create", str(table), "--schema", "id long, cat string"]
-    if partition:
-        args += ["--partition", partition]
-    r = _icectl(*args)
-    assert r.returncode == 0, r.stderr
+    empty_table(table, "id long, cat string", partition=partition)
     return table
 
 

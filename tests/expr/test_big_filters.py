@@ -28,6 +28,7 @@ from icectl.spec.schema import Schema
 from icectl.spec.transforms import IDENTITY, BucketTransform
 from icectl.spec.types import LONG, STRING, NestedField
 from clirun import icectl as run
+from support.tables import empty_table, write_text
 
 SCHEMA = Schema((NestedField(1, "id", LONG, True), NestedField(2, "s", STRING, False)))
 SPEC = PartitionSpec(0, (PartitionField(1, 1000, "id_bucket", BucketTransform(8)),
@@ -42,15 +43,10 @@ def icectl(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("big")
-    loc = str(root / "t")
-    r = icectl("create", loc, "--schema", "id long not null, s string, catégorie string, 类别 string",
-               "--partition", "bucket(4, id)")
-    assert r.returncode == 0, r.stderr
-    csv = root / "rows.csv"
-    csv.write_text("id,s,catégorie,类别\n1,a,x,甲\n2,b,y,乙\n3,c,x,丙\n", encoding="utf-8")
-    r = icectl("write", loc, str(csv))
-    assert r.returncode == 0, r.stderr
-    return loc
+    t = empty_table(root / "t", "id long not null, s string, catégorie string, 类别 string",
+                    partition="bucket(4, id)")
+    write_text(t, "id,s,catégorie,类别\n1,a,x,甲\n2,b,y,乙\n3,c,x,丙\n")
+    return t.location
 
 
 BIG = {

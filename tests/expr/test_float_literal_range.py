@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 from clirun import icectl
+from support.tables import empty_table, write_text
 
 from icectl.spec.javatext import human_value
 from icectl.spec.types import FLOAT
@@ -100,21 +101,14 @@ def run(*args) -> tuple[int, str]:
 
 
 def make_table(tmp_path: Path, name: str, partition: str | None) -> str:
-    loc = str(tmp_path / name)
-    args = ["create", loc, "--schema", "_rid long, c float"]
-    if partition:
-        args += ["--partition", partition]
-    assert run(*args)[0] == 0
-    src = tmp_path / f"{name}.jsonl"
+    t = empty_table(tmp_path / name, "_rid long, c float", partition=partition)
     text = {INF: '"Infinity"', -INF: '"-Infinity"'}
     lines = []
     for rid, v in ROWS.items():
         c = "null" if v is None else ('"NaN"' if v != v else text.get(v, repr(v)))
         lines.append(f'{{"_rid": {rid}, "c": {c}}}')
-    src.write_text("\n".join(lines) + "\n")
-    code, out = run("write", loc, str(src))
-    assert code == 0, out
-    return loc
+    write_text(t, "\n".join(lines) + "\n", suffix=".jsonl")
+    return t.location
 
 
 def scanned(loc: str, flt: str | None = None) -> set[int]:

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from clirun import icectl
+from support.tables import empty_table
 
 NAN = float("nan")
 # a NaN of another bit pattern (payload 1, sign set): still the one NaN partition for Java
@@ -36,9 +37,7 @@ def _parquet(path: Path, ids: list[int], xs: list[float | None]) -> str:
 
 
 def _table(tmp_path: Path, rows: list[tuple[int, float]], name: str = "t") -> str:
-    loc = str(tmp_path / name)
-    r = icectl("create", loc, "--schema", "id long, x double", "--partition", "identity(x)")
-    assert r.returncode == 0, r.stderr
+    loc = empty_table(tmp_path / name, "id long, x double", partition="identity(x)").location
     src = _parquet(tmp_path / f"{name}-rows.parquet", [i for i, _ in rows], [x for _, x in rows])
     r = icectl("write", loc, src)
     assert r.returncode == 0, r.stderr

@@ -16,17 +16,13 @@ from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
 from icectl.ops.write.rows import write_rows
 from icectl.table.commit.manifest_rewrite import cluster_ranges, partition_sort_key
 from icectl.table.table import Table
+from support.tables import empty_table, with_files
 from clirun import icectl
 
 
 def table_with_appends(tmp_path: Path, appends: int = 4) -> str:
-    loc = str(tmp_path / "t")
-    r = icectl("create", loc, "--schema", "id long, cat string", "--partition", "cat")
-    assert r.returncode == 0, r.stderr
-    for i in range(appends):
-        t = Table.load(loc)
-        write_rows(t, pa.table({"id": [i, i + 10, i + 20], "cat": ["c", "a", None]}))
-    return loc
+    t = empty_table(tmp_path / "t", "id long, cat string", partition="cat")
+    return with_files(t, appends, lambda i: {"id": [i, i + 10, i + 20], "cat": ["c", "a", None]}).location
 
 
 def live_paths(loc: str) -> list[str]:

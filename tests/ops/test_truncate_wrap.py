@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from clirun import icectl
+from support.tables import empty_table, write_text
 
 LMIN, LMAX, IMIN = -9223372036854775808, 9223372036854775807, -2147483648
 ROWS = {1: LMIN, 2: LMIN + 1, 3: 5, 4: -20, 5: LMAX, 6: None}
@@ -26,14 +27,11 @@ def _truth(f: str, v):
 
 
 def _table(tmp_path, kind: str, width: int, mode: str) -> str:
-    loc = str(tmp_path / "t")
-    assert icectl("create", loc, "--schema", f"id long, c {kind}", "--partition", f"truncate({width}, c)",
-                  "-P", f"write.delete.mode={mode}").returncode == 0
+    t = empty_table(tmp_path / "t", f"id long, c {kind}", partition=f"truncate({width}, c)",
+                    properties={"write.delete.mode": mode})
     rows = ROWS if kind == "long" else {1: IMIN, 2: IMIN + 1, 3: 5, 4: -20, 6: None}
-    p = tmp_path / "r.csv"
-    p.write_text("id,c\n" + "".join(f"{i},{'' if v is None else v}\n" for i, v in rows.items()))
-    assert icectl("write", loc, str(p)).returncode == 0
-    return loc
+    write_text(t, "id,c\n" + "".join(f"{i},{'' if v is None else v}\n" for i, v in rows.items()))
+    return t.location
 
 
 def _ids(loc: str, *args: str) -> list[int]:

@@ -8,6 +8,7 @@ import subprocess
 import pyarrow.parquet as pq
 import pytest
 from clirun import icectl as run
+from support.tables import empty_table, write_text
 
 ROWS = [
     '{"id": 1, "name": "a", "d": "2024-01-01", "ts": "2024-01-01T10:00:00+00:00", "amt": "1.50", "ok": true, "f": 0.5}',
@@ -27,14 +28,11 @@ def icectl(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 @pytest.fixture(scope="module")
 def table(tmp_path_factory) -> str:
     tmp = tmp_path_factory.mktemp("scan")
-    loc = str(tmp / "t")
-    icectl("create", loc, "--schema",
-           "id long, name string, d date, ts timestamptz, amt decimal(10,2), ok boolean, f double",
-           "--partition", "day(ts)")
-    src = tmp / "rows.jsonl"
-    src.write_text("\n".join(ROWS) + "\n")
-    icectl("write", loc, str(src))
-    return loc
+    t = empty_table(tmp / "t",
+                    "id long, name string, d date, ts timestamptz, amt decimal(10,2), ok boolean, f double",
+                    partition="day(ts)")
+    write_text(t, "\n".join(ROWS) + "\n", suffix=".jsonl")
+    return t.location
 
 
 def test_jsonl_values_are_the_json_single_value_form(table):

@@ -5,8 +5,8 @@
 - :func:`with_files` appends ``n`` data-file writes to a table, each of the rows ``rows(i)``
   gives (one snapshot per write; a partitioned table gets a file per partition per write).
 - :func:`small_files` is the merge-on-read table several operation tests start from.
-- :func:`write_csv` writes CSV text into a table through the command line (``icectl write``),
-  for tests that want the rows typed as a user's CSV is.
+- :func:`write_text` writes CSV (or JSON lines) text into a table through the command line
+  (``icectl write``), for tests that want the rows typed as a user's file is.
 """
 
 from __future__ import annotations
@@ -68,15 +68,16 @@ def small_files(location: str | Path, n: int = 6, *, format_version: int = 2,
     return with_files(t, n, ten_rows)
 
 
-def write_csv(table: Table | str | Path, *texts: str) -> None:
-    """Each of ``texts`` (CSV with a header line) written into the table by one ``icectl write``
-    run (in this process, tests/clirun.py); a failed run fails the test with its error."""
+def write_text(table: Table | str | Path, *texts: str, suffix: str = ".csv") -> None:
+    """Each of ``texts`` (CSV with a header line; JSON lines with ``suffix=".jsonl"``) written into
+    the table by one ``icectl write`` run (in this process, tests/clirun.py), so its rows are
+    typed as a user's file is; a failed run fails the test with its error."""
     from clirun import icectl
 
     loc = table.location if isinstance(table, Table) else str(table)
     with tempfile.TemporaryDirectory(prefix="rows-") as scratch:
         for i, text in enumerate(texts):
-            src = Path(scratch) / f"r{i}.csv"
+            src = Path(scratch) / f"r{i}{suffix}"
             src.write_text(text, encoding="utf-8")
             r = icectl("write", loc, str(src))
             assert r.returncode == 0, r.stderr
