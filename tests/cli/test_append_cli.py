@@ -8,17 +8,13 @@ import os
 import pyarrow as pa
 import pyarrow.parquet as pq
 from clirun import icectl as run
+from support.tables import empty_table
 
 
 
 
 def make(tmp_path, partition: str | None = None) -> str:
-    loc = str(tmp_path / "t")
-    args = ["create", loc, "--schema", "id long not null, cat string"]
-    if partition:
-        args += ["--partition", partition]
-    assert run(*args).exit_code == 0
-    return loc
+    return empty_table(tmp_path / "t", "id long not null, cat string", partition=partition).location
 
 
 def parquet(tmp_path, name: str, ids, cat="a") -> str:

@@ -6,6 +6,7 @@ import json
 import subprocess
 from pathlib import Path
 from clirun import icectl
+from support.tables import empty_table
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
@@ -15,7 +16,7 @@ def run(*args: str) -> subprocess.CompletedProcess:
 
 def make(wh: Path) -> Path:
     loc = wh / "db" / "t"
-    assert run("create", str(loc), "--schema", "id long, cat string", "--partition", "cat").returncode == 0
+    empty_table(loc, "id long, cat string", partition="cat")
     data = wh / "rows.csv"
     data.write_text("id,cat\n1,a\n2,b\n3,a\n")
     assert run("write", str(loc), str(data)).returncode == 0

@@ -19,15 +19,13 @@ from icectl.errors import InvalidInput
 from icectl.ops.delete.upsert import upsert_rows
 from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
+from support.tables import empty_table
 
 SCHEMA = "id long not null, price decimal(12,2), qty int, big decimal(38,3), tags list<decimal(5,2)>"
 
 
 def make(tmp_path: Path, schema: str = SCHEMA, name: str = "t", fv: int = 2) -> str:
-    loc = str(tmp_path / "wh" / name)
-    r = icectl(*["create", loc, "--schema", schema, "--format-version", str(fv)])
-    assert r.exit_code == 0, r.output
-    return loc
+    return empty_table(tmp_path / "wh" / name, schema, format_version=fv).location
 
 
 def tree(loc: str) -> dict[str, bytes]:

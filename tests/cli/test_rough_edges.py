@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from clirun import icectl
+from support.tables import empty_table, write_text
 
 
 def _icectl(*args: str) -> subprocess.CompletedProcess:
@@ -20,13 +21,10 @@ def _icectl(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def events(tmp_path: Path) -> str:
-    loc = str(tmp_path / "wh" / "db" / "events")
-    r = _icectl("create", loc, "--schema", "id long, ts timestamptz, cat string", "--partition", "day(ts)")
-    assert r.returncode == 0, r.stderr
-    csv = tmp_path / "rows.csv"
-    csv.write_text("id,ts,cat\n1,2024-02-27T10:00:00Z,a\n2,2024-02-28T10:00:00Z,b\n")
-    assert _icectl("write", loc, str(csv)).returncode == 0
-    return loc
+    t = empty_table(tmp_path / "wh" / "db" / "events", "id long, ts timestamptz, cat string",
+                    partition="day(ts)")
+    write_text(t, "id,ts,cat\n1,2024-02-27T10:00:00Z,a\n2,2024-02-28T10:00:00Z,b\n")
+    return t.location
 
 
 def test_spark_timestamp_names_are_accepted(tmp_path: Path) -> None:

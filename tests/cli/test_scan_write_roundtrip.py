@@ -31,6 +31,7 @@ from icectl.spec.types import (
     TIMESTAMPTZ_NS, UUID, DecimalType, FixedType, IcebergType, ListType, MapType, StructType,
 )
 from icectl.spec.values import LONG_MAX, LONG_MIN
+from support.tables import empty_table
 
 SCHEMA = ", ".join([
     "id long not null", "b boolean", "i int", "l long", "f float", "d double", "dec decimal(9, 2)",
@@ -122,15 +123,10 @@ def _rows(location: str) -> list[tuple]:
     return sorted(zip(*cols), key=lambda r: r[0])
 
 
-def _create(location: str) -> None:
-    r = icectl("create", location, "--schema", SCHEMA, "--format-version", "3")
-    assert r.returncode == 0, r.output
-
-
 def _fields() -> Any:
     d = tempfile.mkdtemp()
     try:
-        _create(f"{d}/t")
+        empty_table(f"{d}/t", SCHEMA, format_version=3)
         return load_table(f"{d}/t").metadata.schema.fields
     finally:
         shutil.rmtree(d)
@@ -148,7 +144,7 @@ def check_round_trip(rows: list[dict[str, Any]], tmp: Path) -> None:
     """Write ``rows`` (internal values; ``id`` numbers them), scan them as jsonl and csv, write
     each into a twin, and compare the twins' values and text with the original's."""
     original = str(tmp / "original")
-    _create(original)
+    empty_table(original, SCHEMA, format_version=3)
     schema = load_table(original).metadata.schema
     rows = [{"id": i, **r} for i, r in enumerate(rows)]
     data = pa.Table.from_arrays([internal_to_arrow([r[f.name] for r in rows], f.type) for f in schema.fields],
@@ -163,7 +159,7 @@ def check_round_trip(rows: list[dict[str, Any]], tmp: Path) -> None:
         text = tmp / f"rows.{fmt}"
         text.write_text(out.stdout, encoding="utf-8")
         twin = str(tmp / f"twin-{fmt}")
-        _create(twin)
+        empty_table(twin, SCHEMA, format_version=3)
         w = icectl("write", twin, text)
         assert w.returncode == 0, w.output
         assert _rows(twin) == expected, fmt

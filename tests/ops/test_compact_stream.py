@@ -38,7 +38,7 @@ from icectl.spec.sorting import SortOrder
 from icectl.table.commit.row_delta import RowDeltaProducer
 from icectl.table.table import Table
 
-from support.tables import empty_table
+from support.tables import empty_table, with_files
 
 SCHEMA = ("id long not null, cat string, v double, f float, st struct<a: int, b: string>, "
           "l list<double>, m map<string, long>")
@@ -83,10 +83,8 @@ def _equality_delete(t: Table, cat: str, ids: list[int]) -> None:
 
 
 def _table(tmp_path: Path, files: int = 6, n: int = 400, **kw: Any) -> Table:
-    t = _create(tmp_path, **kw)
     rnd = random.Random(21)
-    for i in range(files):
-        write_rows(Table.load(t.location), _rows(rnd, i * n, n))
+    t = with_files(_create(tmp_path, **kw), files, lambda i: _rows(rnd, i * n, n))
     gone = rnd.sample(range(files * n), files * n // 10)
     delete_rows(Table.load(t.location), f"id in ({', '.join(map(str, gone[: len(gone) // 2]))})")  # positions
     if kw.get("partition") == "cat" or "partition" not in kw:

@@ -26,7 +26,7 @@ from icectl.scan.reader import open_scan
 from icectl.table.table import Table
 
 from tests.ops.null_semantics import render, truth
-from support.tables import empty_table
+from support.tables import empty_table, with_files
 
 MODES = ("merge-on-read", "copy-on-write")
 SCHEMA = "id long, grp int, s string, v double, d date, ts timestamp"
@@ -71,11 +71,8 @@ def _table(tmp_path: Path, partition: str | None, mode: str, rows: list[dict],
     if one_file_per_row is None:
         one_file_per_row = partition is None
     if one_file_per_row:
-        for r in rows:
-            write_rows(Table.load(t.location), _arrow([r]))
-    else:
-        write_rows(t, _arrow(rows))
-    return Table.load(t.location)
+        return with_files(t, len(rows), lambda i: _arrow([rows[i]]))
+    return with_files(t, 1, lambda _: _arrow(rows))
 
 
 def _ids(table: Table, filt: str | None = None) -> list[int]:

@@ -9,20 +9,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from icectl.ops.write.append import append_files
-from icectl.ops.metadata.create import create_table
 from icectl.ops.metadata.warehouse import drop_table, list_tables
-from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
+from support.tables import empty_table, with_files
 from clirun import icectl as _icectl
 
 
 def _make(wh: Path, ident: str, rows: int = 3, partition: str | None = "cat") -> Table:
-    loc = str(wh.joinpath(*ident.split(".")))
-    create_table(loc, schema_text="id long, cat string", partition_text=partition)
-    t = Table.load(loc)
-    if rows:
-        write_rows(t, pa.table({"id": pa.array(range(rows), pa.int64()), "cat": [f"c{i % 2}" for i in range(rows)]}))
-    return Table.load(loc)
+    t = empty_table(wh.joinpath(*ident.split(".")), "id long, cat string", partition=partition)
+    return with_files(t, 1 if rows else 0, lambda _: {
+        "id": pa.array(range(rows), pa.int64()), "cat": [f"c{i % 2}" for i in range(rows)]})
 
 
 def test_list_shows_tables_and_nested_namespaces(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import pyarrow.parquet as pq
 import pytest
 from clirun import icectl as run
+from support.tables import empty_table
 
 SCHEMA = ("id long, info struct<a: int, b: string>, tags list<string>, m map<string, int>, "
           "pts list<struct<x: int, y: int>>")
@@ -75,8 +76,7 @@ def _write(loc: str, tmp: Path, rows: list[dict], name: str) -> None:
 
 
 def build(tmp: Path) -> str:
-    loc = str(tmp / "t")
-    icectl("create", loc, "--schema", SCHEMA, "--partition", "bucket(2, id)")
+    loc = empty_table(tmp / "t", SCHEMA, partition="bucket(2, id)").location
     _write(loc, tmp, OLD[:3], "old1")
     _write(loc, tmp, OLD[3:], "old2")
     for change in (["add", loc, "info.c", "long"], ["rename", loc, "info.a", "aa"],
