@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from clirun import icectl_argv  # the child icectl of these tests
+from support.tables import empty_table
 
 # Exit codes (icectl/errors.py); a fault suite must never see 1 or 70.
 EXIT_OK = 0
@@ -248,11 +249,8 @@ def json_out(done: subprocess.CompletedProcess[str]) -> Any:
 
 
 def create_table(location: Path, *props: str, schema: str = "id long, src string") -> None:
-    args: list[str] = ["create", str(location), "--schema", schema]
-    for p in props:
-        args += ["-P", p]
-    done = run_icectl(*args)
-    assert done.returncode == 0, done.stderr
+    """The faults tests' table (``props``: ``KEY=VALUE`` texts), made by support.tables."""
+    empty_table(location, schema, properties=dict(p.split("=", 1) for p in props))
 
 
 def run_many(argvs: Sequence[Sequence[Any]], workers: int) -> list[subprocess.CompletedProcess[str]]:

@@ -8,7 +8,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from cli_support import run_icectl
 
@@ -17,8 +16,9 @@ from icectl.engines.spark import SparkEngine, executor_probe
 from icectl.errors import NotFound
 from icectl.io.manifest import records as avro
 from icectl.ops.maintain.compact import CompactOptions, compact_table
-from icectl.ops.write.rows import WriteFileTask, run_write_task, write_rows
+from icectl.ops.write.rows import WriteFileTask, run_write_task
 from icectl.table.table import Table
+from support.tables import empty_table, with_files
 
 
 def test_tasks_run_in_spark_executors_and_the_status_tracker_sees_them(spark: Any) -> None:
@@ -57,15 +57,12 @@ def test_an_icectl_error_in_an_executor_keeps_its_kind(spark: Any, tmp_path: Pat
 
 
 def _twin(tmp_path: Path, name: str) -> str:
-    loc = str(tmp_path / name)
-    r = run_icectl("create", loc, "--schema", "id long not null, cat string, v double",
-                   "--partition", "cat", "--format-version", "2")
-    assert r.returncode == 0, r.stderr
-    for i in range(6):  # six appends: six small files per partition
+    def rows(i: int) -> dict:
         ids = list(range(i * 100, i * 100 + 60))
-        write_rows(Table.load(loc), pa.table({"id": ids, "cat": ["a" if x % 3 else "b" for x in ids],
-                                              "v": [x / 7 for x in ids]}))
-    return loc
+        return {"id": ids, "cat": ["a" if x % 3 else "b" for x in ids], "v": [x / 7 for x in ids]}
+
+    t = empty_table(tmp_path / name, "id long not null, cat string, v double", partition="cat")
+    return with_files(t, 6, rows).location  # six appends: six small files per partition
 
 
 def _layout(loc: str) -> list[tuple]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from cli_support import run_icectl
 from spark_support import java_iter, java_table
+from support.tables import empty_table
 
 U = uuid.UUID
 VALUES = {1: U(int=0), 2: U("00000000-0000-0000-8000-000000000000"),
@@ -46,10 +47,7 @@ FILTERS = {  # filter -> rows it selects (unsigned byte order; nulls never)
 
 def _build(sql: Any, t: Any, partition: str | None) -> str:
     loc = str(t.location)
-    args = ["create", loc, "--schema", "id long, u uuid"] + (["--partition", partition]
-                                                             if partition else [])
-    r = run_icectl(*args)
-    assert r.returncode == 0, r.stderr
+    empty_table(loc, "id long, u uuid", partition=partition)
     rows = ", ".join(f"({i}, {'NULL' if v is None else repr(str(v))})" for i, v in VALUES.items())
     sql(f"INSERT INTO {t.ident} VALUES {rows}")
     return loc

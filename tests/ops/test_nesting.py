@@ -28,7 +28,7 @@ FORMS = ["v1.metadata.json", "v1.gz.metadata.json", f"00001-{UUID}.metadata.json
          f"00001-{UUID}.gz.metadata.json", "v1.metadata.json.gz"]
 
 
-def make_table(loc: Path, form: str = "v1.metadata.json") -> Path:
+def foreign_table(loc: Path, form: str = "v1.metadata.json") -> Path:
     """A table at ``loc`` (made as another tool would: nothing checks for nesting) whose one
     metadata file carries the name ``form``."""
     Table.create(str(loc), build_create_metadata(str(loc), schema_text=SCHEMA))
@@ -56,7 +56,7 @@ def one_line(r) -> str:
 
 @pytest.mark.parametrize("form", FORMS)
 def test_create_below_a_table_is_refused(tmp_path: Path, form: str) -> None:
-    outer = make_table(tmp_path / "w", form)
+    outer = foreign_table(tmp_path / "w", form)
     before = tree(tmp_path)
     for loc in (outer / "db" / "t", outer / "data" / "x", outer / "metadata" / "x"):
         r = create(loc)
@@ -69,7 +69,7 @@ def test_create_below_a_table_is_refused(tmp_path: Path, form: str) -> None:
 
 @pytest.mark.parametrize("form", FORMS)
 def test_create_above_a_table_is_refused(tmp_path: Path, form: str) -> None:
-    inner = make_table(tmp_path / "w" / "db" / "inner", form)
+    inner = foreign_table(tmp_path / "w" / "db" / "inner", form)
     before = tree(tmp_path)
     for loc in (tmp_path / "w", tmp_path / "w" / "db", tmp_path):
         r = create(loc)
@@ -80,7 +80,7 @@ def test_create_above_a_table_is_refused(tmp_path: Path, form: str) -> None:
 
 @pytest.mark.parametrize("form", FORMS)
 def test_create_at_a_table_of_any_name_already_exists(tmp_path: Path, form: str) -> None:
-    t = make_table(tmp_path / "t", form)
+    t = foreign_table(tmp_path / "t", form)
     before = tree(tmp_path)
     r = create(t)
     assert r.returncode == 4 and "a table already exists at" in one_line(r)
@@ -90,7 +90,7 @@ def test_create_at_a_table_of_any_name_already_exists(tmp_path: Path, form: str)
 
 
 def test_create_beside_a_table_and_over_non_table_directories_is_fine(tmp_path: Path) -> None:
-    make_table(tmp_path / "wh" / "db" / "a")
+    foreign_table(tmp_path / "wh" / "db" / "a")
     assert create(tmp_path / "wh" / "db" / "b").returncode == 0  # beside
     assert create(tmp_path / "wh" / "db" / "ab").returncode == 0  # a name that starts alike
     plain = tmp_path / "plain"
@@ -106,7 +106,7 @@ def test_create_beside_a_table_and_over_non_table_directories_is_fine(tmp_path: 
 
 
 def test_symbolic_links_are_not_followed_looking_below(tmp_path: Path) -> None:
-    make_table(tmp_path / "elsewhere" / "t")
+    foreign_table(tmp_path / "elsewhere" / "t")
     (tmp_path / "new").mkdir()
     os.symlink(tmp_path / "elsewhere", tmp_path / "new" / "link")
     assert create(tmp_path / "new").returncode == 0
@@ -120,7 +120,7 @@ def test_parent_dirs_go_up_to_the_root_or_the_bucket() -> None:
 
 
 def test_refuse_nesting_without_at_leaves_the_location_itself_alone(tmp_path: Path) -> None:
-    t = make_table(tmp_path / "t")
+    t = foreign_table(tmp_path / "t")
     io = FileIO()
     refuse_nesting(io, str(t), at=False)  # (register: the catalog's files are at the location)
     with pytest.raises(AlreadyExists):
@@ -142,13 +142,13 @@ def _catalog_table(loc: Path) -> Path:
 def test_register_below_or_above_a_table_is_refused(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     below = _catalog_table(wh / "db" / "t")
-    make_table(wh / "db" / "t" / "nested")
+    foreign_table(wh / "db" / "t" / "nested")
     before = tree(tmp_path)
     r = icectl("register", "db.t", "-w", str(wh), "--metadata", str(below))
     assert r.returncode == 5, r.stderr
     assert f"the table at {wh / 'db' / 't' / 'nested'} is inside it" in one_line(r)
     above = _catalog_table(tmp_path / "wh2" / "db" / "t")
-    make_table(tmp_path / "wh2" / "db")
+    foreign_table(tmp_path / "wh2" / "db")
     before = tree(tmp_path)
     r = icectl("register", "db.t", "-w", str(tmp_path / "wh2"), "--metadata", str(above))
     assert r.returncode == 5, r.stderr
@@ -159,7 +159,7 @@ def test_register_below_or_above_a_table_is_refused(tmp_path: Path) -> None:
 def test_register_with_no_table_around_adopts_it(tmp_path: Path) -> None:
     wh = tmp_path / "wh"
     f = _catalog_table(wh / "db" / "t")
-    make_table(wh / "db" / "beside")
+    foreign_table(wh / "db" / "beside")
     r = icectl("register", "db.t", "-w", str(wh), "--metadata", str(f), "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["version"] == 2
@@ -167,9 +167,9 @@ def test_register_with_no_table_around_adopts_it(tmp_path: Path) -> None:
 
 
 def test_the_guard_names_the_table_a_file_belongs_to(tmp_path: Path) -> None:
-    outer = make_table(tmp_path / "w")
-    inner = make_table(tmp_path / "w" / "db" / "inner", f"00001-{UUID}.metadata.json")
-    beside = make_table(tmp_path / "beside")
+    outer = foreign_table(tmp_path / "w")
+    inner = foreign_table(tmp_path / "w" / "db" / "inner", f"00001-{UUID}.metadata.json")
+    beside = foreign_table(tmp_path / "beside")
     io = FileIO()
     guard = TableBoundary(str(outer)).other_tables(io)
     assert guard.owner(f"{outer}/data/a.parquet") is None
