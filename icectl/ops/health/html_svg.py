@@ -26,11 +26,13 @@ LEFT, RIGHT, TOP, BOTTOM = 64, 16, 14, 44
 
 @dataclass(frozen=True)
 class Mark:
-    """One drawn figure: its label, value and where the value lives in the report's JSON."""
+    """One drawn figure: its label, value and where the value lives in the report's JSON
+    (``extra``: more attributes of its mark, already escaped)."""
 
     label: str
     value: float
     figure: str | None = None
+    extra: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,8 +209,8 @@ def top_bars(marks: Sequence[Mark], title: str, rest: Mark | None = None, unit: 
         out.append(f'<text class="label" x="{label_w - 6}" y="{_num(yy + bar_height / 2)}" text-anchor="end" '
                    f'dominant-baseline="middle">{esc(label)}</text>'
                    f'<rect class="{cls}" x="{label_w}" y="{yy}" width="{_num(max(w, 1))}" height="{bar_height}"'
-                   f'{figure_attrs(m.figure, m.value)}><title>{esc(m.label)}: {esc(fmt_value(m.value, unit))}'
-                   f'</title></rect><text class="value" x="{_num(label_w + max(w, 1) + 4)}" '
+                   f'{figure_attrs(m.figure, m.value)}{m.extra}><title>{esc(m.label)}: '
+                   f'{esc(fmt_value(m.value, unit))}</title></rect><text class="value" x="{_num(label_w + max(w, 1) + 4)}" '
                    f'y="{_num(yy + bar_height / 2)}" dominant-baseline="middle">{esc(fmt_value(m.value, unit))}</text>')
     return "".join(out) + "</svg>"
 

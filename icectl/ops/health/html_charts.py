@@ -1,0 +1,73 @@
+"""The charts of each health dimension on the HTML page: which figures of the report's JSON each
+chart draws, registered in :data:`icectl.ops.health.html.CHARTS` by dimension name. Every mark
+names its figure's JSON Pointer; the one figure a chart adds (the sum of the partitions beyond
+the top N) names the list and key it sums (``data-sum-of``, ``data-sum-key``,
+``data-sum-from``), so it is checked against the JSON too."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from icectl.ops.health.html import CHARTS, Json, pointer
+from icectl.ops.health.html_svg import Bin, Mark, esc, histogram, json_text, top_bars
+
+__all__ = ["TOP_PARTITIONS", "rest_attrs"]
+
+TOP_PARTITIONS = 12  # partitions drawn one by one; the others are one "rest" bar
+
+
+def _heading(text: str) -> str:
+    return f"<h3>{esc(text)}</h3>"
+
+
+def rest_attrs(list_ptr: str, key: str, start: int, value: Any) -> str:
+    """The attributes of a figure that sums ``key`` over a JSON list from index ``start`` on."""
+    return (f' data-sum-of="{esc(list_ptr)}" data-sum-key="{esc(key)}" data-sum-from="{start}"'
+            f' data-value="{esc(json_text(value))}"')
+
+
+def _data_files(dim: Json, ptr: str, doc: Json) -> list[str]:
+    figs = dim.get("figures") or {}
+    out: list[str] = []
+    hist = figs.get("size-histogram") or []
+    if hist:
+        hp = ptr + pointer("figures", "size-histogram")
+        bins = [Bin(b.get("lower-bytes") or 0, b.get("upper-bytes"), b.get("files") or 0, f"{hp}/{i}/files")
+                for i, b in enumerate(hist)]
+        out += [_heading("Data file sizes against the target (files per size range)"),
+                histogram(bins, "data file sizes", target=figs.get("target-file-size-bytes"),
+                          target_label="target")]
+    rows = figs.get("partitions") or []
+    if rows:
+        out += partition_charts(rows, ptr + pointer("figures", "partitions"))
+    return out
+
+
+def partition_charts(rows: Sequence[Mapping[str, Any]], list_ptr: str) -> list[str]:
+    """Bytes and files per partition: the first TOP_PARTITIONS rows (the JSON's order, the
+    biggest first) one bar each, the others one bar."""
+    top, others = rows[:TOP_PARTITIONS], rows[TOP_PARTITIONS:]
+    out = []
+    for key, unit, title in (("data-bytes", "bytes", "Data bytes per partition"),
+                             ("data-files", "", "Data files per partition")):
+        marks = [Mark(_partition_label(r), r.get(key) or 0, f"{list_ptr}/{i}/{key}") for i, r in enumerate(top)]
+        rest = None
+        if others:
+            total = sum(r.get(key) or 0 for r in others)
+            # the rest bar: checked as the sum of the JSON rows beyond the top
+            rest = Mark(f"the other {len(others)} partitions", total,
+                        extra=rest_attrs(list_ptr, key, len(top), total))
+        svg = top_bars(marks, title, rest=rest, unit=unit)
+        out += [_heading(f"{title} (the {len(top)} biggest" + (", then the rest)" if others else ")")), svg]
+    return out
+
+
+def _partition_label(row: Mapping[str, Any]) -> str:
+    path = row.get("partition-path")
+    if path in (None, ""):
+        return "(unpartitioned)"
+    spec = row.get("spec-id")
+    return f"{path}" if spec in (None, 0) else f"{path} (spec {spec})"
+
+
+CHARTS["data-files"] = _data_files
