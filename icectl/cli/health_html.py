@@ -33,7 +33,7 @@ def check_html_path(path: str | None) -> None:
 
 def write_html_report(path: str, report: Any) -> None:
     """Render ``report`` (a HealthReport) and write the page to ``path`` atomically."""
-    from icectl.cli.rows_out import _write_file
+    from icectl.cli.rows_out import write_file_atomically
     from icectl.ops.health.html import render_html
 
     text = render_html(report)
@@ -42,4 +42,4 @@ def write_html_report(path: str, report: Any) -> None:
         with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
 
-    _write_file(path, write)
+    write_file_atomically(path, write)
