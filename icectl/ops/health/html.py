@@ -27,7 +27,7 @@ Json = Mapping[str, Any]
 CHARTS: dict[str, Callable[[Json, str, Json], list[str]]] = {}
 
 _SEVERITY_CLASS = {"due": "due", "warn": "bad", "info": "ok"}
-_THRESHOLD_UNITS = {"bytes": "bytes", "share": "%"}
+_THRESHOLD_UNITS = {"bytes": "bytes", "share": "%", "ms": "ms"}
 
 
 def pointer(*parts: object) -> str:
@@ -57,7 +57,7 @@ def _when(ms: Any) -> str:
 
 def _summary(doc: Json) -> str:
     rows = [Figure("status", doc.get("status"), "/status"),
-            Figure("snapshot", doc.get("snapshot-id"), "/snapshot-id"),
+            Figure("snapshot", doc.get("snapshot-id"), "/snapshot-id", "id"),
             Figure("format version", doc.get("format-version"), "/format-version"),
             Figure("metadata file", doc.get("metadata-file"), "/metadata-file")]
     for sev, n in (doc.get("verdict-counts") or {}).items():
@@ -97,7 +97,11 @@ def _verdicts(doc: Json) -> str:
 
 
 def unit_of(key: str) -> str:
-    """How to show a figure, from its key: bytes, a share (%), else a count."""
+    """How to show a figure, from its key: bytes, a share (%), an id, a duration, else a count."""
+    if key.endswith("-id") or key == "id":
+        return "id"
+    if key.endswith("-ms"):
+        return "time" if key.endswith(("timestamp-ms", "-at-ms", "-time-ms")) else "ms"
     if key.endswith("bytes") or key.endswith("-size") or key.startswith("bytes"):
         return "bytes"
     if key.endswith("share"):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from icectl.ops.health.html import CHARTS, Json, pointer
-from icectl.ops.health.html_svg import Bin, Mark, esc, histogram, json_text, top_bars
+from icectl.ops.health.html_svg import Bin, Mark, esc, histogram, json_text, sized_bars, top_bars
 
 __all__ = ["TOP_PARTITIONS", "rest_attrs"]
 
@@ -70,4 +70,16 @@ def _partition_label(row: Mapping[str, Any]) -> str:
     return f"{path}" if spec in (None, 0) else f"{path} (spec {spec})"
 
 
+def _manifests(dim: Json, ptr: str, doc: Json) -> list[str]:
+    figs = dim.get("figures") or {}
+    sizes = figs.get("manifest-sizes") or []
+    if not sizes:
+        return []
+    sp = ptr + pointer("figures", "manifest-sizes")
+    marks = [Mark(f"manifest {i + 1} of {len(sizes)}", v, f"{sp}/{i}") for i, v in enumerate(sizes)]
+    return [_heading("Manifest sizes against the manifest target (smallest first)"),
+            sized_bars(marks, "manifest sizes", unit="bytes", target=figs.get("target-size-bytes"))]
+
+
 CHARTS["data-files"] = _data_files
+CHARTS["manifests"] = _manifests

@@ -24,6 +24,7 @@ h3 { font-size: 14px; margin: 14px 0 6px; color: var(--mute); }
 table.figures { border-collapse: collapse; margin: 6px 0 10px; }
 table.figures th { text-align: left; font-weight: normal; color: var(--mute); padding: 2px 18px 2px 0; }
 table.figures td { text-align: right; font-variant-numeric: tabular-nums; padding: 2px 0; }
+table.figures td.src { text-align: left; color: var(--mute); padding-left: 18px; }
 .verdict { border-left: 4px solid var(--line); padding: 6px 10px; margin: 6px 0; background: #f7f8fa; }
 .verdict.ok { border-color: var(--ok); } .verdict.due { border-color: var(--due); }
 .verdict.bad { border-color: var(--bad); }
@@ -69,7 +70,9 @@ def figure(value: object, path: str | None, unit: str = "") -> str:
 def _shown(value: object, unit: str) -> str:
     if value is None:
         return "-"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if not isinstance(value, (int, float)):
         return str(value)
     if unit == "%":
         return f"{value * 100:.1f}%"

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-__all__ = ["Mark", "Bin", "Point", "esc", "figure_attrs", "fmt_bytes", "fmt_count", "fmt_value",
+__all__ = ["Mark", "Bin", "Point", "esc", "figure_attrs", "fmt_bytes", "fmt_count", "fmt_duration", "fmt_value",
            "histogram", "top_bars", "timeline", "sized_bars"]
 
 WIDTH = 640
@@ -100,9 +100,29 @@ def fmt_count(n: float | None) -> str:
     return f"{int(n):,}"
 
 
+def fmt_duration(ms: float | None) -> str:
+    """Milliseconds for people, in the largest whole unit: ``5 d``, ``90 min``, ``250 ms``."""
+    if ms is None:
+        return "-"
+    for size, unit in ((86_400_000, "d"), (3_600_000, "h"), (60_000, "min"), (1000, "s")):
+        if abs(ms) >= size:
+            v = ms / size
+            return f"{v:,.0f} {unit}" if v.is_integer() or abs(v) >= 100 else f"{v:,.1f} {unit}"
+    return f"{fmt_count(ms)} ms"
+
+
 def fmt_value(n: float | None, unit: str = "") -> str:
-    """``fmt_bytes`` for ``unit`` "bytes", ``fmt_count`` otherwise."""
-    return fmt_bytes(n) if unit == "bytes" else fmt_count(n)
+    """A figure for people by its unit: ``bytes``, ``ms`` (a duration), ``time`` (ms since the
+    epoch, shown in UTC), ``id`` (digits as they are), else a count."""
+    if unit == "bytes":
+        return fmt_bytes(n)
+    if unit == "ms":
+        return fmt_duration(n)
+    if unit == "id":
+        return "-" if n is None else str(n)
+    if unit == "time":
+        return "-" if n is None else _iso(int(n))
+    return fmt_count(n)
 
 
 def _open(height: int, title: str, cls: str) -> str:
@@ -223,7 +243,9 @@ def sized_bars(marks: Sequence[Mark], title: str, unit: str = "bytes", target: f
     if not marks:
         return "".join(out + [_empty(height)])
     plot_h = height - TOP - BOTTOM
-    top = max([m.value or 0 for m in marks] + [target or 0]) or 1
+    biggest = max(m.value or 0 for m in marks)
+    drawn = target is not None and target <= 4 * biggest  # else the bars would be slivers
+    top = max(biggest, target if drawn and target is not None else 0) or 1
     ticks = _ticks(top)
     y_max = ticks[-1] or 1
     right = WIDTH - RIGHT
@@ -239,7 +261,11 @@ def sized_bars(marks: Sequence[Mark], title: str, unit: str = "bytes", target: f
                    f'width="{_num(max(step * 0.8, 0.5))}" height="{_num(plot_h * v / y_max)}"'
                    f'{figure_attrs(m.figure, m.value)}><title>{esc(m.label)}: {esc(fmt_value(m.value, unit))}'
                    f'</title></rect>')
-    if target is not None:
+    if target is not None and not drawn:
+        out.append(f'<text class="target-label" x="{_num(right - 4)}" y="{TOP + 8}" text-anchor="end">'
+                   f'{esc(target_label)} {esc(fmt_value(target, unit))}: far above the largest '
+                   f'({esc(fmt_value(biggest, unit))})</text>')
+    elif target is not None:
         ty = _num(y(target))
         out.append(f'<line class="target" x1="{LEFT}" x2="{_num(right)}" y1="{ty}" y2="{ty}"><title>'
                    f'{esc(target_label)}: {esc(fmt_value(target, unit))}</title></line>'
