@@ -19,11 +19,13 @@ HtmlOpt = Annotated[Optional[str], typer.Option(
          "nothing loaded from the network) to PATH, replacing the file there.")]
 
 
-def check_html_path(path: str | None) -> None:
-    """Refuse, before any work, an --html PATH that cannot be written: a directory, or a file in
-    a directory that does not exist."""
+def check_html_path(path: str | None, table: str | None) -> None:
+    """Refuse, before any work, an --html PATH that cannot be written (a directory, or a file in
+    a directory that does not exist) or that has no one TABLE to show."""
     if path is None:
         return
+    if table is None:
+        raise InvalidInput("--html draws one table: give TABLE")
     if path == "" or os.path.isdir(path):
         raise InvalidInput(f"--html {path!r} is a directory, not a file")
     parent = os.path.dirname(os.path.abspath(path))

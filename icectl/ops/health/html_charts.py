@@ -63,11 +63,21 @@ def partition_charts(rows: Sequence[Mapping[str, Any]], list_ptr: str) -> list[s
 
 
 def _partition_label(row: Mapping[str, Any]) -> str:
-    path = row.get("partition-path")
-    if path in (None, ""):
-        return "(unpartitioned)"
+    """A partition as people read it: ``field=value`` pairs (the values as they are, not the
+    path's URL escapes); another spec's partition says which spec."""
+    values = row.get("partition")
+    if isinstance(values, Mapping) and values:
+        text = ", ".join(f"{k}={_plain(v)}" for k, v in values.items())
+    else:
+        text = str(row.get("partition-path") or "") or "(unpartitioned)"
     spec = row.get("spec-id")
-    return f"{path}" if spec in (None, 0) else f"{path} (spec {spec})"
+    return text if spec in (None, 0) else f"{text} (spec {spec})"
+
+
+def _plain(v: Any) -> str:
+    if v is None:
+        return "null"
+    return v if isinstance(v, str) else json_text(v)
 
 
 def _manifests(dim: Json, ptr: str, doc: Json) -> list[str]:
