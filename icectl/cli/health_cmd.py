@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from icectl.cli.common import JsonOpt, Progress, WarehouseOpt, complete_table, handle_errors, load_table
+from icectl.cli.health_html import HtmlOpt, check_html_path, write_html_report
 from icectl.cli.output import emit_json, emit_table, emit_text, err
 from icectl.errors import EXIT_MAINTENANCE_DUE, InvalidInput
 
@@ -56,12 +57,14 @@ def health(
         "--sort", metavar="KEY", help=f"Order of the warehouse rows: {', '.join(SORTS)} (default: worst).")] = "worst",
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
+    html: HtmlOpt = None,
 ) -> None:
     from icectl.ops.health import table_health
 
     if sort not in SORTS:
         raise InvalidInput(f"unknown sort key {sort!r} (use one of {', '.join(SORTS)})", argument="sort")
     cols = [c.strip() for c in columns.split(",") if c.strip()] if columns else None
+    check_html_path(html, table)
     if table is None:
         if warehouse is None:
             raise InvalidInput("give TABLE, or a warehouse to judge every table of", argument="table")
@@ -76,6 +79,8 @@ def health(
         emit_json(report.to_json())
     else:
         _render(report)
+    if html is not None:  # after the output, whose --field is checked as it prints
+        write_html_report(html, report)
     if report.due:
         raise typer.Exit(EXIT_MAINTENANCE_DUE)
 
