@@ -50,6 +50,24 @@ def report_json(partitions: int = 15) -> dict[str, Any]:
             {"name": "manifests", "status": "ok", "skipped": None,
              "figures": {"manifests": 3, "manifest-sizes": [10, 200, 3000], "target-size-bytes": 8000},
              "verdicts": []},
+            {"name": "snapshots", "status": "ok", "skipped": None,
+             "figures": {"snapshots": 3, "oldest-snapshot-ms": 1_600_000_000_000, "oldest-snapshot-age-ms": 90_000,
+                         "timeline": [
+                             {"snapshot-id": 1, "timestamp-ms": 1_600_000_000_000, "operation": "append",
+                              "total-records": 10, "total-data-files": 2, "total-delete-files": 0,
+                              "total-files-size": 2000},
+                             {"snapshot-id": 2, "timestamp-ms": 1_600_000_060_000, "operation": NASTY,
+                              "total-records": None, "total-data-files": 3, "total-delete-files": 1,
+                              "total-files-size": 3000},
+                             {"snapshot-id": 3, "timestamp-ms": 1_600_000_090_000, "operation": "delete",
+                              "total-records": 4, "total-data-files": 1, "total-delete-files": 0,
+                              "total-files-size": 900}]},
+             "verdicts": []},
+            {"name": "layout", "status": "ok", "skipped": None,
+             "figures": {"chosen": False, "columns": [
+                 {"column": NASTY, "field-id": 1, "overlap-depth-average": 1.5, "overlap-depth-max": 3},
+                 {"column": "b", "field-id": 2, "overlap-depth-average": None, "overlap-depth-max": None}]},
+             "verdicts": []},
             {"name": "orphans", "status": "skipped", "skipped": "not listed (--list-files)", "figures": {},
              "verdicts": []}],
         "verdicts": [verdict],
@@ -92,6 +110,12 @@ def test_charts_draw_one_mark_per_figure_and_the_rest_sums():
         assert len(rows) == 15 - TOP_PARTITIONS
         assert json.loads(rest["data-value"]) == sum(r[key] for r in rows)
     assert len([a for a in e.all("rect", "bar") if "/manifest-sizes/" in a.get("data-figure", "")]) == 3
+    dots = [a for a in e.all("circle", "dot") if "/timeline/" in a["data-figure"]]
+    assert len(dots) == 3 * 4 - 1  # one snapshot without total-records: no dot
+    assert len(e.all("circle", "op-other")) == 4 - 1 + 1  # the odd operation's dots and its legend
+    depth = [a for a in e.all("rect", "bar") if "/overlap-depth-" in a.get("data-figure", "")]
+    assert [json.loads(a["data-value"]) for a in depth] == [1.5, 3]  # no bounds, no bar
+    assert len(e.all("svg", "chart")) == 6
 
 
 def test_few_partitions_have_no_rest_bar():

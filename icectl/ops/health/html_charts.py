@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from icectl.ops.health.html import CHARTS, Json, pointer
-from icectl.ops.health.html_svg import Bin, Mark, esc, histogram, json_text, sized_bars, top_bars
+from icectl.ops.health.html_svg import Bin, Mark, Point, esc, histogram, json_text, sized_bars, timeline, top_bars
+from icectl.ops.health.timeline import TOTALS
 
 __all__ = ["TOP_PARTITIONS", "rest_attrs"]
 
@@ -91,5 +92,37 @@ def _manifests(dim: Json, ptr: str, doc: Json) -> list[str]:
             sized_bars(marks, "manifest sizes", unit="bytes", target=figs.get("target-size-bytes"))]
 
 
+_SERIES = (("records", ""), ("data files", ""), ("delete files", ""), ("bytes", "bytes"))  # TOTALS' order
+
+
+def _snapshots(dim: Json, ptr: str, doc: Json) -> list[str]:
+    rows = (dim.get("figures") or {}).get("timeline") or []
+    if not rows:
+        return []
+    tp = ptr + pointer("figures", "timeline")
+    points = [Point(r.get("timestamp-ms") or 0, str(r.get("operation") or "unknown"),
+                    tuple(r.get(k) for k in TOTALS), tuple(f"{tp}/{j}/{k}" for k in TOTALS),
+                    f"snapshot {r.get('snapshot-id')}")
+              for j, r in enumerate(rows)]
+    return [_heading("Snapshots over time: the table's totals after each commit, by operation"),
+            timeline(points, _SERIES, "snapshot timeline")]
+
+
+def _layout(dim: Json, ptr: str, doc: Json) -> list[str]:
+    cols = (dim.get("figures") or {}).get("columns") or []
+    if not cols:
+        return []
+    cp = ptr + pointer("figures", "columns")
+    marks = []
+    for j, c in enumerate(cols):
+        for key, word in (("overlap-depth-average", "average"), ("overlap-depth-max", "max")):
+            if c.get(key) is not None:
+                marks.append(Mark(f"{c.get('column')}: {word}", c[key], f"{cp}/{j}/{key}"))
+    return [_heading("Overlap depth per column: files a point filter reads within a partition"),
+            top_bars(marks, "overlap depth per column")]
+
+
 CHARTS["data-files"] = _data_files
 CHARTS["manifests"] = _manifests
+CHARTS["snapshots"] = _snapshots
+CHARTS["layout"] = _layout
