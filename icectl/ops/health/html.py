@@ -45,7 +45,8 @@ def render_html(report: Any) -> str:
         body.append(_dimension(doc, dim, pointer("dimensions", i)))
     body.append(_thresholds(doc))
     name = doc.get("identifier") or doc.get("table") or "table"
-    return document(f"Health of {name}", f"{doc.get('table', '')}", body,
+    subtitle = f"{doc.get('table', '')}, judged {_when(doc.get('generated-at-ms'))}"
+    return document(f"Health of {name}", subtitle, body,
                     footer=f"icectl health, {_when(doc.get('generated-at-ms'))}; every figure as in --json")
 
 

@@ -189,8 +189,8 @@ def histogram(bins: Sequence[Bin], title: str, target: float | None = None,
                        f'y2="{TOP + plot_h}"><title>{esc(target_label)}: {esc(fmt_value(target, unit))}'
                        f'</title></line><text class="target-label" x="{_num(tx + 4)}" y="{TOP + 10}">'
                        f'{esc(target_label)} {esc(fmt_value(target, unit))}</text>')
-    out.append(f'<text class="axis" x="{LEFT}" y="{height - 6}">{esc("file size" if unit == "bytes" else "value")}'
-               f' (bin low bound) → ; bars: files</text>')
+    out.append(f'<text class="axis" x="{LEFT}" y="{height - 6}">each bar: the files from the size under it '
+               f'up to the next one</text>')
     return "".join(out) + "</svg>"
 
 
