@@ -125,12 +125,15 @@ def png_facts(png: bytes) -> tuple[int, int, int]:
 
 
 def make_table(root: Path) -> Path:
-    """Partitions named with markup characters; appends, a compaction (replace), more appends and
-    a merge-on-read delete (overwrite): small files, several manifests, delete files."""
+    """Partitions named with markup characters, sorted by id; appends, a compaction (replace),
+    more appends and a merge-on-read delete of one row of a file (delete): small files, several manifests, delete
+    files."""
     loc = root / "wh" / "db" / "t"
     assert run("create", loc, "--schema", "id long, cat string, v double", "--partition", "cat").returncode == 0
+    assert run("sort-order", "set", loc, "id").returncode == 0  # the layout dimension judges id
     for i in range(5):
-        rows = "".join(f'{i * 100 + j},"{NASTY[j].replace(chr(34), chr(34) * 2)}",{j}.5\n' for j in range(len(NASTY)))
+        rows = "".join(f'{i * 100 + k * 50 + j},"{NASTY[j].replace(chr(34), chr(34) * 2)}",{j}.5\n'
+                       for j in range(len(NASTY)) for k in range(2))  # two rows a file
         data = root / f"rows{i}.csv"
         data.write_text("id,cat,v\n" + rows, encoding="utf-8")
         assert run("write", loc, data).returncode == 0
@@ -172,9 +175,9 @@ def check_figures(dom: Dom, doc: dict[str, Any]) -> int:
 
 def expected_charts(doc: dict[str, Any]) -> int:
     """Charts the page draws for this report: file sizes, bytes and files per partition, manifest
-    sizes, and the snapshot timeline and overlap depths when those dimensions are judged."""
-    names = {d["name"] for d in doc["dimensions"] if not d["skipped"]}
-    return 4 + ("snapshots" in names) + ("layout" in names)
+    sizes, and the snapshot timeline and overlap depths when those dimensions have them."""
+    figs = {d["name"]: d["figures"] for d in doc["dimensions"] if not d["skipped"]}
+    return 4 + bool(figs.get("snapshots", {}).get("timeline")) + bool(figs.get("layout", {}).get("columns"))
 
 
 def check_charts(dom: Dom, doc: dict[str, Any]) -> None:
@@ -196,6 +199,11 @@ def check_charts(dom: Dom, doc: dict[str, Any]) -> None:
              e["attrs"].get("data-figure", "")]
     assert len(sizes) == len(manifests["figures"]["manifest-sizes"]) == manifests["figures"]["manifests"] > 1
     assert dom.select("line", "target")
+    la, layout = dimension(doc, "layout")
+    depth = [e for e in dom.select("rect", "bar") if f"/dimensions/{la}/figures/columns/" in
+             e["attrs"].get("data-figure", "")]
+    assert [c["column"] for c in layout["figures"]["columns"]] == ["id"]
+    assert len(depth) == 2  # average and max of id
 
 
 def test_the_page_is_self_contained_and_escaped(judged) -> None:
@@ -272,3 +280,29 @@ def test_completion_offers_html() -> None:
     env.update(COMP_WORDS="icectl health t --html ", COMP_CWORD="4")
     done = subprocess.run([sys.executable, "-m", "icectl"], capture_output=True, text=True, env=env, timeout=60)
     assert done.returncode == 0 and done.stdout.split() == []
+
+
+def test_the_timeline_is_the_snapshots_summaries(judged) -> None:
+    loc, doc, page = judged
+    _, snaps = dimension(doc, "snapshots")
+    timeline = snaps["figures"]["timeline"]
+    listed = json.loads(run("inspect", "snapshots", loc, "--json").stdout)
+    listed.sort(key=lambda s: (s["timestamp-ms"], s["sequence-number"]))
+    assert [(r["snapshot-id"], r["operation"], r["timestamp-ms"]) for r in timeline] == \
+        [(s["snapshot-id"], s["operation"], s["timestamp-ms"]) for s in listed]
+    for r, s in zip(timeline, listed):
+        for key in ("total-records", "total-data-files", "total-delete-files", "total-files-size"):
+            assert r[key] == int(s["summary"][key]), (key, s["snapshot-id"])
+    assert {r["operation"] for r in timeline} == {"append", "replace", "delete"}
+    # the newest totals are the current snapshot's files, as the other dimensions count them
+    last = timeline[-1]
+    files = dimension(doc, "data-files")[1]["figures"]
+    deletes = dimension(doc, "deletes")[1]["figures"]
+    assert last["snapshot-id"] == doc["snapshot-id"]
+    assert (last["total-data-files"], last["total-records"]) == (files["data-files"], files["records"])
+    assert last["total-delete-files"] == deletes["delete-files"] > 0
+    assert last["total-files-size"] == files["data-bytes"] + deletes["delete-bytes"]
+    # drawn: one dot per snapshot and total, each the JSON's number (checked in check_figures)
+    dots = [e for e in Dom(page.read_text(encoding="utf-8")).select("circle", "dot")
+            if "/figures/timeline/" in e["attrs"]["data-figure"]]
+    assert len(dots) == 4 * len(timeline)

@@ -102,7 +102,7 @@ def unit_of(key: str) -> str:
     if key.endswith("-id") or key == "id":
         return "id"
     if key.endswith("-ms"):
-        return "time" if key.endswith(("timestamp-ms", "-at-ms", "-time-ms")) else "ms"
+        return "ms" if "age" in key.split("-") else "time"  # an age, else a point in time
     if key.endswith("bytes") or key.endswith("-size") or key.startswith("bytes"):
         return "bytes"
     if key.endswith("share"):

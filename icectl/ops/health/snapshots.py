@@ -19,6 +19,7 @@ from icectl.io.manifest.manifest_list import load_manifest_list
 from icectl.ops.health.collect import Progress, TableFacts, decode_manifests
 from icectl.ops.health.model import DUE, WARN, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
+from icectl.ops.health.timeline import snapshot_timeline
 from icectl.spec.manifests import DELETED, ManifestFile
 
 if TYPE_CHECKING:
@@ -127,6 +128,7 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
         "all-files-bytes": all_bytes,
         "reachable-files": len(distinct_files),
         "reachable-file-bytes": sum(distinct_files.values()),
+        "timeline": snapshot_timeline(md),  # every snapshot's summary totals, oldest first
     }
     verdicts = []
     if len(expired_ids) > policy["max-expirable-snapshots"]:
