@@ -1,16 +1,16 @@
 """`icectl health TABLE --html PATH` as a user runs it, and the page in a real browser.
 
-A partitioned table whose partition values hold markup characters (< & " '), with appends, a
-merge-on-read delete and an overwrite, is judged once with ``--json --html``. Then:
+A partitioned, sorted table whose partition values hold markup characters (< & " '), with
+appends, a compaction and a merge-on-read delete, is judged once with ``--json --html``. Then:
 - the page is self-contained (loads nothing: no URL, no src, no link) and its texts are escaped;
 - headless Chromium renders it (``--dump-dom`` and ``--screenshot``): the charts are drawn (SVG
   marks present, one per figure, counted against the JSON), every element with ``data-figure``
   holds exactly the JSON's value at that JSON Pointer, every drawn sum of the "rest" equals the
   sum of the JSON rows it covers, and the screenshot is a real picture (not one flat colour);
+- the snapshots dimension's timeline is the snapshots' summaries (``inspect snapshots``);
 - a bad --html PATH is refused before any work and writes nothing; an existing file is replaced.
 
-Chromium comes from the Debian package ``chromium`` (.ci/run installs it and names it in
-ICECTL_CHROMIUM); without it the browser tests fail under CI and skip elsewhere.
+Chromium: see tests/health_page.py (fails under CI when missing, skips elsewhere).
 """
 
 from __future__ import annotations
@@ -18,18 +18,15 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
-import struct
 import subprocess
 import sys
-import zlib
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clirun import icectl
+from health_page import Dom, browse, check_figures, dimension, png_facts
 
 ENV = {"NO_COLOR": "1", "ICECTL_WAREHOUSE": None}
 NASTY = ['a<b', 'x&y', 'q"uote', "it's", "<script>alert(1)</script>"]
@@ -37,91 +34,6 @@ NASTY = ['a<b', 'x&y', 'q"uote', "it's", "<script>alert(1)</script>"]
 
 def run(*args: Any) -> subprocess.CompletedProcess:
     return icectl(*args, env=ENV)
-
-
-def chromium() -> str:
-    """The headless browser: ICECTL_CHROMIUM, else chromium on PATH."""
-    named = os.environ.get("ICECTL_CHROMIUM")
-    found = named or shutil.which("chromium") or shutil.which("chromium-browser")
-    if found and os.access(found, os.X_OK):
-        return found
-    message = "Chromium not found (apt-get install chromium, or set ICECTL_CHROMIUM; .ci/run installs it)"
-    if os.environ.get("CI") or named:
-        pytest.fail(message, pytrace=False)
-    pytest.skip(message)
-
-
-def browse(page: Path, work: Path, *what: str) -> subprocess.CompletedProcess:
-    """Run headless Chromium on the page (its own profile directory, no sandbox: tests may run as
-    root); ``what``: --dump-dom or --screenshot=FILE."""
-    argv = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
-            "--disable-extensions", f"--user-data-dir={work / 'profile'}", "--window-size=1200,3000",
-            *what, page.resolve().as_uri()]
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=180,
-                          env={**os.environ, "HOME": str(work)})
-    assert done.returncode == 0, done.stderr[-2000:]
-    return done
-
-
-class Dom(HTMLParser):
-    """Every start tag with its attributes and the text inside it (its own and its children's)."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self.elements: list[dict[str, Any]] = []
-        self._open: list[dict[str, Any]] = []
-        self.feed(text)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        el = {"tag": tag, "attrs": {k: v or "" for k, v in attrs}, "text": ""}
-        self.elements.append(el)
-        if tag not in ("meta", "line", "circle", "br", "polyline", "input", "img", "link"):
-            self._open.append(el)
-
-    def handle_startendtag(self, tag, attrs):
-        self.elements.append({"tag": tag, "attrs": {k: v or "" for k, v in attrs}, "text": ""})
-
-    def handle_endtag(self, tag):
-        while self._open:
-            el = self._open.pop()
-            if el["tag"] == tag:
-                break
-
-    def handle_data(self, data):
-        for el in self._open:
-            el["text"] += data
-
-    def select(self, tag: str | None = None, cls: str | None = None, attr: str | None = None) -> list[dict]:
-        return [e for e in self.elements if (tag is None or e["tag"] == tag)
-                and (cls is None or cls in e["attrs"].get("class", "").split())
-                and (attr is None or attr in e["attrs"])]
-
-
-def resolve(doc: Any, ptr: str) -> Any:
-    """The value at a JSON Pointer (RFC 6901)."""
-    assert ptr.startswith("/"), ptr
-    node = doc
-    for raw in ptr[1:].split("/"):
-        key = raw.replace("~1", "/").replace("~0", "~")
-        node = node[int(key)] if isinstance(node, list) else node[key]
-    return node
-
-
-def png_facts(png: bytes) -> tuple[int, int, int]:
-    """(width, height, distinct byte values of the decoded rows) of a PNG: a page drawn in one
-    flat colour has a handful, a page with text and charts many."""
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, width, height = 8, b"", 0, 0
-    while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        body = png[pos + 8:pos + 8 + length]
-        if kind == b"IHDR":
-            width, height = struct.unpack(">II", body[:8])
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    return width, height, len(set(zlib.decompress(idat)))
 
 
 def make_table(root: Path) -> Path:
@@ -154,23 +66,6 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
     done = run("health", loc, "--json", "--html", page)
     assert done.returncode in (0, 14), done.stderr
     return loc, json.loads(done.stdout), page
-
-
-def dimension(doc: dict[str, Any], name: str) -> tuple[int, dict[str, Any]]:
-    return next((i, d) for i, d in enumerate(doc["dimensions"]) if d["name"] == name)
-
-
-def check_figures(dom: Dom, doc: dict[str, Any]) -> int:
-    """Every figure element equals the JSON at its pointer; every rest bar, its sum. The count."""
-    figures = dom.select(attr="data-figure")
-    for el in figures:
-        a = el["attrs"]
-        assert json.loads(a["data-value"]) == resolve(doc, a["data-figure"]), a
-    for el in dom.select(attr="data-sum-of"):
-        a = el["attrs"]
-        rows = resolve(doc, a["data-sum-of"])[int(a["data-sum-from"]):]
-        assert rows and json.loads(a["data-value"]) == sum(r[a["data-sum-key"]] for r in rows), a
-    return len(figures)
 
 
 def expected_charts(doc: dict[str, Any]) -> int:
