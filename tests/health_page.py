@@ -1,5 +1,5 @@
 """Reading the health report's HTML page in tests: headless Chromium (``chromium`` and
-``browse``), a small DOM of the page (``Dom``), JSON Pointers (``resolve``), PNG facts, and the
+``browse``), a small DOM of the page (``Dom``; ``Elements``: its tags and texts, flat), JSON Pointers (``resolve``), PNG facts, and the
 figure check every page test makes (``check_figures``: each ``data-figure`` element holds the
 JSON's value at its pointer, each drawn sum the sum of the JSON rows it covers).
 
@@ -22,7 +22,27 @@ from typing import Any
 
 import pytest
 
-__all__ = ["chromium", "browse", "Dom", "resolve", "png_facts", "dimension", "check_figures"]
+__all__ = ["Elements", "chromium", "browse", "Dom", "resolve", "png_facts", "dimension", "check_figures"]
+
+
+class Elements(HTMLParser):
+    """Every start tag with its attributes, and all text, of an HTML/SVG fragment."""
+
+    def __init__(self, text: str):
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str]]] = []
+        self.text: list[str] = []
+        self.feed(text)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, {k: v or "" for k, v in attrs}))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+    def all(self, tag: str, cls: str | None = None) -> list[dict[str, str]]:
+        return [a for t, a in self.tags if t == tag and (cls is None or cls in a.get("class", "").split())]
 
 
 def chromium() -> str:

@@ -8,20 +8,12 @@ import json
 import re
 from typing import Any
 
-from test_health_svg import Elements
+from health_page import Elements, resolve
 
 from icectl.ops.health.html import pointer, render_html
 from icectl.ops.health.html_charts import TOP_PARTITIONS
 
 NASTY = '<img src=x onerror="alert(1)"> & \'q\''
-
-
-def resolve(doc: Any, ptr: str) -> Any:
-    node = doc
-    for raw in ptr[1:].split("/"):
-        key = raw.replace("~1", "/").replace("~0", "~")
-        node = node[int(key)] if isinstance(node, list) else node[key]
-    return node
 
 
 def report_json(partitions: int = 15) -> dict[str, Any]:

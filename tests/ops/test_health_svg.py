@@ -4,32 +4,13 @@ text escaped, figures carried as data attributes, no network reference of any ki
 from __future__ import annotations
 
 import json
-from html.parser import HTMLParser
+
+from health_page import Elements
 
 from icectl.ops.health.html_svg import (Bin, Mark, Point, esc, fmt_bytes, fmt_count, histogram, sized_bars,
                                         timeline, top_bars)
 
 NASTY = '<script>alert("x")</script> & \'q\''
-
-
-class Elements(HTMLParser):
-    """Every start tag with its attributes, and all text, of an HTML/SVG fragment."""
-
-    def __init__(self, text: str):
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, dict[str, str]]] = []
-        self.text: list[str] = []
-        self.feed(text)
-        self.close()
-
-    def handle_starttag(self, tag, attrs):
-        self.tags.append((tag, {k: v or "" for k, v in attrs}))
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-    def all(self, tag: str, cls: str | None = None) -> list[dict[str, str]]:
-        return [a for t, a in self.tags if t == tag and (cls is None or cls in a.get("class", "").split())]
 
 
 def test_histogram_one_bar_per_bin_and_the_target_line():

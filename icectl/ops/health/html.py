@@ -15,31 +15,21 @@ sizes against the manifest target, overlap depth per column. Pure: no I/O, never
 from __future__ import annotations
 
 import datetime as _dt
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from icectl.ops.health.html_page import Figure, document, figure, figure_table, section
+from icectl.ops.health.html_charts import CHARTS
+from icectl.ops.health.html_page import Figure, Json, document, figure, figure_table, pointer, section
 from icectl.ops.health.html_svg import esc, figure_attrs
 
-__all__ = ["render_html", "pointer", "CHARTS"]
-
-Json = Mapping[str, Any]
-# dimension name -> (its JSON, its pointer, the report's JSON) -> chart SVGs; html_charts fills it
-CHARTS: dict[str, Callable[[Json, str, Json], list[str]]] = {}
+__all__ = ["render_html", "pointer"]
 
 _SEVERITY_CLASS = {"due": "due", "warn": "bad", "info": "ok"}
 _THRESHOLD_UNITS = {"bytes": "bytes", "share": "%", "ms": "ms"}
 
 
-def pointer(*parts: object) -> str:
-    """The JSON Pointer of a value from its path: ``pointer("dimensions", 0, "figures")``."""
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
-
-
 def render_html(report: Any) -> str:
     """The page of a health report (a ``HealthReport`` or its JSON)."""
     doc: Json = report.to_json() if hasattr(report, "to_json") else report
-    from icectl.ops.health import html_charts  # noqa: F401  (fills CHARTS)
-
     body = [_summary(doc), _verdicts(doc)]
     for i, dim in enumerate(doc.get("dimensions") or []):
         body.append(_dimension(doc, dim, pointer("dimensions", i)))

@@ -1,18 +1,18 @@
 """The charts of each health dimension on the HTML page: which figures of the report's JSON each
-chart draws, registered in :data:`icectl.ops.health.html.CHARTS` by dimension name. Every mark
+chart draws, in :data:`CHARTS` by dimension name (html's page draws them). Every mark
 names its figure's JSON Pointer; the one figure a chart adds (the sum of the partitions beyond
 the top N) names the list and key it sums (``data-sum-of``, ``data-sum-key``,
 ``data-sum-from``), so it is checked against the JSON too."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from icectl.ops.health.html import CHARTS, Json, pointer
+from icectl.ops.health.html_page import Json, pointer
 from icectl.ops.health.html_svg import Bin, Mark, Point, esc, histogram, json_text, sized_bars, timeline, top_bars
 from icectl.ops.health.timeline import TOTALS
 
-__all__ = ["TOP_PARTITIONS", "rest_attrs"]
+__all__ = ["CHARTS", "TOP_PARTITIONS", "rest_attrs"]
 
 TOP_PARTITIONS = 12  # partitions drawn one by one; the others are one "rest" bar
 
@@ -122,7 +122,10 @@ def _layout(dim: Json, ptr: str, doc: Json) -> list[str]:
             top_bars(marks, "overlap depth per column")]
 
 
-CHARTS["data-files"] = _data_files
-CHARTS["manifests"] = _manifests
-CHARTS["snapshots"] = _snapshots
-CHARTS["layout"] = _layout
+# dimension name -> (its JSON, its pointer, the report's JSON) -> the chart SVGs of its section
+CHARTS: dict[str, Callable[[Json, str, Json], list[str]]] = {
+    "data-files": _data_files,
+    "manifests": _manifests,
+    "snapshots": _snapshots,
+    "layout": _layout,
+}

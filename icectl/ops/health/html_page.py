@@ -5,11 +5,13 @@ building; the charts are html_svg's, the mapping of a report onto sections is ht
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 from icectl.ops.health.html_svg import esc, figure_attrs, fmt_value
 
-__all__ = ["Figure", "figure", "figure_table", "section", "document"]
+__all__ = ["Figure", "Json", "figure", "figure_table", "pointer", "section", "document"]
+
+Json = Mapping[str, Any]  # a part of the report's JSON document
 
 CSS = """
 :root { color-scheme: light; --ink: #1d232b; --mute: #5d6673; --line: #d8dde4; --bar: #3b74c4;
@@ -59,6 +61,11 @@ class Figure:
     value: object
     path: str | None
     unit: str = ""
+
+
+def pointer(*parts: object) -> str:
+    """The JSON Pointer (RFC 6901) of a value from its path: ``pointer("dimensions", 0)``."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
 
 
 def figure(value: object, path: str | None, unit: str = "") -> str:
