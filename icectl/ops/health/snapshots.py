@@ -130,7 +130,6 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
         "all-files-bytes": all_bytes,
         "reachable-files": len(distinct_files),
         "reachable-file-bytes": sum(distinct_files.values()),
-        "timeline": snapshot_timeline(md),  # every snapshot's summary totals, oldest first
     }
     verdicts = []
     if len(expired_ids) > policy["max-expirable-snapshots"]:
@@ -153,4 +152,4 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
             f"{len(md.schemas)} schemas, {len(md.specs)} specs); every commit rewrites it",
             "max-metadata-file-bytes", ("icectl", "expire", location, "--clean-expired-metadata"),
             (Effect("snapshots", "snapshots", len(snaps), len(snaps) - len(expired_ids)),)))
-    return Dimension("snapshots", figures, tuple(verdicts))
+    return Dimension("snapshots", {**figures, "timeline": snapshot_timeline(md)}, tuple(verdicts))
