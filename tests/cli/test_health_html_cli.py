@@ -70,9 +70,12 @@ def judged(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, An
 
 def expected_charts(doc: dict[str, Any]) -> int:
     """Charts the page draws for this report: file sizes, bytes and files per partition, manifest
-    sizes, and the snapshot timeline and overlap depths when those dimensions have them."""
+    sizes, the snapshot timeline and overlap depths, each when its figures are there."""
     figs = {d["name"]: d["figures"] for d in doc["dimensions"] if not d["skipped"]}
-    return 4 + bool(figs.get("snapshots", {}).get("timeline")) + bool(figs.get("layout", {}).get("columns"))
+    files = figs.get("data-files", {})
+    return (bool(files.get("size-histogram")) + 2 * bool(files.get("partitions"))
+            + bool(figs.get("manifests", {}).get("manifest-sizes")) + bool(figs.get("snapshots", {}).get("timeline"))
+            + bool(figs.get("layout", {}).get("columns")))
 
 
 def check_charts(dom: Dom, doc: dict[str, Any]) -> None:
@@ -127,6 +130,18 @@ def test_chromium_draws_the_charts_with_the_json_figures(judged, tmp_path: Path)
     browse(page, tmp_path, f"--screenshot={shot}")
     width, height, distinct = png_facts(shot.read_bytes())
     assert (width, height) == (1200, 3000) and distinct > 50
+
+
+def test_an_empty_table_has_a_page(tmp_path: Path) -> None:
+    loc = tmp_path / "t"
+    assert run("create", loc, "--schema", "id long").returncode == 0
+    page = tmp_path / "r.html"
+    done = run("health", loc, "--json", "--html", page)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    dom = Dom(page.read_text(encoding="utf-8"))
+    assert check_figures(dom, doc) > 20
+    assert len(dom.select("svg", "chart")) == expected_charts(doc) == 1  # the (empty) size histogram
 
 
 def test_html_replaces_the_file_and_leaves_no_temporary(judged, tmp_path: Path) -> None:

@@ -24,7 +24,8 @@ from icectl.ops.health.html_svg import esc, figure_attrs
 __all__ = ["render_html", "pointer"]
 
 _SEVERITY_CLASS = {"due": "due", "warn": "bad", "info": "ok"}
-_THRESHOLD_UNITS = {"bytes": "bytes", "share": "%", "ms": "ms"}
+# how a threshold or an effect with this JSON unit is shown
+_SHOWN_UNITS = {"bytes": "bytes", "share": "%", "ms": "ms"}
 
 
 def render_html(report: Any) -> str:
@@ -70,7 +71,7 @@ def verdict_html(v: Json, ptr: str) -> str:
     if effects:
         items = []
         for j, e in enumerate(effects):
-            unit = "bytes" if e.get("unit") == "bytes" else ""
+            unit = _SHOWN_UNITS.get(str(e.get("unit")), "")
             ep = f"{ptr}/effects/{j}"
             items.append(f'<li>{esc(e.get("measure", ""))}: {figure(e.get("before"), ep + "/before", unit)} → '
                          f'{figure(e.get("after"), ep + "/after", unit)}</li>')
@@ -133,7 +134,7 @@ def _thresholds(doc: Json) -> str:
     rows = []
     for name, t in (doc.get("thresholds") or {}).items():
         p = pointer("thresholds", name)
-        unit = _THRESHOLD_UNITS.get(str(t.get("unit")), "")
+        unit = _SHOWN_UNITS.get(str(t.get("unit")), "")
         src = esc(t.get("source", "")) + (f" ({esc(t['property'])})" if t.get("property") else "")
         rows.append(f"<tr><th>{esc(name)}</th><td>{figure(t.get('value'), p + '/value', unit)}</td>"
                     f"<td class=\"src\">{src}</td></tr>")
