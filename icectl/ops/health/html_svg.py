@@ -135,10 +135,13 @@ def _num(v: float) -> str:
     return f"{v:.2f}".rstrip("0").rstrip(".")
 
 
-def _ticks(top: float) -> list[float]:
-    """Up to 5 round tick values from 0 to at least ``top``."""
+def _ticks(top: float, unit: str = "") -> list[float]:
+    """Up to 5 round tick values from 0 to at least ``top`` (for bytes: round in KiB, MiB...)."""
     if top <= 0:
         return [0.0]
+    if unit == "bytes" and top >= 1024:
+        scale = 1024 ** min(int(math.log(top, 1024)), len(_BYTE_UNITS) - 1)
+        return [t * scale for t in _ticks(top / scale)]
     raw = top / 4
     mag = 10 ** math.floor(math.log10(raw))
     step = next(m * mag for m in (1, 2, 2.5, 5, 10) if m * mag >= raw)
@@ -246,7 +249,7 @@ def sized_bars(marks: Sequence[Mark], title: str, unit: str = "bytes", target: f
     biggest = max(m.value or 0 for m in marks)
     drawn = target is not None and target <= 4 * biggest  # else the bars would be slivers
     top = max(biggest, target if drawn and target is not None else 0) or 1
-    ticks = _ticks(top)
+    ticks = _ticks(top, unit)
     y_max = ticks[-1] or 1
     right = WIDTH - RIGHT
     step = (right - LEFT) / len(marks)
@@ -261,17 +264,17 @@ def sized_bars(marks: Sequence[Mark], title: str, unit: str = "bytes", target: f
                    f'width="{_num(max(step * 0.8, 0.5))}" height="{_num(plot_h * v / y_max)}"'
                    f'{figure_attrs(m.figure, m.value)}><title>{esc(m.label)}: {esc(fmt_value(m.value, unit))}'
                    f'</title></rect>')
+    caption = f"{len(marks)} bars, in order"
     if target is not None and not drawn:
-        out.append(f'<text class="target-label" x="{_num(right - 4)}" y="{TOP + 8}" text-anchor="end">'
-                   f'{esc(target_label)} {esc(fmt_value(target, unit))}: far above the largest '
-                   f'({esc(fmt_value(biggest, unit))})</text>')
+        caption += (f"; the {target_label} {fmt_value(target, unit)} is far above the largest "
+                    f"({fmt_value(biggest, unit)})")
     elif target is not None:
         ty = _num(y(target))
         out.append(f'<line class="target" x1="{LEFT}" x2="{_num(right)}" y1="{ty}" y2="{ty}"><title>'
                    f'{esc(target_label)}: {esc(fmt_value(target, unit))}</title></line>'
                    f'<text class="target-label" x="{_num(right - 4)}" y="{_num(y(target) - 4)}" '
                    f'text-anchor="end">{esc(target_label)} {esc(fmt_value(target, unit))}</text>')
-    out.append(f'<text class="axis" x="{LEFT}" y="{height - 6}">{len(marks)} bars, in order</text>')
+    out.append(f'<text class="axis" x="{LEFT}" y="{height - 6}">{esc(caption)}</text>')
     return "".join(out) + "</svg>"
 
 
@@ -323,7 +326,7 @@ def _panel(points: Sequence[Point], xs: Sequence[float], s: int, name: str, unit
            top: float, plot_h: float) -> list[str]:
     values = [p.values[s] if s < len(p.values) else None for p in points]
     known = [v for v in values if v is not None]
-    ticks = _ticks(max(known) if known else 0)
+    ticks = _ticks(max(known) if known else 0, unit)
     y_max = ticks[-1] or 1
 
     def y(v: float) -> float:
