@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-__all__ = ["Elements", "chromium", "browse", "Dom", "resolve", "png_facts", "dimension", "check_figures"]
+__all__ = ["Elements", "chromium", "browse", "Dom", "resolve", "png_facts", "dimension", "check_figures",
+           "check_shown"]
 
 
 class Elements(HTMLParser):
@@ -134,12 +136,37 @@ def dimension(doc: dict[str, Any], name: str) -> tuple[int, dict[str, Any]]:
     return next((i, d) for i, d in enumerate(doc["dimensions"]) if d["name"] == name)
 
 
+_PLAIN = re.compile(r"-?[\d,]+(\.\d+)?")
+
+
+def check_shown(text: str, value: Any) -> None:
+    """The text a figure shows people says its value: a plain number (thousands separated,
+    floats to 3 decimals), a share in percent (1 decimal) or a count of bytes (``938 B``);
+    bigger byte units, times and words are left to the data attributes."""
+    text = text.strip()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        assert text == ("-" if value is None else str(value)) or isinstance(value, bool), (text, value)
+        return
+    if _PLAIN.fullmatch(text) and isinstance(value, int):
+        assert int(text.replace(",", "")) == value, (text, value)
+    elif _PLAIN.fullmatch(text):
+        assert abs(float(text.replace(",", "")) - value) <= 0.0005, (text, value)
+    elif text.endswith("%"):
+        assert abs(float(text[:-1]) - value * 100) <= 0.05, (text, value)
+    elif text.endswith(" B"):
+        assert int(text[:-2]) == value, (text, value)
+
+
 def check_figures(dom: Dom, doc: dict[str, Any]) -> int:
-    """Every figure element equals the JSON at its pointer; every rest bar, its sum. The count."""
+    """Every figure element equals the JSON at its pointer, in its data attributes and in the
+    text it shows; every rest bar equals its sum. The count of figure elements."""
     figures = dom.select(attr="data-figure")
     for el in figures:
         a = el["attrs"]
-        assert json.loads(a["data-value"]) == resolve(doc, a["data-figure"]), a
+        value = resolve(doc, a["data-figure"])
+        assert json.loads(a["data-value"]) == value, a
+        if el["tag"] in ("span", "code"):
+            check_shown(el["text"], value)
     for el in dom.select(attr="data-sum-of"):
         a = el["attrs"]
         rows = resolve(doc, a["data-sum-of"])[int(a["data-sum-from"]):]
