@@ -47,11 +47,12 @@ def _applied(facts: TableFacts, refs: list[DeleteRef]) -> tuple[int, int, int, i
     index = DeleteIndex(refs, _unpartitioned(facts), field_type)
     eq_ids = facts.equality_ids
     with_deletes = applied = applied_bytes = most = 0
-    for m, mc, i in facts.live_data():
+    for (m, mc, i), f in zip(facts.live_data(), facts.files):
         seq = mc.data_sequence_number[i]
         stats = DataStats.from_columns(mc, i, eq_ids) if eq_ids else None
         found = index.for_data_file(mc.file_path[i], m.partition_spec_id, mc.partition_tuple(i),
                                     seq if seq is not None else 0, stats)
+        f.deletes = found  # what compaction's rules weigh (the data-files forecast)
         if found:
             with_deletes += 1
             applied += len(found)

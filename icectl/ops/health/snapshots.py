@@ -53,7 +53,8 @@ def _live_files(io: FileIO, manifests: dict[str, ManifestFile], workers: int | N
     out: dict[str, list[tuple[str, int]]] = {}
     count = total = 0
     for done, (m, mc) in enumerate(decoded, 1):
-        files = [(mc.file_path[i], mc.file_size_in_bytes[i]) for i in range(mc.count) if mc.status[i] != DELETED]
+        files = [(path, size) for path, size, status in zip(mc.file_path, mc.file_size_in_bytes, mc.status)
+                 if status != DELETED]
         out[m.manifest_path] = files
         count += len(files)
         total += sum(size for _, size in files)
