@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     RowSource = Scan | ChangeSet  # what the writers print: a scan or a change set
 
-__all__ = ["FORMATS", "FormatOpt", "OutputOpt", "LimitOpt", "CountOpt", "check_output_options", "emit_rows"]
+__all__ = ["FORMATS", "FormatOpt", "OutputOpt", "LimitOpt", "CountOpt", "check_output_options", "emit_rows",
+           "write_file_atomically"]
 
 FORMATS = ("table", "csv", "jsonl", "parquet")
 
@@ -48,12 +49,12 @@ def emit_rows(s: RowSource, batches: RecordBatches, fmt: str, output: str | None
     """Print or write the rows of ``s`` (a scan or a change set) in ``fmt``."""
     if fmt == "parquet":
         assert output is not None
-        _write_file(output, lambda path: s.write_parquet(path, batches))
+        write_file_atomically(output, lambda path: s.write_parquet(path, batches))
     elif output is not None:
         def write_text(path: str) -> None:
             with open(path, "w", encoding="utf-8", newline="") as fh:
                 _write_text(s, batches, fmt, fh)
-        _write_file(output, write_text)
+        write_file_atomically(output, write_text)
     elif fmt == "table":
         names, rows = _columns(s), list(_human_rows(s, batches))
         emit_table(names, rows)
@@ -62,8 +63,9 @@ def emit_rows(s: RowSource, batches: RecordBatches, fmt: str, output: str | None
         sys.stdout.flush()
 
 
-def _write_file(path: str, write: Callable[[str], object]) -> None:
-    """Write through a temporary file renamed into place: a failed scan leaves nothing."""
+def write_file_atomically(path: str, write: Callable[[str], object]) -> None:
+    """Write through a temporary file in the same directory renamed over ``path``: a failed
+    write leaves ``path`` as it was and no temporary file."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
         write(tmp)
