@@ -135,7 +135,7 @@ def test_the_rules_catch_what_they_forbid() -> None:
 # (module, private name) reached from outside the name's module, each with its reason
 PRIVATE_ALLOWED = {
     ("*", "_exit"): "os._exit: the standard library's way to end a process at once (no clean-up)",
-    ("io/storage/files.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
+    ("io/storage/fsspec_store.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
     ("io/storage/objectstore.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
     ("engines/__init__.py", "_processes"): "ProcessPoolExecutor has no public way to kill its workers "
                                            "when a map stops early",
