@@ -20,7 +20,7 @@ from typing import Any, Iterator
 from icectl.io.storage.base import DestinationExists, FileInfo, MappedFile, Storage, has_scheme, join, scheme_of
 from icectl.io.storage.local import local_path
 from icectl.io.storage.objectstore import default_storage_options
-from icectl.io.storage.registry import store_class
+from icectl.io.storage.registry import DEFAULT_STORE, STORES, store_class
 
 __all__ = ["FileIO", "FileInfo", "DestinationExists", "Storage", "local_path", "join", "has_scheme",
            "store_class", "identity", "os_path"]
@@ -48,6 +48,7 @@ class FileIO:
     def __init__(self, storage_options: dict[str, Any] | None = None):
         self._options = {**default_storage_options(), **dict(storage_options or {})}
         self._stores: dict[Any, Storage] = {}
+        self._by_scheme: dict[str, Storage] = {}  # (the same stores, by the schemes seen)
 
     @property
     def storage_options(self) -> dict[str, Any]:  # (to hand to a worker's FileIO)
@@ -57,11 +58,14 @@ class FileIO:
         """The store serving ``path`` (one per scheme, or one for all the schemes of a store
         that says ``scheme_free``, as local disks do)."""
         scheme = scheme_of(path)
-        cls = store_class(path)
-        key = cls if getattr(cls, "scheme_free", False) else (cls, scheme)
-        store = self._stores.get(key)
+        store = self._by_scheme.get(scheme)
         if store is None:
-            store = self._stores[key] = cls(scheme, self._options)
+            cls = STORES.get(scheme, DEFAULT_STORE)
+            key = cls if getattr(cls, "scheme_free", False) else (cls, scheme)
+            store = self._stores.get(key)
+            if store is None:
+                store = self._stores[key] = cls(scheme, self._options)
+            self._by_scheme[scheme] = store
         return store
 
     def os_path(self, path: str) -> str | None:

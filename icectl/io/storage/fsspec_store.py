@@ -104,7 +104,7 @@ class FsspecStorage:
     def walk(self, path: str) -> Iterator[FileInfo]:
         """Every object under the prefix ``path/`` (one paged listing)."""
         found = self._remote("list", path, _store.list_tree)
-        return iter([FileInfo(join(path, rel), size, mtime) for rel, size, mtime in found])
+        yield from [FileInfo(join(path, rel), size, mtime) for rel, size, mtime in found]
 
     def sidecars(self, path: str) -> list[str]:
         return []

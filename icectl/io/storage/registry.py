@@ -2,7 +2,10 @@
 
 A new store (HDFS without fsspec, a catalog's vended credentials) is one module implementing
 :class:`icectl.io.storage.base.Storage` and one entry here (or, from outside the package,
-``STORES["scheme"] = MyStorage``): every FileIO then routes that scheme's paths to it.
+``STORES["scheme"] = MyStorage``, before any FileIO meets the scheme: each FileIO looks a
+scheme up once): every FileIO then routes that scheme's paths to it. A process the engines
+spawn imports this module afresh, so a store registered from outside it must be registered
+where the workers import it too.
 """
 
 from __future__ import annotations
