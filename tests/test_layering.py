@@ -135,7 +135,7 @@ def test_the_rules_catch_what_they_forbid() -> None:
 # (module, private name) reached from outside the name's module, each with its reason
 PRIVATE_ALLOWED = {
     ("*", "_exit"): "os._exit: the standard library's way to end a process at once (no clean-up)",
-    ("io/storage/files.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
+    ("io/storage/fsspec_store.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
     ("io/storage/objectstore.py", "_strip_protocol"): "fsspec's documented path normaliser of a filesystem class",
     ("engines/__init__.py", "_processes"): "ProcessPoolExecutor has no public way to kill its workers "
                                            "when a map stops early",
@@ -556,3 +556,46 @@ def test_room_rules_catch_a_reach() -> None:
     names = [n for _l, n, _f in imported_names(tree)]
     assert [_room_of_module(n) for n in names] == ["ops/write"]
     assert _room_of_module("icectl.ops.write.rows") in ROOM_RULES["ops/read"][0]
+
+
+# the storage room's front door (README, Architecture): outside io/storage only these of its modules
+# are imported; a store's own module (local, fsspec_store, a new one) is reached through the registry
+STORAGE_PUBLIC = {"files", "base", "registry", "objectstore", "cache_dir"}
+
+
+def storage_reaches(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, module) of every import of an io/storage module outside :data:`STORAGE_PUBLIC`."""
+    out = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + ([f"{node.module}.{a.name}" for a in node.names]
+                                     if node.module == "icectl.io.storage" else [])
+        for name in names:
+            parts = name.split(".")
+            if parts[:3] == ["icectl", "io", "storage"] and len(parts) > 3 and parts[3] not in STORAGE_PUBLIC:
+                out.append((node.lineno, name))
+    return out
+
+
+def test_only_the_storage_front_door_is_imported_from_outside_it() -> None:
+    problems = []
+    for path, _layer, tree in modules():
+        rel = path.relative_to(PKG).as_posix()
+        if not rel.startswith("io/storage/"):
+            problems += [f"{rel}:{line} imports {name}" for line, name in storage_reaches(tree)]
+    assert not problems, "; ".join(problems)
+
+
+def test_the_storage_door_check_sees_every_form() -> None:
+    cases = {
+        "from icectl.io.storage.local import LocalStorage\n": True,
+        "def f():\n    from icectl.io.storage import fsspec_store\n": True,
+        "import icectl.io.storage.local\n": True,
+        "from icectl.io.storage.files import FileIO\n": False,
+        "from icectl.io.storage import objectstore, registry\n": False,
+    }
+    for src, bad in cases.items():
+        assert bool(storage_reaches(ast.parse(src))) == bad, src

@@ -26,7 +26,7 @@ from typing import Iterator, Sequence
 from icectl.errors import InvalidInput
 from icectl import command_files
 from icectl.command_files import usable_cores
-from icectl.io.storage.files import FileIO, is_local
+from icectl.io.storage.files import FileIO
 from icectl.io.manifest.columns import (
     ManifestColumns,
     ManifestRequest,
@@ -73,7 +73,7 @@ def load_in_order(file_io: FileIO, requests: Sequence[ManifestRequest],
         if hit is None:
             todo.append((i, widened, disk_key))
     parallel = (n > 1 and len(todo) >= PARALLEL_MIN_MISSES
-                and all(is_local(r.path) for _, r, _ in todo) and command_files.can_fork())
+                and all(file_io.os_path(r.path) is not None for _, r, _ in todo) and command_files.can_fork())
     if not parallel:
         for i, req in enumerate(requests):
             got = found[i]

@@ -40,7 +40,6 @@ from icectl.errors import (
 )
 from icectl.expr.expressions import TRUE, AlwaysFalse, AlwaysTrue, Expression, referenced_field_ids
 from icectl.expr.ordering import value_key
-from icectl.io.storage.files import is_local, local_path
 from icectl.io.formats.parquet import parquet_schema_fields
 from icectl.io.formats.parquet_write import arrow_field, arrow_type
 from icectl.io.formats.puffin import read_deletion_vector
@@ -573,8 +572,9 @@ def _key_values(arr: Any, t: Any) -> list[Any]:
 def _open_parquet(file_io: FileIO, path: str) -> Iterator[Any]:
     """A ``ParquetFile``; local files are opened by pyarrow itself (no Python file object
     called back from pyarrow's threads)."""
-    if is_local(path):
-        pf = pq.ParquetFile(local_path(path))
+    local = file_io.os_path(path)
+    if local is not None:
+        pf = pq.ParquetFile(local)
         try:
             yield pf
         finally:

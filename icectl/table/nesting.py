@@ -21,7 +21,7 @@ from typing import Iterator
 from urllib.parse import urlsplit
 
 from icectl.errors import AlreadyExists, NotFound, StorageError, ValidationError
-from icectl.io.storage.files import FileIO, is_local, local_path
+from icectl.io.storage.files import FileIO, os_path
 from icectl.table.catalog_files import is_metadata_file
 from icectl.table.store import metadata_dir
 
@@ -41,8 +41,9 @@ def holds_table(io: FileIO, directory: str) -> bool:
 
 def _root_and_parts(path: str) -> tuple[str, list[str]]:
     """``("/", [a, b])`` for the local ``/a/b``; ``("s3://bucket", [a, b])`` for ``s3://bucket/a/b``."""
-    if is_local(path):
-        p = posixpath.normpath(local_path(path) or ".")
+    local = os_path(path)
+    if local is not None:
+        p = posixpath.normpath(local or ".")
         return "/", [x for x in p.split("/") if x]
     parts = urlsplit(path)
     root = f"{parts.scheme}://{parts.netloc}"
@@ -58,10 +59,11 @@ def _join(root: str, parts: list[str]) -> str:
 def parent_dirs(path: str) -> Iterator[str]:
     """The directories above ``path``, nearest first, up to the root (a bucket on object
     stores); local paths are made absolute first."""
-    if is_local(path) and not posixpath.isabs(local_path(path)):
+    local = os_path(path)
+    if local is not None and not posixpath.isabs(local):
         import os
 
-        path = os.path.abspath(local_path(path))
+        path = os.path.abspath(local)
     root, parts = _root_and_parts(path)
     for n in range(len(parts) - 1, -1, -1):
         yield _join(root, parts[:n])

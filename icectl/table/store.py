@@ -89,7 +89,7 @@ def find_current_version(io: FileIO, location: str) -> tuple[int, str] | None:
     """
     hinted = _read_hint(io, location)
     found = None
-    if io.is_object_store(location):
+    if not io.storage(location).atomic_rename:  # versions are created under their names
         return _find_current_on_object_store(io, location, hinted)
     if hinted is not None and hinted > 0:
         path = find_metadata_file(io, location, hinted)
@@ -263,7 +263,7 @@ def write_version_hint(io: FileIO, location: str, version: int) -> bool:
     concurrent writer may move an older value over a newer one; the check after the move sees
     the newer version and writes the hint again.
     """
-    if io.is_object_store(location):
+    if not io.storage(location).atomic_rename:
         return _write_hint_on_object_store(io, location, version)
     d = metadata_dir(location)
     wrote = False
@@ -509,7 +509,7 @@ def commit(
     temp = join(metadata_dir(location), temp_metadata_name(ext))
     data = metadata_to_bytes(new, compress=codec == "gzip")
 
-    local = not io.is_object_store(location)
+    local = io.storage(location).atomic_rename  # else: a conditional create of the final name
     if local:
         _rename_version(io, location, base, next_version, final, temp, data)
     else:

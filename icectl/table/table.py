@@ -19,7 +19,7 @@ from typing import Callable
 
 from icectl.errors import AlreadyExists, CommitConflict, CommitStateUnknown, InvalidInput, NotFound, UnsupportedFeature
 from icectl import command_files
-from icectl.io.storage.files import FileIO, is_local, join, local_path
+from icectl.io.storage.files import FileIO, join, os_path
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import (
     COMMIT_MAX_RETRY_WAIT_MS,
@@ -299,8 +299,8 @@ def _preferred_spelling(given: str, from_metadata: str) -> str:
     """Use the metadata's own spelling of the location (e.g. ``file:/...`` as Spark wrote it)
     when it names the same local directory, so new log entries match the reference's."""
     try:
-        if from_metadata and is_local(given) and is_local(from_metadata) and \
-                _norm(local_path(given)) == _norm(local_path(from_metadata)):
+        mine, theirs = os_path(given), os_path(from_metadata) if from_metadata else None
+        if mine is not None and theirs is not None and _norm(mine) == _norm(theirs):
             return from_metadata.rstrip("/") if from_metadata not in ("/",) else from_metadata
     except Exception:  # noqa: BLE001 - a remote or odd location: keep what the caller gave
         pass

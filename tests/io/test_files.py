@@ -8,7 +8,7 @@ import os
 import pytest
 
 from icectl.errors import NotFound, StorageError
-from icectl.io.storage import files
+from icectl.io.storage import local as local_store
 from icectl.io.storage.files import DestinationExists, FileIO, join, local_path
 
 
@@ -68,8 +68,8 @@ def test_write_exclusive(tmp_path):
 @pytest.mark.parametrize("use_renameat2", [True, False])
 def test_rename_no_replace_never_overwrites(tmp_path, monkeypatch, use_renameat2):
     if not use_renameat2:
-        monkeypatch.setattr(files, "_renameat2_checked", True)
-        monkeypatch.setattr(files, "_renameat2", None)
+        monkeypatch.setattr(local_store, "_renameat2_checked", True)
+        monkeypatch.setattr(local_store, "_renameat2", None)
     io = FileIO()
     src, dst = str(tmp_path / "src"), str(tmp_path / "dst")
     io.write(src, b"new")

@@ -15,6 +15,7 @@ import pytest
 from icectl.errors import CommitStateUnknown, StorageError, UnsafeStorage
 from icectl.io.storage import objectstore
 from icectl.io.storage.files import DestinationExists, FileIO
+from icectl.io.storage.fsspec_store import FsspecStorage
 from icectl.table import store as table_store
 from icectl.table.store import VersionConflict
 
@@ -23,29 +24,46 @@ def _io(store, **extra) -> FileIO:
     return FileIO(store.options(**extra))
 
 
-class _Recording(FileIO):
-    """A FileIO whose conditional PUT fails as scripted, recording every delete."""
+class _RecordingStore(FsspecStorage):
+    """The fsspec store whose conditional PUT fails as scripted, recording every delete."""
 
-    def __init__(self, options, script):
-        super().__init__(options)
-        self.script = list(script)  # per attempt: "ok", "put-then-reset", "reset", "exists"
-        self.deleted: list[str] = []
+    def __init__(self, scheme, options, script, deleted):
+        super().__init__(scheme, options)
+        self.script = script  # per attempt: "ok", "put-then-reset", "reset", "exists"
+        self.deleted = deleted
 
-    def _put_if_absent(self, fs, p, path, data):
+    def put_if_absent(self, path, data):
         step = self.script.pop(0) if self.script else "ok"
         if step == "reset":
             raise ConnectionResetError("connection reset by peer")
         if step == "timeout-after-put":
-            super()._put_if_absent(fs, p, path, data)
+            super().put_if_absent(path, data)
             raise TimeoutError("read timed out")
         if step == "client-retry":  # the first PUT landed, the client's retry is refused
-            super()._put_if_absent(fs, p, path, data)
-            super()._put_if_absent(fs, p, path, data)
-        super()._put_if_absent(fs, p, path, data)
+            super().put_if_absent(path, data)
+            super().put_if_absent(path, data)
+        super().put_if_absent(path, data)
 
     def delete(self, path, missing_ok=True):
         self.deleted.append(path)
         super().delete(path, missing_ok)
+
+
+class _Recording(FileIO):
+    """A FileIO whose store's conditional PUT fails as scripted, recording every delete
+    (the FileIO's and the store's own)."""
+
+    def __init__(self, options, script):
+        super().__init__(options)
+        self.script = list(script)
+        self.deleted: list[str] = []
+        self._recording: dict[str, _RecordingStore] = {}
+
+    def storage(self, path):
+        scheme = path.split("://", 1)[0]
+        if scheme not in self._recording:
+            self._recording[scheme] = _RecordingStore(scheme, self.storage_options, self.script, self.deleted)
+        return self._recording[scheme]
 
 
 def test_the_second_create_loses_and_leaves_the_first(store) -> None:
@@ -112,7 +130,7 @@ def test_an_outcome_nobody_can_tell_is_reported_not_cleaned_up(store, monkeypatc
     def unreadable(p):
         raise StorageError(f"cannot read {p}: connection reset")
 
-    monkeypatch.setattr(io, "read", unreadable)
+    monkeypatch.setattr(io.storage(path), "read", unreadable)  # (the store reads back)
     with pytest.raises(CommitStateUnknown) as e:
         io.create_if_absent(path, b"ours", attempts=2)
     assert "cannot tell whether" in str(e.value) and e.value.exit_code == 12

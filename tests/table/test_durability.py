@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 
 from icectl.errors import CorruptMetadata, StorageError
-from icectl.io.storage import files as files_mod
+from icectl.io.storage import local as files_mod  # the local store's primitives
 from icectl.io.storage.files import DestinationExists, FileIO
 from icectl.spec.metadata import with_properties
 from icectl.table import store
@@ -191,7 +191,7 @@ def test_full_disk_while_committing_metadata_is_a_storage_error(location, monkey
 
 FULL_DISK_WRITE = """
 import os, sys
-import icectl.io.storage.files as files
+import icectl.io.storage.local as files
 real = files.local_path
 
 def on_full_disk(p):

@@ -36,7 +36,7 @@ from typing import Any
 
 from icectl.errors import InvalidInput
 from icectl.io.storage.cache_dir import cache_root
-from icectl.io.storage.files import FileIO, is_local, local_path
+from icectl.io.storage.files import FileIO
 
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "file_key", "get",
            "info", "manifest_key", "put", "put_payload", "set_enabled"]
@@ -113,11 +113,8 @@ def _size_and_mtime(file_io: FileIO, path: str) -> tuple[int, int] | None:
     """A file's size and modification time in nanoseconds, or None when they cannot be had
     cheaply (then it is not cached; the read reports the real problem)."""
     try:
-        if is_local(path):
-            st = os.stat(local_path(path))
-            return st.st_size, st.st_mtime_ns
         fi = file_io.info(path)
-        return fi.size, fi.mtime_ms * 1_000_000
+        return fi.size, fi.mtime_ns if fi.mtime_ns is not None else fi.mtime_ms * 1_000_000
     except Exception:  # noqa: BLE001 - no key, no cache
         return None
 

@@ -34,7 +34,7 @@ from icectl.io.manifest.records import in_layout, require_sequence_numbers
 from icectl.io.formats.avro_container import decoded_blocks, split_header
 from icectl.io.formats.avro_files import SEGMENT_OBJECTS, as_bytes, container_file, value_encoder
 from icectl.io.formats.avro_schema import SchemaWalk, manifest_wire_schemas, wire_schema_jsons
-from icectl.io.storage.files import FileIO, is_local
+from icectl.io.storage.files import FileIO
 from icectl.io.manifest.codegen import compile_decoder
 from icectl.io.manifest.columns import partition_columns, run_decoder
 from icectl.io.manifest.shapes import bound_widths, shape_decoder
@@ -187,7 +187,7 @@ def read_carried_all(io: FileIO, requests: Sequence[tuple[str, ManifestFile | No
     n = command_files.usable_cores() - 1 if workers is None else workers
     if (n >= PARALLEL_MIN_WORKERS and len(requests) >= PARALLEL_MIN_MANIFESTS
             and sum(length for _, _, length in requests) >= PARALLEL_MIN_BYTES
-            and all(is_local(path) for path, _, _ in requests) and command_files.can_fork()):
+            and all(io.os_path(path) is not None for path, _, _ in requests) and command_files.can_fork()):
         results = command_files.forked_imap(
             _carried_local, [(path, m, schema) for path, m, _ in requests], n)
         try:
@@ -196,7 +196,7 @@ def read_carried_all(io: FileIO, requests: Sequence[tuple[str, ManifestFile | No
         finally:
             results.close()
         return
-    if len(requests) > 1 and not all(is_local(path) for path, _, _ in requests):
+    if len(requests) > 1 and not all(io.os_path(path) is not None for path, _, _ in requests):
         # an object store: the manifests are fetched concurrently, decoded here in order
         with ThreadPoolExecutor(min(command_files.io_threads(), len(requests))) as pool:
             raws = pool.map(io.read, [path for path, _, _ in requests])

@@ -7,8 +7,8 @@ under its final name with create-only-if-absent: S3 ``If-None-Match: *`` (s3fs
 ``If-None-Match: *`` (adlfs ``overwrite=False``). Before the first write to a store (bucket and
 endpoint) :func:`require_conditional_creates` proves that the store honours the condition; a
 store that ignores it (some S3-compatible servers, proxies) is refused, unless the storage
-option ``icectl.unsafe-commits`` is true. :class:`icectl.io.storage.files.FileIO` calls into this module
-for every path that is not local; nothing here knows about tables.
+option ``icectl.unsafe-commits`` is true. :class:`icectl.io.storage.fsspec_store.FsspecStorage` calls into this
+module; nothing here knows about tables.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import uuid
 from typing import Any, Callable
 
 from icectl.errors import CommitStateUnknown, InvalidInput, NotFound, StorageError, UnsafeStorage
+from icectl.io.storage.base import DestinationExists
 
 STORAGE_OPTIONS_ENV = "ICECTL_STORAGE_OPTIONS"
 UNSAFE_COMMITS = "icectl.unsafe-commits"  # true: commit to a store that ignores conditional creates
@@ -31,14 +32,6 @@ _EXTRAS = {"s3": "s3", "s3a": "s3", "s3n": "s3", "gs": "gcs", "gcs": "gcs", "az"
 _BATCH = 1000  # keys per S3 DeleteObjects request
 
 _process_options: dict[str, Any] = {}
-
-
-class DestinationExists(StorageError):
-    """A no-replace write or rename found its target already there."""
-
-    def __init__(self, path: str):
-        super().__init__(f"file already exists: {path}")
-        self.path = path
 
 
 # -- storage options ------------------------------------------------------------------------------

@@ -522,7 +522,7 @@ def expire_snapshots(
     done, outcome = _delete(io, files, boundary, workers, progress, dry_run)
     removed_dirs: list[str] = []
     if not dry_run:
-        removed_dirs = remove_emptied_dirs([p for k in _CONTENT_KINDS for p in done.get(k, ())],
+        removed_dirs = remove_emptied_dirs(io, [p for k in _CONTENT_KINDS for p in done.get(k, ())],
                                            data_location(table.location, table.metadata.properties))
     if not dry_run and not outcome.failed and not metadata_only:
         _finish(io, expiry, pending)

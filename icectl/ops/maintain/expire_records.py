@@ -51,10 +51,10 @@ class Pending:
 
 
 def metadata_entries(io: FileIO, location: str, prefix: str) -> list[FileInfo]:
-    """Entries of ``metadata/`` whose names may start with ``prefix``: on an object store only
-    the keys with that prefix are listed (not every manifest of the table)."""
+    """Entries of ``metadata/`` whose names may start with ``prefix``: on a flat store (an object
+    store) only the keys with that prefix are listed (not every manifest of the table)."""
     d = metadata_dir(location)
-    if io.is_object_store(d):
+    if io.storage(d).flat:
         return [FileInfo(join(d, n), 0, 0) for n in io.list_names(d, prefix=prefix)]
     return io.list_dir(d)
 

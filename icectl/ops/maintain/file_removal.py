@@ -26,24 +26,20 @@ The rules live here once, for both commands:
 
 from __future__ import annotations
 
-import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
-from urllib.parse import urlsplit
 
 from icectl.errors import IcectlError, ValidationError
-from icectl.io.storage.files import FileIO, is_local, local_path
+from icectl.io.storage.files import FileIO, identity, store_class
 from icectl.spec.properties import GC_ENABLED, GC_ENABLED_DEFAULT
 from icectl.table.catalog_files import is_metadata_file
 from icectl.table.nesting import holds_table, parent_dirs
 
 __all__ = ["normalize_path", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
            "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled",
-           "outside_location", "remove_emptied_dirs", "prune_empty_dirs", "OtherTables"]
-
-_EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+           "outside_location", "remove_emptied_dirs", "OtherTables"]
 
 # progress(phase, done, total)
 Progress = Callable[[str, int, int], None]
@@ -69,28 +65,20 @@ def require_gc_enabled(properties: Mapping[str, str], action: str) -> None:
 
 def normalize_path(path: str) -> str:
     """The identity of a file for comparisons: the OS path for local files (``file:`` URLs and
-    plain paths), else ``scheme://authority/path`` with equal schemes merged."""
-    if is_local(path):
-        p = local_path(path)
-        return posixpath.normpath(p) if p else p
-    parts = urlsplit(path)
-    scheme = _EQUAL_SCHEMES.get(parts.scheme.lower(), parts.scheme.lower())
-    return f"{scheme}://{parts.netloc}{posixpath.normpath(parts.path or '/')}"
+    plain paths), else ``scheme://authority/path`` with equal schemes merged (each store's
+    :meth:`~icectl.io.storage.base.Storage.identity`)."""
+    return identity(path)
 
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def _real(path: str) -> str:
-    """A local path with every symbolic link resolved (``..`` applied after resolving)."""
-    return os.path.realpath(path)
-
-
 def same_place(a: str, b: str) -> bool:
-    """Whether two locations name the same directory (local ones compared by real path)."""
-    if is_local(a) and is_local(b):
-        return _real(local_path(a)) == _real(local_path(b))
+    """Whether two locations name the same directory (on a store with links: by real path)."""
+    store = store_class(a)
+    if store.links and store_class(b) is store:
+        return store.real_path(a) == store.real_path(b)
     return normalize_path(a).rstrip("/") == normalize_path(b).rstrip("/")
 
 
@@ -109,8 +97,10 @@ class TableBoundary:
     def __init__(self, location: str):
         self.location = location
         self.root = normalize_path(location)
-        self.local = is_local(location)
-        self.real_root = _real(local_path(location)) if self.local else self.root
+        self.store = store_class(location)
+        # on a store with links each path's real path is checked (and so one at a time)
+        self.links = bool(self.store.links)
+        self.real_root = self.store.real_path(location) if self.links else self.root
         self._real_dirs: dict[str, str] = {}
         self._others: OtherTables | None = None
 
@@ -126,17 +116,13 @@ class TableBoundary:
 
     def real_path(self, path: str) -> str:
         """The path with links resolved; directories are resolved once and remembered."""
-        if not (self.local and is_local(path)):
+        if not self.resolves_links(path):
             return normalize_path(path)
-        p = local_path(path)
-        d, name = os.path.split(p)
-        if name in ("", ".", ".."):
-            return _real(p)
-        real_dir = self._real_dirs.get(d)
-        if real_dir is None:
-            real_dir = self._real_dirs[d] = _real(d)
-        full = os.path.join(real_dir, name)
-        return _real(full) if os.path.islink(full) else full
+        return self.store.real_path(path, self._real_dirs)
+
+    def resolves_links(self, path: str) -> bool:
+        """Whether ``path``'s links are resolved: on the location's own store, if it has links."""
+        return self.links and store_class(path) is self.store
 
     def inside(self, path: str) -> bool:
         """Whether the file really is inside the table: its real path under the location's."""
@@ -190,13 +176,13 @@ class OtherTables:
 
     def _own(self, directory: str) -> bool:
         b = self.boundary
-        if b.local and is_local(directory):
+        if b.resolves_links(directory):
             return posixpath.normpath(directory) == b.real_root
         return normalize_path(directory).rstrip("/") == b.root.rstrip("/")
 
     def owner(self, path: str) -> str | None:
         """The location of the other table ``path`` lies in, or None when it may go."""
-        start = self.boundary.real_path(path) if self.boundary.local and is_local(path) else path
+        start = self.boundary.real_path(path) if self.boundary.resolves_links(path) else path
         for d in parent_dirs(start):
             if self._own(d):
                 return None
@@ -214,7 +200,7 @@ class OtherTables:
             probe = posixpath.join(d, "_")  # any name: the owner depends only on the directory
             return d, self.owner(probe)
 
-        if len(dirs) > 1 and workers > 1 and not self.boundary.local:
+        if len(dirs) > 1 and workers > 1 and self.boundary.store.flat:
             with ThreadPoolExecutor(max_workers=workers) as pool:
                 by_dir.update(pool.map(one, dirs))
         else:
@@ -231,14 +217,11 @@ class OtherTables:
 
 
 def delete_file(io: FileIO, path: str) -> None:
-    """Delete a table file; on local disks also its Hadoop checksum sidecar ``.<name>.crc``,
-    as Hadoop's local filesystem (the reference's FileIO there) does."""
+    """Delete a table file and its sidecars (on local disks its Hadoop checksum ``.<name>.crc``,
+    as Hadoop's local filesystem, the reference's FileIO there, does)."""
     io.delete(path, missing_ok=True)
-    if is_local(path):
-        d, name = posixpath.split(path)
-        sidecar = posixpath.join(d, f".{name}.crc")
-        if os.path.lexists(local_path(sidecar)):
-            io.delete_quietly(sidecar)
+    for sidecar in io.sidecars(path):
+        io.delete_quietly(sidecar)
 
 
 @dataclass
@@ -286,7 +269,7 @@ def delete_files(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, a
     total = total if total is not None else len(paths)
     paths, skipped = boundary.other_tables(io).split(paths, workers)
     done_before += len(skipped)
-    if not boundary.local:
+    if not boundary.links:
         out = _delete_batched(io, paths, boundary, allow_external, progress, done_before, total)
         out.skipped = skipped
         return out
@@ -324,36 +307,11 @@ def outside_location(paths: Sequence[str], boundary: TableBoundary) -> list[str]
     return [p for p in paths if not boundary.contains(p) and not boundary.inside(p)]
 
 
-def remove_emptied_dirs(deleted: Sequence[str], root: str) -> list[str]:
-    """Local disks: remove the directories under ``root`` that deleting ``deleted`` left empty
-    (an expired partition's ``ts_day=.../``), deepest first; never ``root`` itself, never a
-    directory that still holds anything."""
-    if not is_local(root):
-        return []
-    top = os.path.normpath(local_path(root))
-    candidates: set[str] = set()
-    for p in deleted:
-        if not is_local(p):
-            continue
-        d = os.path.dirname(os.path.normpath(local_path(p)))
-        while d.startswith(top + os.sep):
-            candidates.add(d)
-            d = os.path.dirname(d)
-    return prune_empty_dirs(candidates)
-
-
-def prune_empty_dirs(dirs: Iterable[str]) -> list[str]:
-    """Local directories: remove those of ``dirs`` that are empty, deepest first (so a parent
-    its listed children emptied goes too); a directory that still holds anything stays. The
-    one pruning loop of expire, orphans and drop --purge."""
-    removed = []
-    for d in sorted(set(dirs), key=lambda x: x.count(os.sep), reverse=True):
-        try:
-            os.rmdir(d)
-            removed.append(d)
-        except OSError:
-            continue
-    return removed
+def remove_emptied_dirs(io: FileIO, deleted: Sequence[str], root: str) -> list[str]:
+    """Remove the directories under ``root`` that deleting ``deleted`` left empty (an expired
+    partition's ``ts_day=.../``), deepest first; never ``root`` itself, never a directory that
+    still holds anything. Stores without directories have none to remove."""
+    return io.remove_empty_dirs(root, below=list(deleted))
 
 
 _BATCH = 1000  # keys per S3 DeleteObjects request

@@ -103,13 +103,13 @@ def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: lis
           every_key: list[str] | None = None) -> Iterator[FileInfo]:
     """Files under ``root``, never following a symbolic link (links go to ``links``).
 
-    On an object store, one paged listing of every key under the prefix (there are no
-    directories to descend into, nor links; each key, hidden or not, also goes to
+    On a flat store (an object store), one paged listing of every key under the prefix (there
+    are no directories to descend into, nor links; each key, hidden or not, also goes to
     ``every_key``); the hidden rule applies to each part of the key below ``root``, the parts
     before the last as directories."""
-    if io.is_object_store(root):
+    if io.storage(root).flat:
         base = root.rstrip("/") + "/"
-        for info in io.list_tree(root):
+        for info in io.walk(root):
             if every_key is not None:
                 every_key.append(info.path)
             parts = info.path[len(base):].split("/") if info.path.startswith(base) else [info.name]
@@ -191,7 +191,7 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     every_key: list[str] = []
     for root in roots:
         listed.extend(_walk(io, root, hidden, links, every_key))
-    if io.is_object_store(location):
+    if io.storage(location).flat:  # the listing was complete: it says where tables are
         boundary.other_tables(io).know_listing(every_key)
     candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
     refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import CorruptMetadata, InvalidInput
-from icectl.io.storage.files import FileIO, is_local
+from icectl.io.storage.files import FileIO, has_scheme
 from icectl.spec.metadata import TableMetadata, new_table_metadata
 from icectl.spec.parse import parse_partition_terms, parse_schema, parse_sort_order
 from icectl.spec.partitioning import UNPARTITIONED_SPEC, build_spec
@@ -94,7 +94,7 @@ def build_create_metadata(
 
 def absolute_location(location: str) -> str:
     """Plain local paths become absolute (as Spark's Hadoop catalog writes them); URLs stay."""
-    if is_local(location) and "://" not in location and not location.startswith("file:"):
+    if not has_scheme(location):
         return os.path.abspath(os.path.expanduser(location))
     return location.rstrip("/")
 

@@ -29,15 +29,14 @@ inside another table's directory or holding another table below it (``table/nest
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from icectl.errors import AlreadyExists, CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
-from icectl.io.storage.files import FileIO, is_local, local_path
+from icectl.io.storage.files import FileIO
 from icectl.ops.maintain.file_removal import (
-    TableBoundary, classify, delete_files, prune_empty_dirs, require_gc_enabled, same_place,
+    TableBoundary, classify, delete_files, require_gc_enabled, same_place,
 )
 from icectl.ops.maintain.reachable import ManifestReader, statistics_files
 from icectl.table import catalog_files, store
@@ -242,9 +241,9 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
             except IcectlError as e:
                 failed.append((path, str(e)))
         if not failed:
-            removed_dirs = _remove_empty_tree(meta_dir, keep_root=False)
+            removed_dirs = io.remove_empty_dirs(meta_dir, keep_root=False)
             if purge:
-                removed_dirs += _remove_empty_tree(location, keep_root=False)
+                removed_dirs += io.remove_empty_dirs(location, keep_root=False)
     return DropResult(location, purge, dry_run, tuple(deleted), tuple(metadata_files), tuple(kept),
                       tuple(failed), tuple(refused), tuple(removed_dirs), force, tuple(skipped))
 
@@ -256,14 +255,6 @@ def _under_dir(path: str, directory: str) -> bool:
     return p.startswith(d + "/")
 
 
-def _remove_empty_tree(directory: str, keep_root: bool) -> list[str]:
-    """Local disks: remove the empty directories under ``directory`` (and it, unless
-    ``keep_root``), deepest first. Directories holding anything stay."""
-    if not is_local(directory):
-        return []
-    top = local_path(directory)
-    return prune_empty_dirs(d for d, _subdirs, _files in os.walk(top, topdown=False, followlinks=False)
-                            if not (keep_root and d == top))
 
 
 # -- register -----------------------------------------------------------------------------------

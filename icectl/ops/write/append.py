@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from icectl import command_files
 from icectl.errors import IcectlError, InvalidInput, NotFound, ValidationError
 from icectl.io.manifest import records as avro
-from icectl.io.storage.files import is_local, local_path
+from icectl.io.storage.files import has_scheme, os_path
 from icectl.ops.write.data_files import DEFAULT_WORKERS, ScanContext, SpansPartitions, describe, scan_all
 from icectl.ops.write.ingest import (
     CONTENT_DIGESTS,
@@ -142,19 +142,18 @@ def _normalise(path: str) -> str:
     p = path.strip()
     if not p:
         raise InvalidInput("empty data file path")
-    if is_local(p) and "://" not in p and not p.startswith("file:"):
+    if not has_scheme(p):
         return os.path.abspath(p)
     return p
 
 
 def _identity_key(path: str) -> str:
     """The same file however it is spelled (``file:/x``, ``file:///x``, ``/x``)."""
-    if is_local(path):
-        try:
-            return os.path.normpath(local_path(path))
-        except Exception:  # noqa: BLE001
-            return path
-    return path.rstrip("/")
+    try:
+        local = os_path(path)
+    except Exception:  # noqa: BLE001
+        return path
+    return os.path.normpath(local) if local is not None else path.rstrip("/")
 
 
 # -- the producer --------------------------------------------------------------------------------

@@ -14,17 +14,14 @@ span partitions. :func:`icectl.ops.write.append.append_files` runs them; nothing
 
 from __future__ import annotations
 
-import errno
 import hashlib
-import os
-import shutil
 import uuid
 from dataclasses import replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from icectl import command_files
-from icectl.errors import IcectlError, InvalidInput, NotFound, StorageError
-from icectl.io.storage.files import is_local, join, local_path
+from icectl.errors import IcectlError, InvalidInput
+from icectl.io.storage.files import join
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot, ancestors_of
@@ -152,32 +149,7 @@ def place_files(table: Table, files: Sequence[tuple[DataFile, str]], move: bool,
 def _copy(io: FileIO, src: str, dst: str, link: bool) -> None:
     """``dst`` gets ``src``'s bytes; never replaces an existing file. Local copies are flushed to
     disk before the commit names them."""
-    if is_local(src) and is_local(dst):
-        s, d = local_path(src), local_path(dst)
-        try:
-            os.makedirs(os.path.dirname(d), exist_ok=True)
-            if link:
-                try:
-                    os.link(s, d)
-                    return
-                except OSError as e:
-                    if e.errno not in (errno.EXDEV, errno.EPERM, errno.ENOTSUP, errno.EMLINK):
-                        raise
-            with open(s, "rb") as r, open(d, "xb") as w:
-                shutil.copyfileobj(r, w, _CHUNK)
-                w.flush()
-                os.fsync(w.fileno())
-        except FileNotFoundError:
-            raise NotFound(f"data file not found: {src}") from None
-        except OSError as e:
-            raise StorageError(f"cannot copy {src} to {dst}: {e.strerror or e}") from None
-        return
-    with io.open(src, "rb") as r, io.open(dst, "xb") as w:
-        while True:
-            chunk = r.read(_CHUNK)
-            if not chunk:
-                break
-            w.write(chunk)
+    io.copy(src, dst, link=link)
 
 
 def refuse_moving_other_tables(table: Table, paths: Sequence[str]) -> None:
