@@ -69,12 +69,6 @@ class CopyOnWriteResult(DeleteResult):
     added_data_files: tuple[str, ...] = ()
     rewritten_data_files: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        out = super().to_json()
-        out["added-data-files"] = list(self.added_data_files)
-        out["rewritten-data-files"] = list(self.rewritten_data_files)
-        return out
-
 
 def delete_copy_on_write(table: Table, filter_text: str | None = None, *,
                          filter_expr: Expression | None = None, branch: str | None = None,

@@ -49,6 +49,7 @@ from icectl.ops.compute.fit import DoesNotFit, check_rounding
 from icectl.ops.write.data_sink import write_data_files
 from icectl.ops.write.row_sources import detect_format, input_label, read_rows
 from icectl.spec.manifests import DataFile
+from icectl.spec.result_json import JsonResult, json_field
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.locations import data_location
@@ -62,18 +63,12 @@ if TYPE_CHECKING:
 __all__ = ["WriteResult", "write_rows", "write_files", "run_write_task", "WriteFileTask"]
 
 @dataclass(frozen=True)
-class WriteResult:
+class WriteResult(JsonResult):
     """What a write committed: the append's result plus the rows read."""
 
-    append: AppendResult
-    rows_read: int
+    append: AppendResult = json_field(flatten=True)
+    rows_read: int = json_field(key="rows-written")
     input_format: str
-
-    def to_json(self) -> dict[str, Any]:
-        out = self.append.to_json()
-        out["rows-written"] = self.rows_read
-        out["input-format"] = self.input_format
-        return out
 
 
 # -- the operation ------------------------------------------------------------------------------
