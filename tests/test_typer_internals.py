@@ -2,10 +2,10 @@
 
 Every other module of ``icectl/`` uses typer's public API only: it imports ``typer`` itself (never
 ``typer.main``, ``typer.core``, ``typer._coercion``, the vendored ``typer._click`` or any other
-submodule, at module level or in a function), names no such submodule through the package
-(``typer.main.get_group``), and touches no private attribute (``param._runtime_param``,
-``super()._main_shell_completion``) of anything but its own ``self``/``cls``. A typer upgrade then
-changes typer_compat.py and nothing else.
+submodule, at module level or in a function) and names no such submodule through the package
+(``typer.main.get_group``). The private attributes of typer's objects (``param._runtime_param``)
+are allowed in typer_compat.py only by ``tests/test_layering.py``'s list of private reaches. A
+typer upgrade then changes typer_compat.py and nothing else.
 """
 
 from __future__ import annotations
@@ -17,20 +17,9 @@ import pytest
 
 PKG = Path(__file__).resolve().parent.parent / "icectl"
 COMPAT = PKG / "cli" / "typer_compat.py"
-# private names of the standard library that are its documented API
-DOCUMENTED_PRIVATE = {("os", "_exit")}
 # typer's submodules (its public API is what the package itself exports)
 SUBMODULES = {"main", "core", "models", "params", "completion", "rich_utils", "utils", "colors",
               "testing", "cli"}
-
-
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return None if base is None else f"{base}.{node.attr}"
-    return None
 
 
 def reaches_internals(tree: ast.AST) -> list[tuple[int, str]]:
@@ -48,11 +37,6 @@ def reaches_internals(tree: ast.AST) -> list[tuple[int, str]]:
             if isinstance(owner, ast.Name) and owner.id == "typer":
                 if node.attr in SUBMODULES or node.attr.startswith("_"):
                     found.append((node.lineno, f"typer.{node.attr}"))
-                continue
-            if (node.attr.startswith("_") and not node.attr.startswith("__")
-                    and not (isinstance(owner, ast.Name) and owner.id in ("self", "cls"))
-                    and (_dotted(owner), node.attr) not in DOCUMENTED_PRIVATE):
-                found.append((node.lineno, f"{_dotted(owner) or ast.unparse(owner)}.{node.attr}"))
     return found
 
 
@@ -62,11 +46,7 @@ def modules() -> list[Path]:
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PKG)))
 def test_only_typer_compat_reaches_typer_internals(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    if path.relative_to(PKG).parts[0] != "cli":  # elsewhere only imports matter (no typer there)
-        found = [f for f in reaches_internals(tree) if f[1].startswith(("import", "from", "typer."))]
-    else:
-        found = reaches_internals(tree)
+    found = reaches_internals(ast.parse(path.read_text(encoding="utf-8"), str(path)))
     assert not found, f"{path.relative_to(PKG)} reaches typer internals: {found} (go through cli/typer_compat.py)"
 
 
@@ -74,16 +54,15 @@ def test_only_typer_compat_reaches_typer_internals(path: Path) -> None:
     ("import typer.main", "import typer.main"),
     ("from typer._click.globals import get_current_context", "from typer._click.globals import ..."),
     ("import typer\ntyper.main.get_group(app)", "typer.main"),
-    ("def f(param):\n    param._runtime_param = None", "param._runtime_param"),
-    ("class G:\n    def m(self):\n        return super()._main_shell_completion()", "super()._main_shell_completion"),
+    ("import typer\ntyper._click.echo('x')", "typer._click"),
+    ("import click", "import click"),
 ])
 def test_the_rule_sees_each_kind_of_reach(source: str, what: str) -> None:
     assert [w for _, w in reaches_internals(ast.parse(source))] == [what]
 
 
 def test_the_rule_allows_the_public_api() -> None:
-    source = ("import typer\nimport os\napp = typer.Typer()\nx = typer.Option(None)\n"
-              "class C:\n    def m(self):\n        self._x = 1\n        os._exit(0)\n")
+    source = "import typer\napp = typer.Typer()\nx = typer.Option(None)\nraise typer.Exit(2)\n"
     assert reaches_internals(ast.parse(source)) == []
 
 
