@@ -61,6 +61,8 @@ from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
+    from icectl.engines import Engine
+    from icectl.scan.plan_result import PlannedFile
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table
 
@@ -184,7 +186,7 @@ class CompactResult(JsonResult):
 # -- planning -------------------------------------------------------------------------------------
 
 
-def _file_scoped_deleted(planned: Any) -> int:
+def _file_scoped_deleted(planned: PlannedFile) -> int:
     return sum(d.record_count for d in planned.deletes
                if d.content == POSITION_DELETES and d.referenced_data_file)
 
@@ -197,16 +199,16 @@ class _Rules:
     def write_max(self) -> int:
         return int(self.target + (self.hi - self.target) * 0.5)
 
-    def too_many_deletes(self, f: Any) -> bool:
+    def too_many_deletes(self, f: PlannedFile) -> bool:
         return len(f.deletes) >= self.opts.delete_file_threshold
 
-    def too_high_delete_ratio(self, f: Any) -> bool:
+    def too_high_delete_ratio(self, f: PlannedFile) -> bool:
         if not f.deletes or not f.record_count:
             return False
         known = min(_file_scoped_deleted(f), f.record_count)
         return known / f.record_count >= self.opts.delete_ratio_threshold
 
-    def candidate(self, f: Any) -> bool:
+    def candidate(self, f: PlannedFile) -> bool:
         size = f.file_size_in_bytes
         return (self.opts.rewrite_all or size < self.lo or size > self.hi
                 or self.too_many_deletes(f) or self.too_high_delete_ratio(f))
@@ -323,7 +325,7 @@ def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
 
 
 def compact_table(table: Table, filter_text: str | None = None, options: CompactOptions | None = None,
-                  *, engine: Any = None, workers: int | None = None, branch: str | None = None,
+                  *, engine: Engine | str | None = None, workers: int | None = None, branch: str | None = None,
                   dry_run: bool = False, case_sensitive: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> CompactResult:
     """Compact ``table`` (see the module docs). ``engine`` is an engine object or name
@@ -363,7 +365,7 @@ class _Totals:
         self.removed_deletes = self.rows = 0
 
 
-def _run_and_commit(table: Table, engine: Any, groups: Sequence[GroupPlan], start: int | None,
+def _run_and_commit(table: Table, engine: Engine, groups: Sequence[GroupPlan], start: int | None,
                     branch: str, totals: _Totals) -> None:
     from icectl.table.commit.rewrite import RewriteFilesProducer
 

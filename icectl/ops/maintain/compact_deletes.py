@@ -51,6 +51,10 @@ from icectl.table.commit.rewrite import RewriteFilesProducer, delete_file_key
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
+    from icectl.engines import Engine
+    from icectl.spec.manifests import ManifestFile
+    from icectl.table.table import CommitAttempt
+    from icectl.spec.summary import SummaryBuilder
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table
 
@@ -220,10 +224,10 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
         self._wanted = {delete_file_key(f) for f in removed_deletes}
         self._added_deletes = list(added_deletes)
 
-    def summary(self, base: Any) -> Any:
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
         return super().summary(base).added_files(self._added_deletes)
 
-    def _write_added(self, attempt: Any, base: Any) -> list:
+    def _write_added(self, attempt: CommitAttempt, base: TableMetadata) -> list[ManifestFile]:
         """The merged delete files' manifests (the replace producer merges them with the
         rest); refused first when a delete file to remove was not found live."""
         missing = self._wanted - {delete_file_key(f) for f in self.removed_deletes}
@@ -266,7 +270,7 @@ class CompactDeletesResult(JsonResult):
     summary: dict[str, str] = field(default_factory=dict)
 
 
-def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = None,
+def compact_deletes(table: Table, *, engine: Engine | str | None = None, branch: str | None = None,
                     target_file_size: int | None = None, min_input_files: int = MIN_INPUT_FILES_DEFAULT,
                     rewrite_all: bool = False, remove_dangling: bool = True,
                     dry_run: bool = False) -> CompactDeletesResult:

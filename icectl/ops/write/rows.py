@@ -55,6 +55,7 @@ from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
+    from icectl.engines import Engine
     from icectl.io.storage.files import FileIO
     from icectl.table.table import Table
     from icectl.spec.partitioning import PartitionSpec
@@ -165,7 +166,7 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
     return files, data.num_rows, fmt
 
 
-def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
+def write_files(table: Table, sources: Sequence[str], *, engine: Engine | str | None = None, file_format: str | None = None,
                 summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
                 ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
                 rounding: str | None = None) -> WriteResult:
