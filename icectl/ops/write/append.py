@@ -47,13 +47,8 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.result_json import JsonResult, committed_operation, derived, json_field, pairs
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
-from icectl.table.commit.producer import (
-    IDEMPOTENCY_KEY,
-    AlreadyCommitted,
-    FastAppendProducer,
-    ProducedSnapshot,
-    snapshot_with_key,
-)
+from icectl.table.commit.idempotency import IDEMPOTENCY_KEY, AlreadyCommitted, snapshot_with_key
+from icectl.table.commit.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",

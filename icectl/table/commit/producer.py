@@ -74,7 +74,6 @@ __all__ = [
     "SnapshotProducer", "FastAppendProducer", "ProducedSnapshot", "MergePolicy",
     "new_snapshot_id", "pack_end", "ENVIRONMENT", "unreadable_current_snapshot", "lists_live_files",
     "MANIFEST_MERGE_ENABLED", "MANIFEST_MIN_MERGE_COUNT", "MANIFEST_TARGET_SIZE",
-    "IDEMPOTENCY_KEY", "AlreadyCommitted", "snapshot_with_key",
 ]
 
 
