@@ -33,7 +33,7 @@ import time
 
 from icectl.io.manifest import records as avro
 from icectl.io.storage.files import join
-from icectl.spec.manifests import ADDED, DATA, DELETED, MANIFEST_DATA, DataFile, ManifestEntry, summarize_entries
+from icectl.spec.manifests import ADDED, DATA, DELETED, MANIFEST_DATA, DataFile, ManifestEntry, summarize_columns
 from icectl.spec.metadata import add_snapshot, new_table_metadata
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot
@@ -72,8 +72,10 @@ def generate(location: str, snapshots: int, files: int, base: int, touch: bool) 
         data = avro.write_manifest(entries, spec, schema, 2, sid, MANIFEST_DATA)
         with open(path, "wb") as f:
             f.write(data)
-        mf = summarize_entries(entries, manifest_path=path, manifest_length=len(data),
-                               partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=sid)
+        mf = summarize_columns([e.status for e in entries], [e.data_file.record_count for e in entries],
+                                [e.sequence_number for e in entries], [e.data_file.partition for e in entries],
+                                manifest_path=path, manifest_length=len(data),
+                                partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=sid)
         return mf
 
     from dataclasses import replace

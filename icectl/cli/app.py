@@ -25,7 +25,8 @@ import sys
 from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
-from typer.core import TyperGroup
+
+from icectl.cli import typer_compat
 
 from icectl import __version__
 
@@ -84,7 +85,7 @@ def load_module_commands(module_name: str) -> dict[str, Any]:
     module = sys.modules[name]
     holder = typer.Typer(rich_markup_mode=None)
     module.register(holder)
-    commands = dict(typer.main.get_group(holder).commands)
+    commands = typer_compat.app_commands(holder)
     for cmd in commands.values():
         _defer_coercion(cmd)
         _keep_example_lines(cmd)
@@ -152,18 +153,10 @@ def _defer_coercion(cmd: Any) -> None:
 
 def _defer_param(param: Any) -> None:
     _word_type(param)
-    if getattr(param, "_runtime_param", "absent") is None and hasattr(param, "type_descriptor"):
-        deferred = _deferred_runtime_param(param.type_descriptor)
-        if deferred is not None:
-            param._runtime_param = deferred
-
-
-def _deferred_runtime_param(descriptor: Any) -> Any:
-    try:
-        from typer._coercion import build_runtime_param
-    except ImportError:
-        return None
-    return _DeferredCoercion(descriptor, build_runtime_param)
+    if typer_compat.runtime_coercion(param) is None and hasattr(param, "type_descriptor"):
+        build = typer_compat.coercion_builder()
+        if build is not None:
+            typer_compat.set_runtime_coercion(param, _DeferredCoercion(param.type_descriptor, build))
 
 
 class _DeferredCoercion:
@@ -207,19 +200,17 @@ class _DeferredCoercion:
         return self.built.coerce(value, param=param, ctx=ctx)
 
     def _int(self, value: Any, param: Any, ctx: Any) -> int:
-        from typer._click.exceptions import BadParameter
-
         if isinstance(value, int):
             n = value
         elif _INTEGER.fullmatch(value.strip()):
             n = int(value.strip())
         else:
-            raise BadParameter(f"{value!r} is not an integer", ctx=ctx, param=param)
+            raise typer_compat.bad_parameter(f"{value!r} is not an integer", ctx, param)
         low, high = self.bounds
         if low is not None and n < low:
-            raise BadParameter(f"{value} is less than {low}, the least it may be", ctx=ctx, param=param)
+            raise typer_compat.bad_parameter(f"{value} is less than {low}, the least it may be", ctx, param)
         if high is not None and n > high:
-            raise BadParameter(f"{value} is more than {high}, the most it may be", ctx=ctx, param=param)
+            raise typer_compat.bad_parameter(f"{value} is more than {high}, the most it may be", ctx, param)
         return n
 
 
@@ -267,8 +258,8 @@ def _word_type(param: Any) -> None:
             shown = name + ("..." if param.nargs != 1 and not name.endswith("...") else "")
             return shown if param.required else f"[{shown}]"
 
-        param._usage_display_name = usage_name
-        param._rich_display_name = lambda: name + ("..." if param.nargs != 1 and not name.endswith("...") else "")
+        typer_compat.set_argument_names(
+            param, usage_name, lambda: name + ("..." if param.nargs != 1 and not name.endswith("...") else ""))
     else:
         param.display_type = lambda ctx: word
     param.icectl_words_shown = True  # (a mark of icectl's own, not typer's)
@@ -311,23 +302,7 @@ class _LazyCommands(dict):
         return ((n, self._load(n)) for n in list(self))
 
 
-def _register_fish_completion() -> None:
-    """fish: typer's script declares every completion "no files", so a TABLE or FILE argument
-    would never complete to a path; icectl's script lets fish offer paths alongside the values
-    icectl offers."""
-    try:
-        from typer._click.shell_completion import add_completion_class
-        from typer._completion_classes import FishComplete
-    except ImportError:  # pragma: no cover - another typer layout: keep its script
-        return
-
-    class _FishWithFiles(FishComplete):
-        source_template = FishComplete.source_template.replace(" --no-files", "")
-
-    add_completion_class(_FishWithFiles, "fish")
-
-
-class LazyGroup(TyperGroup):
+class LazyGroup(typer_compat.Group):
     """The root group: commands come from COMMANDS, imported on demand."""
 
     def __init__(self, **attrs: Any) -> None:
@@ -362,16 +337,10 @@ class LazyGroup(TyperGroup):
 
         sys.exit(flush_output(code if isinstance(code, int) else 0))
 
-    def _main_shell_completion(self, ctx_args: Any, prog_name: str, complete_var: Any = None) -> None:
-        _register_fish_completion()
-        return super()._main_shell_completion(ctx_args, prog_name, complete_var)
-
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         """List every command with its one-line help from the table, importing none of them."""
-        from typer._click.utils import make_default_short_help
-
         limit = formatter.width - 6 - max(len(n) for n in COMMANDS)
-        rows = [(name, make_default_short_help(short, limit)) for name, (_, short) in COMMANDS.items()]
+        rows = [(name, typer_compat.short_help(short, limit)) for name, (_, short) in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
@@ -400,11 +369,11 @@ class _interrupts_reported:
 def _report_usage_error(e: Exception, argv: list[str]) -> int:
     """The exit code of an exception that left the command line's parsing, after reporting it."""
     from typer import Abort
-    from typer._click.exceptions import ClickException, NoArgsIsHelpError, NoSuchOption, UsageError
 
     from icectl.cli.common import report_error
     from icectl.errors import EXIT_USAGE
 
+    ClickException, NoArgsIsHelpError, NoSuchOption, UsageError = typer_compat.usage_errors()
     words = argv[: argv.index("--")] if "--" in argv else argv
     as_json = "--json" in words
     if isinstance(e, NoArgsIsHelpError):  # a command given without arguments: its help

@@ -213,7 +213,7 @@ def idempotent_no_op(tbl: Table, branch: str, key: str, summary: dict[str, str],
     when ``key`` is already committed on ``branch``; else ``summary`` with the key added (the
     producer checks it again on every commit attempt)."""
     from icectl.ops.write.append import key_committed_by
-    from icectl.table.commit.producer import IDEMPOTENCY_KEY
+    from icectl.table.commit.idempotency import IDEMPOTENCY_KEY
 
     if not key.strip():
         raise InvalidInput("--idempotency-key must not be empty")

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, List, Optional, Type
 import typer
 
 from icectl import command_files
+from icectl.cli import typer_compat
 
 from icectl.errors import IcectlError, InvalidInput
 from icectl.cli.output import err, select_fields
@@ -43,21 +44,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 
-def _command_options() -> dict[str, str]:
-    """The running click command's options: parameter name -> its first long option."""
-    from typer._click.globals import get_current_context
-
-    ctx = get_current_context(silent=True)
-    params = getattr(getattr(ctx, "command", None), "params", []) if ctx is not None else []
-    out: dict[str, str] = {}
-    for p in params:
-        if getattr(p, "param_type_name", "") == "option" and p.name not in out:
-            longs = [o for o in p.opts if o.startswith("--")]
-            if longs:
-                out[p.name] = longs[0]
-    return out
-
-
 # Commands that only read a table: they also take tables icectl does not commit to (a catalog's
 # table, a metadata file named directly); every other command refuses those at once.
 READ_ONLY_COMMANDS = ("inspect", "plan", "scan", "check", "health", "orphans", "properties list", "drop")
@@ -68,13 +54,10 @@ def load_table(table: str, warehouse: Optional[str]) -> Table:
     with the reason) when it is a table icectl does not commit to."""
     from icectl.cli.runner import load_table as load
     from icectl.errors import UnsupportedFeature
-    from typer._click.globals import get_current_context
 
     tbl = load(table, warehouse)
     if tbl.read_only is not None:
-        ctx = get_current_context(silent=True)
-        words = ctx.command_path.split()[1:] if ctx is not None else []
-        name = " ".join(words)
+        name = " ".join(typer_compat.current_command_words())
         if not any(name == c or name.startswith(c + " ") for c in READ_ONLY_COMMANDS):
             raise UnsupportedFeature(tbl.read_only)
     return tbl
@@ -82,7 +65,7 @@ def load_table(table: str, warehouse: Optional[str]) -> Table:
 
 def cli_message(e: IcectlError) -> str:
     """An error's message with the running command's option names (see runner.cli_message)."""
-    return runner_cli_message(e, _command_options())
+    return runner_cli_message(e, typer_compat.current_options())
 
 
 FieldOpt = Annotated[
@@ -192,7 +175,7 @@ def handle_errors(fn: F | None = None, *, returns: str | tuple[str, ...] = ()) -
             raise
         except BaseException as e:
             command_files.abort()  # the unfinished command's files (kept if a commit may have landed)
-            code = failure_code(e, as_json, _command_options())
+            code = failure_code(e, as_json, typer_compat.current_options())
             if code is None:
                 raise
             raise typer.Exit(code) from None

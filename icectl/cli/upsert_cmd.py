@@ -67,7 +67,7 @@ def upsert(
         summary = idempotent_no_op(tbl, branch or "main", idempotency_key, {}, json_out)
         if summary is None:
             return
-    from icectl.table.commit.producer import AlreadyCommitted
+    from icectl.table.commit.idempotency import AlreadyCommitted
 
     try:
         r = upsert_rows(tbl, data, key, file_format=file_format, branch=branch, dry_run=dry_run,

@@ -100,9 +100,10 @@ def list_cmd(
     if catalog is None:
         raise InvalidInput("list needs the warehouse: --warehouse DIR (or ICECTL_WAREHOUSE), or a catalog (--catalog)")
     levels = parse_namespace(namespace)
-    result = ListResult(catalog.warehouse or "", namespace, tuple(catalog.list_namespaces(levels)),
-                        tuple(catalog.list_tables(levels)),
-                        catalog.name if catalog.kind != "filesystem" else None)
+    result = ListResult(warehouse=catalog.warehouse or "", namespace=namespace,
+                        namespaces=tuple(catalog.list_namespaces(levels)),
+                        tables=tuple(catalog.list_tables(levels)),
+                        catalog=catalog.name if catalog.kind != "filesystem" else None)
     if json_out:
         emit_json(result.to_json())
         return

@@ -91,7 +91,7 @@ def write(
         extras = idempotent_no_op(tbl, branch, idempotency_key, extras, json_out)
         if extras is None:
             return
-    from icectl.table.commit.producer import AlreadyCommitted
+    from icectl.table.commit.idempotency import AlreadyCommitted
 
     try:
         with EngineProgress("input files") as progress, Progress() as one_file, \

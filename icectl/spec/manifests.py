@@ -48,7 +48,7 @@ __all__ = [
     "sanitize_avro_name", "PARTITION_FIELD_ID", "DATA_FILE_FIELD_ID",
     # helpers
     "inherit_sequence_numbers", "inherit_columns", "InheritedColumns",
-    "assign_manifest_first_row_ids", "summarize_entries", "summarize_columns",
+    "assign_manifest_first_row_ids", "summarize_columns",
     "partition_summaries", "content_name", "content_from_name", "entry_key",
 ]
 
@@ -371,13 +371,6 @@ def partition_summaries(
             lo, hi = to_bytes(f.type, lo_v), to_bytes(f.type, hi_v)
         out.append(FieldSummary(has_null, has_nan, lo, hi))
     return tuple(out)
-
-
-def summarize_entries(entries: Sequence[ManifestEntry], **kwargs: Any) -> ManifestFile:
-    """:func:`summarize_columns` of manifest entries."""
-    return summarize_columns([e.status for e in entries], [e.data_file.record_count for e in entries],
-                             [e.sequence_number for e in entries],
-                             [e.data_file.partition for e in entries], **kwargs)
 
 
 def summarize_columns(

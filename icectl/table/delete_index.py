@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from icectl.spec.partition_identity import partition_key
-from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
+from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES, DataFile
 from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
 from icectl.spec.values import from_bytes
@@ -57,7 +57,7 @@ class DeleteRef:
     value_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
-    def from_data_file(cls, f: Any, data_sequence_number: int, manifest_path: str = "") -> "DeleteRef":
+    def from_data_file(cls, f: DataFile, data_sequence_number: int, manifest_path: str = "") -> "DeleteRef":
         """The reference to a delete file read by the record reader (``spec.manifests.DataFile``,
         its ``spec_id`` set from its manifest); equality-field statistics decoded lazily by
         :meth:`DeleteIndex._eq_may_apply` stay raw here, as the planner's columns keep them."""
@@ -298,7 +298,7 @@ def _all_non_null(nulls: int | None) -> bool:
     return nulls is not None and nulls <= 0
 
 
-def delete_target(f: Any) -> str | None:
+def delete_target(f: DataFile) -> str | None:
     """The one data file a position delete file (a ``DataFile``) applies to, if it names one:
     the one home of this rule (see :func:`targeted_path`)."""
     return targeted_path(f.referenced_data_file, (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID),
@@ -350,7 +350,7 @@ class LiveDataFiles:
         return iter(self._seq.values())
 
 
-def is_dangling(f: Any, seq: int, live: LiveDataFiles, unpartitioned_specs: set[int]) -> bool:
+def is_dangling(f: DataFile, seq: int, live: LiveDataFiles, unpartitioned_specs: set[int]) -> bool:
     """Whether the delete file ``f`` (a ``DataFile``, data sequence number ``seq``) can apply
     to no live data file, the one home of this rule (remove-dangling-deletes; the rules of
     :class:`DeleteIndex`):

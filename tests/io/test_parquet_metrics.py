@@ -26,10 +26,9 @@ from icectl.io.formats.parquet import (
     footer_metrics,
     parquet_schema_fields,
     read_footer,
-    read_parquet_footer_metrics,
 )
 from icectl.spec.metrics import metrics_config
-from icectl.spec.name_mapping import MappedField, NameMapping
+from icectl.spec.name_mapping import MappedField, NameMapping, table_name_mapping
 from icectl.spec.schema import Schema
 from icectl.spec.types import (
     BINARY,
@@ -203,10 +202,10 @@ def test_split_offsets_are_row_group_starts(tmp_path: Path) -> None:
 def test_name_mapping_for_files_without_ids(tmp_path: Path) -> None:
     path = _write(tmp_path, _flat_table(ids=False))
     with_ids = _metrics(_write(tmp_path, _flat_table(), "ids.parquet"))
-    # read_parquet_footer_metrics maps by the table's own names when there is no mapping
-    m = read_parquet_footer_metrics(FileIO(), path, FLAT, {})
+    # the table's mapping (what an append reads files with) is the table's own names when it
+    # has no mapping property
+    m = _metrics(path, mapping=table_name_mapping({}, FLAT))
     assert m.lower_bounds == with_ids.lower_bounds and m.value_counts == with_ids.value_counts
-    assert m.file_size_in_bytes == os.path.getsize(path)
     aliased = NameMapping(tuple(MappedField(i, (n, f"old_{n}")) for i, n in
                                 [(1, "i"), (2, "s"), (3, "d"), (4, "b"), (5, "dec"), (6, "dt"), (7, "f"), (8, "small")]))
     assert _metrics(path, mapping=aliased).value_counts == with_ids.value_counts
@@ -215,7 +214,7 @@ def test_name_mapping_for_files_without_ids(tmp_path: Path) -> None:
         _metrics(path, mapping=partial)
     prop = {"schema.name-mapping.default": json.dumps([{"field-id": 100 + k, "names": [n]} for k, n in
                                                       enumerate(["i", "s", "d", "b", "dec", "dt", "f", "small"])])}
-    assert set(read_parquet_footer_metrics(FileIO(), path, FLAT, prop).column_sizes) == set(range(100, 108))
+    assert set(_metrics(path, mapping=table_name_mapping(prop, FLAT)).column_sizes) == set(range(100, 108))
 
 
 class _TrackingIO(FileIO):

@@ -17,7 +17,7 @@ from icectl.io.manifest import records as avro
 from icectl.io.storage.files import FileIO, join, local_path
 from icectl.spec.manifests import (
     ADDED, DATA, DELETED, EXISTING, MANIFEST_DATA, MANIFEST_DELETES, POSITION_DELETES, DataFile,
-    ManifestEntry, ManifestFile, summarize_entries,
+    ManifestEntry, ManifestFile, summarize_columns,
 )
 from icectl.spec.metadata import TableMetadata, add_snapshot, new_table_metadata, set_ref
 from icectl.spec.schema import Schema
@@ -75,8 +75,10 @@ class History:
         data = avro.write_manifest(entries, self.spec, self.schema, self.md.format_version, sid, content)
         with open(local_path(path), "wb") as f:
             f.write(data)
-        mf = summarize_entries(entries, manifest_path=path, manifest_length=len(data),
-                               partition_spec_id=self.spec.spec_id, content=content, snapshot_id=sid)
+        mf = summarize_columns([e.status for e in entries], [e.data_file.record_count for e in entries],
+                                [e.sequence_number for e in entries], [e.data_file.partition for e in entries],
+                                manifest_path=path, manifest_length=len(data),
+                                partition_spec_id=self.spec.spec_id, content=content, snapshot_id=sid)
         resolved = [replace(e, snapshot_id=e.snapshot_id or sid,
                             sequence_number=e.sequence_number if e.sequence_number is not None else seq,
                             file_sequence_number=e.file_sequence_number if e.file_sequence_number is not None else seq)

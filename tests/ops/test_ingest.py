@@ -16,7 +16,7 @@ from icectl.errors import ValidationError
 from icectl.ops.write.append import append_files, content_digest
 from icectl.ops.write.rows import write_rows
 from icectl.scan.reader import open_scan
-from icectl.table.commit.producer import IDEMPOTENCY_KEY
+from icectl.table.commit.idempotency import IDEMPOTENCY_KEY
 from icectl.table.table import Table
 from support.tables import empty_table
 from clirun import icectl as _icectl

@@ -34,7 +34,7 @@ from icectl.spec.manifests import (
     partition_avro_schema,
     partition_summaries,
     sanitize_avro_name,
-    summarize_entries,
+    summarize_columns,
 )
 from icectl.spec.values import to_bytes
 from icectl.spec.types import (
@@ -317,7 +317,15 @@ def test_partition_summaries_all_null():
     assert s == (FieldSummary(True, False, None, None),)
 
 
-def test_summarize_entries():
+def _summarize(entries, **kwargs):
+    """:func:`summarize_columns` (what a producer summarizes a written manifest with) of the
+    entries' columns."""
+    return summarize_columns([e.status for e in entries], [e.data_file.record_count for e in entries],
+                             [e.sequence_number for e in entries],
+                             [e.data_file.partition for e in entries], **kwargs)
+
+
+def test_summarize_columns():
     def f(n, part=(1,)):
         return DataFile(DATA, f"f{n}", "PARQUET", part, n, 100)
 
@@ -326,20 +334,20 @@ def test_summarize_entries():
         ManifestEntry(EXISTING, 5, 2, 2, f(20, (4,))),
         ManifestEntry(DELETED, 9, 1, 1, f(5, (None,))),
     ]
-    m = summarize_entries(entries, manifest_path="m.avro", manifest_length=123,
-                          partition_spec_id=2, content=MANIFEST_DATA, snapshot_id=9,
-                          partition_type=_ptype(INT), to_bytes=_le_bytes)
+    m = _summarize(entries, manifest_path="m.avro", manifest_length=123,
+                   partition_spec_id=2, content=MANIFEST_DATA, snapshot_id=9,
+                   partition_type=_ptype(INT), to_bytes=_le_bytes)
     assert (m.added_files_count, m.existing_files_count, m.deleted_files_count) == (1, 1, 1)
     assert (m.added_rows_count, m.existing_rows_count, m.deleted_rows_count) == (10, 20, 5)
     # the least explicit sequence number of the live entries: the ADDED entry will inherit the
     # new snapshot's (higher) number, the DELETED one does not count
     assert m.sequence_number is None and m.min_sequence_number == 2
-    only_added = summarize_entries(entries[:1], manifest_path="m", manifest_length=1,
-                                   partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=9)
+    only_added = _summarize(entries[:1], manifest_path="m", manifest_length=1,
+                            partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=9)
     assert only_added.min_sequence_number is None  # assigned by the manifest list writer
     assert m.partitions == (FieldSummary(True, False, struct.pack("<i", 1), struct.pack("<i", 4)),)
-    explicit = summarize_entries(entries[1:], manifest_path="m", manifest_length=1,
-                                 partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=9)
+    explicit = _summarize(entries[1:], manifest_path="m", manifest_length=1,
+                          partition_spec_id=0, content=MANIFEST_DATA, snapshot_id=9)
     assert explicit.min_sequence_number == 2 and explicit.partitions is None
 
 

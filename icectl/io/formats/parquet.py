@@ -38,19 +38,17 @@ import math
 import threading
 import uuid as _uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Collection, Mapping, Sequence
+from typing import Any, Collection, Sequence
 
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO
 from icectl.spec.metrics import (
     MetricsConfig,
     MetricsMode,
-    metrics_config,
     truncate_lower_bound,
     truncate_upper_bound,
 )
-from icectl.spec.name_mapping import NameMapping, table_name_mapping
-from icectl.spec.schema import Schema
+from icectl.spec.name_mapping import NameMapping
 from icectl.spec.types import (
     BINARY,
     BOOLEAN,
@@ -73,11 +71,8 @@ from icectl.spec.types import (
 )
 from icectl.spec.values import to_bytes, unscaled_to_decimal
 
-if TYPE_CHECKING:
-    from icectl.spec.sorting import SortOrder
-
 __all__ = [
-    "FileMetrics", "ParquetField", "ParquetColumn", "read_parquet_footer_metrics",
+    "FileMetrics", "ParquetField", "ParquetColumn",
     "parquet_schema_fields", "parquet_columns", "footer_metrics", "read_footer", "ColumnStats",
     "column_stats", "arrow_field_id",
 ]
@@ -563,29 +558,3 @@ def footer_metrics(
         upper_bounds=upper,
         split_offsets=tuple(offsets),
     )
-
-
-def read_parquet_footer_metrics(
-    file_io: FileIO,
-    path: str,
-    schema: Schema,
-    properties: Mapping[str, str],
-    name_mapping: NameMapping | None = None,
-    *,
-    sort_order: SortOrder | None = None,
-    config: MetricsConfig | None = None,
-) -> FileMetrics:
-    """Metrics of an existing Parquet file, from its footer only.
-
-    ``schema``/``properties``/``sort_order`` are the table's: they give the metrics modes
-    (unless ``config`` is passed) and, when ``name_mapping`` is None, the name mapping for
-    columns without field ids (the ``schema.name-mapping.default`` property, else the schema's
-    own names), as the reference does when it imports files.
-    """
-    if config is None:
-        config = metrics_config(properties, schema, sort_order)
-    if name_mapping is None:
-        name_mapping = table_name_mapping(dict(properties), schema)
-    footer = read_footer(file_io, path)
-    size = file_io.info(path).size
-    return footer_metrics(footer, config, name_mapping, size, path=path)

@@ -37,6 +37,7 @@ from typing import Any
 from icectl.errors import InvalidInput
 from icectl.io.storage.cache_dir import cache_root
 from icectl.io.storage.files import FileIO
+from icectl.spec.result_json import JsonResult
 
 __all__ = ["CacheInfo", "CacheCleared", "cache_dir", "cache_max", "clear", "file_key", "get",
            "info", "manifest_key", "put", "put_payload", "set_enabled"]
@@ -295,28 +296,19 @@ def _account(directory: str, written: int) -> None:
 
 
 @dataclass
-class CacheInfo:
+class CacheInfo(JsonResult):
     directory: str
     entries: int
     total_bytes: int
     max_bytes: int
     enabled: bool
 
-    def to_json(self) -> dict[str, Any]:
-        return {"directory": self.directory, "entries": self.entries,
-                "total-bytes": self.total_bytes, "max-bytes": self.max_bytes,
-                "enabled": self.enabled}
-
 
 @dataclass
-class CacheCleared:
+class CacheCleared(JsonResult):
     directory: str
     removed: int
     removed_bytes: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"directory": self.directory, "removed": self.removed,
-                "removed-bytes": self.removed_bytes}
 
 
 def info() -> CacheInfo:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from icectl.spec.result_json import JsonResult, derived, json_field
+
 __all__ = ["ERROR", "WARNING", "Problem", "Problems", "CheckResult", "CHECKED_KEYS"]
 
 ERROR = "error"
@@ -16,16 +18,13 @@ CHECKED_KEYS = ("metadata-files", "schemas", "snapshots", "manifest-lists", "man
 
 
 @dataclass(frozen=True)
-class Problem:
+class Problem(JsonResult):
     """One finding: ``code`` is stable (scripts may match on it), ``where`` names the thing."""
 
     severity: str
     code: str
     where: str
     message: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"severity": self.severity, "code": self.code, "where": self.where, "message": self.message}
 
 
 @dataclass
@@ -48,33 +47,20 @@ class Problems:
             self.items.append(p)
 
 
+def _count(severity: str) -> Any:
+    return derived(lambda r: sum(1 for p in r.problems if p.severity == severity))
+
+
 @dataclass(frozen=True)
-class CheckResult:
+class CheckResult(JsonResult):
+    """A run's findings; ``clean``: no error-severity problem (warnings allowed)."""
+
     table: str
-    metadata_file: str | None
-    deep: bool
+    metadata_file: str | None = json_field(omit=True)
+    deep: bool = json_field(omit=True)
+    clean: bool = derived(lambda r: not any(p.severity == ERROR for p in r.problems))
+    errors: int = _count(ERROR)
+    warnings: int = _count(WARNING)
     problems: tuple[Problem, ...]
-    checked: dict[str, int]
-
-    @property
-    def errors(self) -> int:
-        return sum(1 for p in self.problems if p.severity == ERROR)
-
-    @property
-    def warnings(self) -> int:
-        return sum(1 for p in self.problems if p.severity == WARNING)
-
-    @property
-    def clean(self) -> bool:
-        """No error-severity problem (warnings allowed)."""
-        return self.errors == 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "table": self.table,
-            "clean": self.clean,
-            "errors": self.errors,
-            "warnings": self.warnings,
-            "problems": [p.to_json() for p in self.problems],
-            "checked": {k: int(self.checked.get(k, 0)) for k in CHECKED_KEYS},
-        }
+    checked: dict[str, int] = json_field(
+        value=lambda checked: {k: int(checked.get(k, 0)) for k in CHECKED_KEYS})

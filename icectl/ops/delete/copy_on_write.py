@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from icectl import command_files
 from icectl.spec.partition_identity import partition_key
@@ -59,6 +59,10 @@ from icectl.spec.metadata import TableMetadata
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.table.table import Table
 
+if TYPE_CHECKING:
+    from icectl.engines import Engine
+    from icectl.table.commit.producer import ProducedSnapshot
+
 __all__ = ["CopyOnWriteResult", "delete_copy_on_write"]
 
 
@@ -69,17 +73,11 @@ class CopyOnWriteResult(DeleteResult):
     added_data_files: tuple[str, ...] = ()
     rewritten_data_files: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
-        out = super().to_json()
-        out["added-data-files"] = list(self.added_data_files)
-        out["rewritten-data-files"] = list(self.rewritten_data_files)
-        return out
-
 
 def delete_copy_on_write(table: Table, filter_text: str | None = None, *,
                          filter_expr: Expression | None = None, branch: str | None = None,
                          dry_run: bool = False, case_sensitive: bool = False,
-                         engine: Any = None, workers: int | None = None) -> CopyOnWriteResult:
+                         engine: Engine | str | None = None, workers: int | None = None) -> CopyOnWriteResult:
     """Delete the rows of ``table`` matching ``filter_text`` (or the expression
     ``filter_expr``) by rewriting the files that hold them (see the module docs).
     ``engine``: an engine object or name (default local)."""
@@ -159,7 +157,7 @@ def _tasks(table: Table, md: TableMetadata, candidates: list[PlannedFile], drop:
             for i, files in enumerate(by_part.values())]
 
 
-def _run(engine: Any, workers: int | None, tasks: Sequence[RewriteTask], table: Table
+def _run(engine: Engine | str | None, workers: int | None, tasks: Sequence[RewriteTask], table: Table
          ) -> list[RewriteTaskResult]:
     if not tasks:
         return []
@@ -177,7 +175,7 @@ def _remove(table: Table, r: RewriteTaskResult) -> None:
 
 
 def _commit(table: Table, plan: PlanResult, removed: list[DataFile], added: list,
-            case_sensitive: bool, branch: str) -> Any:
+            case_sensitive: bool, branch: str) -> ProducedSnapshot:
     from icectl.table.commit.rewrite import OverwriteFilesProducer
     from icectl.table.commit.validation import conflict_filter
 

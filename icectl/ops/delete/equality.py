@@ -50,51 +50,42 @@ from icectl.spec.partition_path import partition_path
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.result_json import JsonResult, committed_operation
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.spec.types import PrimitiveType
 from icectl.table.table import Table
 
-__all__ = ["EqualityDeleteResult", "delete_equality", "resolve_keys", "key_rows",
+__all__ = ["KeyedChange", "EqualityDeleteResult", "delete_equality", "resolve_keys", "key_rows",
            "target_specs", "live_specs", "uncovered_partition_field", "write_equality_deletes", "keys_filter", "keys_may_match", "branch_head"]
 
 
 @dataclass(frozen=True)
-class EqualityDeleteResult:
-    """What ``delete --equality`` did (or, with ``dry_run``, would do)."""
+class KeyedChange(JsonResult):
+    """What a change by key columns (``delete --equality``, ``upsert``) reports first; each
+    result adds its fields after these."""
 
+    committed: bool
+    dry_run: bool
     location: str
     branch: str
-    dry_run: bool
-    committed: bool
     snapshot_id: int | None
     parent_snapshot_id: int | None
+    operation: str | None = committed_operation()
     key_columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class EqualityDeleteResult(KeyedChange):
+    """What ``delete --equality`` did (or, with ``dry_run``, would do); its JSON view is its
+    fields'."""
+
     key_rows: int
-    equality_delete_files: tuple[str, ...]
     partitions: int
-    summary: dict[str, str] = field(default_factory=dict, hash=False)
+    equality_delete_files: tuple[str, ...]
     method: str = "equality-deletes"
     position_delete_files: tuple[str, ...] = ()
     deleted_rows: int | None = None  # known when the rows were found (not for equality deletes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "committed": self.committed,
-            "dry-run": self.dry_run,
-            "location": self.location,
-            "branch": self.branch,
-            "snapshot-id": self.snapshot_id,
-            "parent-snapshot-id": self.parent_snapshot_id,
-            "operation": self.summary.get("operation") if self.committed else None,
-            "key-columns": list(self.key_columns),
-            "key-rows": self.key_rows,
-            "partitions": self.partitions,
-            "equality-delete-files": list(self.equality_delete_files),
-            "method": self.method,
-            "position-delete-files": list(self.position_delete_files),
-            "deleted-rows": self.deleted_rows,
-            "summary": dict(self.summary),
-        }
+    summary: dict[str, str] = field(default_factory=dict, hash=False)
 
 
 def resolve_keys(schema: Schema, keys: str | Sequence[str]) -> Schema:

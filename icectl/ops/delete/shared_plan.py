@@ -12,7 +12,6 @@ copy-on-write rewrite tasks' drop filter and the commit's conflict check
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from icectl.errors import InvalidInput
 from icectl.expr.evaluators import StrictMetricsEvaluator
@@ -20,6 +19,7 @@ from icectl.expr.expressions import AlwaysFalse, AlwaysTrue, Expression
 from icectl.scan.plan_result import PlannedFile, PlanResult
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.schema import Schema
+from icectl.spec.result_json import JsonResult, committed_operation
 from icectl.spec.properties import COPY_ON_WRITE, DELETE_MODE, DELETE_MODE_DEFAULT, MERGE_ON_READ
 from icectl.table.branches import branch_to_commit
 from icectl.table.table import Table
@@ -30,40 +30,23 @@ __all__ = ["DeleteResult", "MERGE_ON_READ", "COPY_ON_WRITE", "DELETE_MODE", "res
 
 
 @dataclass(frozen=True)
-class DeleteResult:
-    """What a delete did (or, with ``dry_run``, would do)."""
+class DeleteResult(JsonResult):
+    """What a delete did (or, with ``dry_run``, would do); its JSON view is its fields'."""
 
+    committed: bool
+    dry_run: bool
     location: str
     branch: str
     mode: str
-    dry_run: bool
-    committed: bool
     snapshot_id: int | None
     parent_snapshot_id: int | None
+    operation: str | None = committed_operation()
     removed_data_files: tuple[str, ...]
     removed_records: int
     position_delete_files: tuple[str, ...]
-    deleted_positions: int
     files_with_row_deletes: tuple[str, ...]
+    deleted_positions: int
     summary: dict[str, str] = field(default_factory=dict, hash=False)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "committed": self.committed,
-            "dry-run": self.dry_run,
-            "location": self.location,
-            "branch": self.branch,
-            "mode": self.mode,
-            "snapshot-id": self.snapshot_id,
-            "parent-snapshot-id": self.parent_snapshot_id,
-            "operation": self.summary.get("operation") if self.committed else None,
-            "removed-data-files": list(self.removed_data_files),
-            "removed-records": self.removed_records,
-            "position-delete-files": list(self.position_delete_files),
-            "files-with-row-deletes": list(self.files_with_row_deletes),
-            "deleted-positions": self.deleted_positions,
-            "summary": dict(self.summary),
-        }
 
 
 def resolve_mode(md: TableMetadata, mode: str | None) -> str:

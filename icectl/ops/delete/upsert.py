@@ -35,6 +35,7 @@ from icectl.errors import InvalidInput
 from icectl import command_files
 from icectl.ops.compute import conform_to_schema
 from icectl.ops.delete.equality import (
+    KeyedChange,
     _check_version,
     branch_head,
     key_rows,
@@ -55,44 +56,18 @@ __all__ = ["UpsertResult", "upsert_rows"]
 
 
 @dataclass(frozen=True)
-class UpsertResult:
-    """What an upsert committed (or, with ``dry_run``, would commit)."""
+class UpsertResult(KeyedChange):
+    """What an upsert committed (or, with ``dry_run``, would commit); its JSON view is its
+    fields'."""
 
-    location: str
-    branch: str
-    dry_run: bool
-    committed: bool
-    snapshot_id: int | None
-    parent_snapshot_id: int | None
-    key_columns: tuple[str, ...]
     rows: int
     input_format: str
     data_files: tuple[str, ...] = ()
     equality_delete_files: tuple[str, ...] = ()
-    summary: dict[str, str] = field(default_factory=dict, hash=False)
     method: str = "equality-deletes"
     position_delete_files: tuple[str, ...] = ()
     replaced_rows: int | None = None  # known when the rows were found (not for equality deletes)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "committed": self.committed,
-            "dry-run": self.dry_run,
-            "location": self.location,
-            "branch": self.branch,
-            "snapshot-id": self.snapshot_id,
-            "parent-snapshot-id": self.parent_snapshot_id,
-            "operation": self.summary.get("operation") if self.committed else None,
-            "key-columns": list(self.key_columns),
-            "rows": self.rows,
-            "input-format": self.input_format,
-            "data-files": list(self.data_files),
-            "equality-delete-files": list(self.equality_delete_files),
-            "method": self.method,
-            "position-delete-files": list(self.position_delete_files),
-            "replaced-rows": self.replaced_rows,
-            "summary": dict(self.summary),
-        }
+    summary: dict[str, str] = field(default_factory=dict, hash=False)
 
 
 def _refuse_duplicates(keys: pa.Table) -> None:

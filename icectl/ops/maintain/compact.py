@@ -66,10 +66,12 @@ from icectl.spec.partition_identity import partition_key
 from icectl.scan.tasks import pack
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
+from icectl.spec.result_json import JsonResult, derived, json_field
 from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
+    from icectl.engines import Engine
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table
 
@@ -78,82 +80,54 @@ __all__ = ["CompactOptions", "CompactResult", "GroupPlan", "compact_table", "pla
 
 
 
-@dataclass(frozen=True)
-class GroupPlan:
+@dataclass(frozen=True, kw_only=True)
+class GroupPlan(JsonResult):
     """One file group: its partition (None for files of older specs), inputs and tasks."""
 
-    index: int
+    index: int = json_field(key="group")
     spec_id: int | None
-    partition: tuple | None
-    tasks: tuple[RewriteTask, ...]
-    expected_output_files: int
-    partition_values: dict | None = None  # JSON single-value form, by partition field name
+    partition: tuple | None = json_field(omit=True)
+    partition_values: dict | None = json_field(default=None, key="partition")  # JSON single-value form
     partition_path: str | None = None
+    input_file_count: int = derived(lambda g: len(g.input_files), key="input-files")
+    input_bytes: int = derived(lambda g: sum(t.input_bytes for t in g.tasks))
+    tasks: tuple[RewriteTask, ...] = json_field(value=len)
+    expected_output_files: int
     # the plan's files the tasks read (scan planner PlannedFiles, in task order): the commit
     # removes them as the plan gave them (their manifest, spec and partition)
-    files: tuple = field(default=(), compare=False, repr=False)
+    files: tuple = json_field(default=(), compare=False, repr=False, omit=True)
 
     @property
     def input_files(self) -> list[str]:
         return [f.path for t in self.tasks for f in t.inputs]
 
-    @property
-    def input_bytes(self) -> int:
-        return sum(t.input_bytes for t in self.tasks)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"group": self.index, "spec-id": self.spec_id,
-                "partition": self.partition_values, "partition-path": self.partition_path,
-                "input-files": len(self.input_files), "input-bytes": self.input_bytes,
-                "tasks": len(self.tasks), "expected-output-files": self.expected_output_files}
-
-
-@dataclass(frozen=True)
-class CompactResult:
-    """What a compaction did (or, with ``dry_run``, would do)."""
+@dataclass(frozen=True, kw_only=True)
+class CompactResult(JsonResult):
+    """What a compaction did (or, with ``dry_run``, would do); a dry run counts the groups'
+    inputs as rewritten."""
 
     location: str
     branch: str
     strategy: str
     dry_run: bool
+    committed: bool = derived(lambda r: bool(r.snapshot_ids))
     starting_snapshot_id: int | None
-    target_file_size: int
-    groups: tuple[GroupPlan, ...]
     snapshot_ids: tuple[int, ...] = ()
-    rewritten_data_files: int = 0
-    added_data_files: int = 0
-    rewritten_bytes: int = 0
-    added_bytes: int = 0
-    removed_delete_files: int = 0
+    target_file_size: int = json_field(key="target-file-size-bytes")
+    file_groups: int = derived(lambda r: len(r.groups))
+    rewritten_data_files: int = json_field(default=0, omit=True)
+    rewritten_data_files_count: int = derived(lambda r: sum(len(g.input_files) for g in r.groups)
+                                              if r.dry_run else r.rewritten_data_files)
+    added_data_files: int = json_field(default=0, key="added-data-files-count")
+    rewritten_bytes: int = json_field(default=0, omit=True)
+    rewritten_bytes_count: int = derived(lambda r: sum(g.input_bytes for g in r.groups)
+                                         if r.dry_run else r.rewritten_bytes)
+    added_bytes: int = json_field(default=0, key="added-bytes-count")
+    removed_delete_files: int = json_field(default=0, key="removed-delete-files-count")
     rows_written: int = 0
+    groups: tuple[GroupPlan, ...]
     summaries: tuple[dict, ...] = field(default=(), hash=False)
-
-    @property
-    def committed(self) -> bool:
-        return bool(self.snapshot_ids)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "location": self.location,
-            "branch": self.branch,
-            "strategy": self.strategy,
-            "dry-run": self.dry_run,
-            "committed": self.committed,
-            "starting-snapshot-id": self.starting_snapshot_id,
-            "snapshot-ids": list(self.snapshot_ids),
-            "target-file-size-bytes": self.target_file_size,
-            "file-groups": len(self.groups),
-            "rewritten-data-files-count": self.rewritten_data_files
-            if not self.dry_run else sum(len(g.input_files) for g in self.groups),
-            "added-data-files-count": self.added_data_files,
-            "rewritten-bytes-count": self.rewritten_bytes
-            if not self.dry_run else sum(g.input_bytes for g in self.groups),
-            "added-bytes-count": self.added_bytes,
-            "removed-delete-files-count": self.removed_delete_files,
-            "rows-written": self.rows_written,
-            "groups": [g.to_json() for g in self.groups],
-            "summaries": [dict(s) for s in self.summaries],
-        }
 
 
 # -- planning -------------------------------------------------------------------------------------
@@ -244,7 +218,7 @@ def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
 
 
 def compact_table(table: Table, filter_text: str | None = None, options: CompactOptions | None = None,
-                  *, engine: Any = None, workers: int | None = None, branch: str | None = None,
+                  *, engine: Engine | str | None = None, workers: int | None = None, branch: str | None = None,
                   dry_run: bool = False, case_sensitive: bool = False,
                   progress: Callable[[int, int], None] | None = None) -> CompactResult:
     """Compact ``table`` (see the module docs). ``engine`` is an engine object or name
@@ -284,7 +258,7 @@ class _Totals:
         self.removed_deletes = self.rows = 0
 
 
-def _run_and_commit(table: Table, engine: Any, groups: Sequence[GroupPlan], start: int | None,
+def _run_and_commit(table: Table, engine: Engine, groups: Sequence[GroupPlan], start: int | None,
                     branch: str, totals: _Totals) -> None:
     from icectl.table.commit.rewrite import RewriteFilesProducer
 

@@ -43,6 +43,7 @@ from icectl.io.storage.files import join
 from icectl.spec.manifests import MANIFEST_DELETES, POSITION_DELETES, DataFile, ManifestEntry
 from icectl.spec.partition_path import partition_path
 from icectl.spec.properties import DELETE_TARGET_FILE_SIZE, DELETE_TARGET_FILE_SIZE_DEFAULT, property_int
+from icectl.spec.result_json import JsonResult, derived, json_field
 from icectl.spec.reserved import DELETE_FILE_PATH_ID, POSITION_DELETE_SCHEMA
 from icectl.table.branches import branch_to_commit
 from icectl.table.delete_index import LiveDataFiles, is_dangling, targeted_path
@@ -50,6 +51,10 @@ from icectl.table.commit.rewrite import RewriteFilesProducer, delete_file_key
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
+    from icectl.engines import Engine
+    from icectl.spec.manifests import ManifestFile
+    from icectl.table.table import CommitAttempt
+    from icectl.spec.summary import SummaryBuilder
     from icectl.spec.metadata import TableMetadata
     from icectl.table.table import Table
 
@@ -219,10 +224,10 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
         self._wanted = {delete_file_key(f) for f in removed_deletes}
         self._added_deletes = list(added_deletes)
 
-    def summary(self, base: Any) -> Any:
+    def summary(self, base: TableMetadata) -> SummaryBuilder:
         return super().summary(base).added_files(self._added_deletes)
 
-    def _write_added(self, attempt: Any, base: Any) -> list:
+    def _write_added(self, attempt: CommitAttempt, base: TableMetadata) -> list[ManifestFile]:
         """The merged delete files' manifests (the replace producer merges them with the
         rest); refused first when a delete file to remove was not found live."""
         missing = self._wanted - {delete_file_key(f) for f in self.removed_deletes}
@@ -238,57 +243,34 @@ class _DeleteRewriteProducer(RewriteFilesProducer):
         return super()._write_added(attempt, base) + new
 
 
-@dataclass(frozen=True)
-class CompactDeletesResult:
+@dataclass(frozen=True, kw_only=True)
+class CompactDeletesResult(JsonResult):
+    """What a delete-file compaction did (or, with ``dry_run``, would do)."""
+
+    committed: bool = derived(lambda r: r.snapshot_id is not None)
+    dry_run: bool
     location: str
     branch: str
-    dry_run: bool
     starting_snapshot_id: int | None
-    target_file_size: int
+    snapshot_id: int | None = None
+    sequence_number: int | None = None
+    target_file_size: int = json_field(key="target-file-size-bytes")
+    groups: int = json_field(default=0, key="file-groups")
+    rewritten_delete_files_count: int = derived(lambda r: len(r.rewritten_delete_files))
+    added_delete_files_count: int = derived(lambda r: len(r.added_delete_files))
+    dangling_delete_files_count: int = derived(lambda r: len(r.dangling_delete_files))
+    rewritten_bytes: int = json_field(default=0, key="rewritten-bytes-count")
+    added_bytes: int = json_field(default=0, key="added-bytes-count")
+    positions_read: int = 0
+    positions_written: int = 0
     rewritten_delete_files: tuple[str, ...] = ()
     dangling_delete_files: tuple[str, ...] = ()
     added_delete_files: tuple[str, ...] = ()
-    rewritten_bytes: int = 0
-    added_bytes: int = 0
-    positions_read: int = 0
-    positions_written: int = 0
-    groups: int = 0
-    snapshot_id: int | None = None
-    sequence_number: int | None = None
-    metadata_location: str | None = None
+    metadata_location: str | None = json_field(default=None, key="metadata-file")
     summary: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def committed(self) -> bool:
-        return self.snapshot_id is not None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "committed": self.committed,
-            "dry-run": self.dry_run,
-            "location": self.location,
-            "branch": self.branch,
-            "starting-snapshot-id": self.starting_snapshot_id,
-            "snapshot-id": self.snapshot_id,
-            "sequence-number": self.sequence_number,
-            "target-file-size-bytes": self.target_file_size,
-            "file-groups": self.groups,
-            "rewritten-delete-files-count": len(self.rewritten_delete_files),
-            "added-delete-files-count": len(self.added_delete_files),
-            "dangling-delete-files-count": len(self.dangling_delete_files),
-            "rewritten-bytes-count": self.rewritten_bytes,
-            "added-bytes-count": self.added_bytes,
-            "positions-read": self.positions_read,
-            "positions-written": self.positions_written,
-            "rewritten-delete-files": list(self.rewritten_delete_files),
-            "dangling-delete-files": list(self.dangling_delete_files),
-            "added-delete-files": list(self.added_delete_files),
-            "metadata-file": self.metadata_location,
-            "summary": dict(self.summary),
-        }
-
-
-def compact_deletes(table: Table, *, engine: Any = None, branch: str | None = None,
+def compact_deletes(table: Table, *, engine: Engine | str | None = None, branch: str | None = None,
                     target_file_size: int | None = None, min_input_files: int = MIN_INPUT_FILES_DEFAULT,
                     rewrite_all: bool = False, remove_dangling: bool = True,
                     dry_run: bool = False) -> CompactDeletesResult:

@@ -78,6 +78,8 @@ from icectl.spec.properties import (
     MIN_SNAPSHOTS_TO_KEEP_DEFAULT,
 )
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, SnapshotRef, ancestors_of
+from icectl.spec.result_json import (
+    JsonResult, derived, failed_deletes, json_field, refused_deletes, skipped_in_other_tables)
 from icectl.table.store import metadata_dir
 from icectl.table.table import Table
 from icectl.table.locations import data_location
@@ -226,27 +228,40 @@ def drop_unused_specs_and_schemas(md: TableMetadata, used_spec_ids: set[int]) ->
 # The result
 
 
-@dataclass(frozen=True)
-class ExpireResult:
+@dataclass(frozen=True, kw_only=True)
+class ExpireResult(JsonResult):
+    """What an expiration did (or, with ``dry_run``, would do). Its JSON view has kebab-case
+    keys as elsewhere in icectl, except the six counts, which carry the names of the
+    reference's Spark procedure output (``deleted_data_files_count`` ...)."""
+
     location: str
     dry_run: bool
+    metadata_only: bool = False  # the table's metadata names another location: nothing deleted
+    expired_snapshots_count: int = derived(lambda r: len(r.expired_snapshot_ids))
     expired_snapshot_ids: tuple[int, ...]
     removed_refs: tuple[str, ...]
+    deleted_counts: dict[str, int] = derived(
+        lambda r: {f"deleted_{kind}_count": r.count(kind) for kind in KINDS}, flatten=True)
+    # deleted (dry_run: to delete) files recorded outside the location
+    deleted_outside_location: int = json_field(default=0, key="deleted-outside-location-count")
+    kept_outside_location: tuple[str, ...] = ()  # no longer needed, but outside the location: kept
+    # directories under the data location left empty
+    removed_directories: tuple[str, ...] = json_field(default=(), key="removed-empty-directories")
     removed_spec_ids: tuple[int, ...]
     removed_schema_ids: tuple[int, ...]
-    files: dict[str, tuple[str, ...]]  # kind -> files deleted (or to delete, with dry_run)
-    failed: tuple[tuple[str, str], ...]  # (path, reason) of deletions that failed
-    metadata_location: str | None  # the committed metadata file (None when nothing committed)
+    # the committed metadata file (None when nothing committed)
+    metadata_location: str | None = json_field(key="metadata-file")
     resumed_cleanups: int  # pending records of earlier runs finished by this one
     manifest_lists_read: int
     manifests_read: int
-    metadata_files_eligible: tuple[str, ...]
-    refused: tuple[tuple[str, str], ...] = ()  # (path, reason): left because a link leads outside
-    deleted_outside_location: int = 0  # deleted (dry_run: to delete) files recorded outside the location
-    metadata_only: bool = False  # the table's metadata names another location: nothing deleted
-    kept_outside_location: tuple[str, ...] = ()  # no longer needed, but outside the location: kept
-    removed_directories: tuple[str, ...] = ()  # directories under the data location left empty
-    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): in another table's directory
+    metadata_files_eligible: tuple[str, ...] = json_field(key="metadata-files-eligible-for-cleanup")
+    failed: tuple[tuple[str, str], ...] = failed_deletes()  # (path, reason) of deletions that failed
+    # (path, reason): left because a link leads outside
+    refused: tuple[tuple[str, str], ...] = refused_deletes(default=())
+    # (path, table): in another table's directory
+    skipped_other_tables: tuple[tuple[str, str], ...] = skipped_in_other_tables(default=())
+    # kind -> files deleted (or to delete, with dry_run); in the view with include_files
+    files: dict[str, tuple[str, ...]] = json_field(omit=True)
 
     def count(self, kind: str) -> int:
         return len(self.files.get(kind, ()))
@@ -256,33 +271,9 @@ class ExpireResult:
         return sum(self.count(k) for k in KINDS)
 
     def to_json(self, include_files: bool | None = None) -> dict[str, Any]:
-        """Kebab-case keys as elsewhere in icectl, except the six counts, which carry the names
-        of the reference's Spark procedure output (``deleted_data_files_count`` ...)."""
-        out: dict[str, Any] = {
-            "location": self.location,
-            "dry-run": self.dry_run,
-            "metadata-only": self.metadata_only,
-            "expired-snapshots-count": len(self.expired_snapshot_ids),
-            "expired-snapshot-ids": list(self.expired_snapshot_ids),
-            "removed-refs": list(self.removed_refs),
-        }
-        for kind in KINDS:
-            out[f"deleted_{kind}_count"] = self.count(kind)
-        out.update({
-            "deleted-outside-location-count": self.deleted_outside_location,
-            "kept-outside-location": list(self.kept_outside_location),
-            "removed-empty-directories": list(self.removed_directories),
-            "removed-spec-ids": list(self.removed_spec_ids),
-            "removed-schema-ids": list(self.removed_schema_ids),
-            "metadata-file": self.metadata_location,
-            "resumed-cleanups": self.resumed_cleanups,
-            "manifest-lists-read": self.manifest_lists_read,
-            "manifests-read": self.manifests_read,
-            "metadata-files-eligible-for-cleanup": list(self.metadata_files_eligible),
-            "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
-            "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
-            "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables],
-        })
+        """The fields' view, with the files by kind when ``include_files`` (default: on a dry
+        run)."""
+        out = super().to_json()
         if include_files if include_files is not None else self.dry_run:
             out["files"] = {kind.replace("_", "-"): list(self.files.get(kind, ())) for kind in KINDS}
         return out

@@ -30,7 +30,7 @@ files. Listing is read-only and accepts any cut-off.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO, FileInfo
@@ -39,6 +39,8 @@ from icectl.ops.maintain.file_removal import (
 )
 from icectl.ops.maintain.reachable import ManifestReader, read_reachable
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.result_json import (
+    JsonResult, derived, failed_deletes, json_field, refused_deletes, skipped_in_other_tables)
 from icectl.table.store import version_hint_path
 from icectl.table.table import Table
 
@@ -51,40 +53,26 @@ MIN_DELETE_AGE_MS = 24 * 3600 * 1000  # the reference procedure's shortest inter
 Progress = Callable[[str, int, int], None]
 
 
-@dataclass(frozen=True)
-class OrphanResult:
+@dataclass(frozen=True, kw_only=True)
+class OrphanResult(JsonResult):
+    """The orphan files found (and, with ``deleted``, deleted)."""
+
     location: str
     older_than_ms: int
+    deleted: bool = json_field(key="delete")  # True when deletion was asked for
+    orphan_files_count: int = derived(lambda r: len(r.orphan_files))
     orphan_files: tuple[str, ...]
-    deleted: bool  # True when deletion was asked for
-    failed: tuple[tuple[str, str], ...]
-    listed_files: int
-    referenced_files: int
+    deleted_count: int = derived(
+        lambda r: len(r.orphan_files) - len(r.failed) - len(r.refused) if r.deleted else 0,
+        key="deleted-files-count")
+    failed: tuple[tuple[str, str], ...] = failed_deletes()
+    refused: tuple[tuple[str, str], ...] = refused_deletes(default=())  # not deleted for safety
+    listed_files: int = json_field(key="listed-files-count")
+    referenced_files: int = json_field(key="referenced-files-count")
     listed_dirs: tuple[str, ...]
     skipped_links: tuple[str, ...] = ()  # symbolic links under the table: not followed, not deleted
-    refused: tuple[tuple[str, str], ...] = ()  # (path, reason): not deleted for safety
-    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): another table's files
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "location": self.location,
-            "older-than-ms": self.older_than_ms,
-            "delete": self.deleted,
-            "orphan-files-count": len(self.orphan_files),
-            "orphan-files": list(self.orphan_files),
-            "deleted-files-count": self.deleted_count,
-            "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
-            "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
-            "listed-files-count": self.listed_files,
-            "referenced-files-count": self.referenced_files,
-            "listed-dirs": list(self.listed_dirs),
-            "skipped-links": list(self.skipped_links),
-            "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables],
-        }
-
-    @property
-    def deleted_count(self) -> int:
-        return len(self.orphan_files) - len(self.failed) - len(self.refused) if self.deleted else 0
+    # (path, table): another table's files
+    skipped_other_tables: tuple[tuple[str, str], ...] = skipped_in_other_tables(default=())
 
 
 def _hidden_filter(md: TableMetadata) -> Callable[[str, bool], bool]:
@@ -203,5 +191,8 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     if delete and orphans:
         done = delete_files(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
         failed, refused = tuple(done.failed), tuple(done.refused)
-    return OrphanResult(location, older_than_ms, tuple(orphans), delete, failed, len(listed),
-                        len(refs), tuple(roots), tuple(sorted(links)), refused, tuple(others))
+    return OrphanResult(location=location, older_than_ms=older_than_ms, orphan_files=tuple(orphans),
+                        deleted=delete, failed=failed, listed_files=len(listed),
+                        listed_dirs=tuple(roots), referenced_files=len(refs),
+                        skipped_links=tuple(sorted(links)), refused=refused,
+                        skipped_other_tables=tuple(others))

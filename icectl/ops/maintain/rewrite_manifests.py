@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from icectl.spec.manifests import content_name
+from icectl.spec.result_json import JsonResult, derived, json_field
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.branches import branch_to_commit
 from icectl.table.commit.manifest_rewrite import RewriteManifestsProducer, manifest_target_size
@@ -21,44 +22,27 @@ if TYPE_CHECKING:
 __all__ = ["RewriteManifestsResult", "rewrite_manifests"]
 
 
-@dataclass(frozen=True)
-class RewriteManifestsResult:
+@dataclass(frozen=True, kw_only=True)
+class RewriteManifestsResult(JsonResult):
+    """What a manifest rewrite did (or, with ``dry_run``, would do)."""
+
+    committed: bool
+    dry_run: bool
     location: str
     branch: str
     spec_id: int
-    target_size: int
-    committed: bool
-    dry_run: bool
-    rewritten_manifests: tuple[dict[str, Any], ...]
-    kept_manifests: int
-    added_manifests: tuple[dict[str, Any], ...] = ()
-    entries_processed: int = 0
+    target_size: int = json_field(key="target-size-bytes")
     snapshot_id: int | None = None
     parent_snapshot_id: int | None = None
     sequence_number: int | None = None
-    metadata_location: str | None = None
+    rewritten_manifests_count: int = derived(lambda r: len(r.rewritten_manifests))
+    added_manifests_count: int = derived(lambda r: len(r.added_manifests))
+    kept_manifests: int = json_field(key="kept-manifests-count")
+    entries_processed: int = json_field(default=0, key="entries-rewritten")
+    rewritten_manifests: tuple[dict[str, Any], ...]
+    added_manifests: tuple[dict[str, Any], ...] = ()
+    metadata_location: str | None = json_field(default=None, key="metadata-file")
     summary: Mapping[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "committed": self.committed,
-            "dry-run": self.dry_run,
-            "location": self.location,
-            "branch": self.branch,
-            "spec-id": self.spec_id,
-            "target-size-bytes": self.target_size,
-            "snapshot-id": self.snapshot_id,
-            "parent-snapshot-id": self.parent_snapshot_id,
-            "sequence-number": self.sequence_number,
-            "rewritten-manifests-count": len(self.rewritten_manifests),
-            "added-manifests-count": len(self.added_manifests),
-            "kept-manifests-count": self.kept_manifests,
-            "entries-rewritten": self.entries_processed,
-            "rewritten-manifests": list(self.rewritten_manifests),
-            "added-manifests": list(self.added_manifests),
-            "metadata-file": self.metadata_location,
-            "summary": dict(self.summary),
-        }
 
 
 def _manifest_view(m: ManifestFile) -> dict[str, Any]:

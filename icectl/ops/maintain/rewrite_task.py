@@ -31,7 +31,7 @@ A failing task raises; its partly written files are deleted before the exception
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -47,6 +47,9 @@ from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
 from icectl.table.locations import data_location
+
+if TYPE_CHECKING:
+    from icectl.scan.plan_result import PlannedFile
 
 __all__ = ["RewriteTask", "RewriteTaskResult", "run_rewrite_task", "run_rewrite_task_guarded",
            "TaskFailed", "results_or_raise", "task_inputs"]
@@ -137,7 +140,7 @@ def results_or_raise(file_io: FileIO, outcomes: Sequence[RewriteTaskResult | Tas
     raise RuntimeError(f"rewrite task {first.task_index} failed: {first.kind}: {first.message}")
 
 
-def task_inputs(planned: Iterable[Any]) -> tuple[ScanFile, ...]:
+def task_inputs(planned: Iterable[PlannedFile]) -> tuple[ScanFile, ...]:
     """The task's inputs: planned files (the scan planner's ``PlannedFile``) as the reader
     reads them, with the delete files the plan attached, whole (residuals ignored)."""
     return tuple(scan_files(list(planned), whole=True))
@@ -235,7 +238,7 @@ def _stream_rows(table: _TaskTable, schema: Schema, task: RewriteTask,
     return read, dropped, rewritten
 
 
-def _filtered_input(scan: Scan, f: ScanFile, drop: Any, ids: Sequence[int], schema: Schema,
+def _filtered_input(scan: Scan, f: ScanFile, drop: Expression, ids: Sequence[int], schema: Schema,
                     emit: Callable[[pa.RecordBatch], None], budget: int) -> tuple[int, int]:
     """One input (``f``, one of the scan's files) through the drop filter: its kept rows go to ``emit``
     only once a row matched (module docs of :func:`_stream_rows`); (rows read, rows dropped)."""
@@ -274,7 +277,7 @@ def _filtered_input(scan: Scan, f: ScanFile, drop: Any, ids: Sequence[int], sche
     return read, dropped
 
 
-def _drop_matching(b: pa.RecordBatch, expr: Any, ids: Sequence[int], schema: Schema
+def _drop_matching(b: pa.RecordBatch, expr: Expression, ids: Sequence[int], schema: Schema
                    ) -> tuple[pa.RecordBatch, int]:
     """``b`` without the rows ``expr`` matches (the scan's row filter, on whole columns)."""
     from icectl.scan.arrow_filter import row_mask

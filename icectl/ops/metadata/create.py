@@ -12,6 +12,7 @@ from icectl.io.storage.files import FileIO, has_scheme
 from icectl.spec.metadata import TableMetadata, new_table_metadata
 from icectl.spec.parse import parse_partition_terms, parse_schema, parse_sort_order
 from icectl.spec.partitioning import UNPARTITIONED_SPEC, build_spec
+from icectl.spec.result_json import JsonResult, derived, json_field
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import UNSORTED_ORDER, build_sort_order
 from icectl.spec.types import MIN_FORMAT_VERSION, IcebergType, ListType, MapType, StructType
@@ -21,17 +22,21 @@ from icectl.table.table import Table
 SUPPORTED_FORMAT_VERSIONS = (1, 2, 3)
 
 
+def _summary(r: "CreateResult") -> dict[str, Any]:
+    from icectl.spec.views import metadata_summary
+
+    return metadata_summary(r.metadata, r.metadata_location)
+
+
 @dataclass(frozen=True)
-class CreateResult:
-    location: str
-    metadata_location: str
-    metadata: TableMetadata
+class CreateResult(JsonResult):
+    """A new table; its JSON view is the table's summary, as `icectl inspect table --json`
+    shows it."""
 
-    def to_json(self) -> dict[str, Any]:
-        """The new table's summary, as `icectl inspect table --json` shows it."""
-        from icectl.spec.views import metadata_summary
-
-        return metadata_summary(self.metadata, self.metadata_location)
+    location: str = json_field(omit=True)
+    metadata_location: str = json_field(omit=True)
+    metadata: TableMetadata = json_field(omit=True)
+    summary: dict[str, Any] = derived(_summary, flatten=True)
 
 
 def schema_from_json_text(text: str, source: str = "schema file") -> Schema:

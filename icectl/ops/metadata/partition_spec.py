@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from icectl.ops.metadata.schema import EvolveResult, as_result, run_change
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.result_json import derived
 from icectl.spec.spec_update import SpecUpdate, update_table_spec
 from icectl.table.table import Table
 
@@ -19,21 +20,21 @@ __all__ = ["SpecChange", "as_result", "evolve_spec", "add_partition_field", "dro
            "rename_partition_field", "replace_partition_field"]
 
 
+def _spec_view(md: TableMetadata) -> dict[str, Any]:
+    from icectl.spec.views import spec_string, spec_view
+
+    spec = spec_view(md.spec, md.schema)
+    spec["string"] = spec_string(md.spec, md.schema)
+    return spec
+
+
 @dataclass(frozen=True)
 class SpecChange(EvolveResult):
     """A partition spec change; its JSON view adds the new default spec."""
 
-    def to_json(self) -> dict[str, Any]:
-        from icectl.spec.views import spec_string, spec_view
-
-        md = self.after
-        out = super().to_json()
-        out["previous-spec-id"] = self.before.default_spec_id
-        out["last-partition-id"] = md.last_partition_id
-        spec = spec_view(md.spec, md.schema)
-        spec["string"] = spec_string(md.spec, md.schema)
-        out["spec"] = spec
-        return out
+    previous_spec_id: int = derived(lambda r: r.before.default_spec_id)
+    last_partition_id: int = derived(lambda r: r.after.last_partition_id)
+    spec: dict[str, Any] = derived(lambda r: _spec_view(r.after))
 
 
 def spec_requirements(md: TableMetadata) -> tuple:

@@ -9,9 +9,10 @@ them on the winner's metadata.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Iterable, Mapping
 
 from icectl.errors import InvalidInput, ValidationError
+from icectl.spec.result_json import JsonResult, derived
 from icectl.ops.metadata.schema import EvolveResult, run_change
 from icectl.spec.metadata import (
     RESERVED_PROPERTIES,
@@ -30,35 +31,25 @@ __all__ = ["set_properties", "unset_properties", "list_properties", "show_proper
 class PropertiesChange(EvolveResult):
     """A properties change; its JSON view adds the format version and all properties after it."""
 
-    def to_json(self) -> dict[str, Any]:
-        out = super().to_json()
-        out["format-version"] = self.after.format_version
-        out["properties"] = dict(self.after.properties)
-        return out
+    format_version: int = derived(lambda r: r.after.format_version)
+    properties: dict[str, str] = derived(lambda r: dict(r.after.properties))
 
 
 @dataclass(frozen=True)
 class FormatVersionChange(EvolveResult):
     """A format-version upgrade; its JSON view adds the version before and after."""
 
-    def to_json(self) -> dict[str, Any]:
-        out = super().to_json()
-        out["previous-format-version"] = self.before.format_version
-        out["format-version"] = self.after.format_version
-        return out
+    previous_format_version: int = derived(lambda r: r.before.format_version)
+    format_version: int = derived(lambda r: r.after.format_version)
 
 
 @dataclass(frozen=True)
-class PropertiesView:
+class PropertiesView(JsonResult):
     """A table's stored properties, in the table's order."""
 
     location: str
     format_version: int
     properties: dict[str, str]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"location": self.location, "format-version": self.format_version,
-                "properties": dict(self.properties)}
 
 
 def _no_requirements(md: TableMetadata) -> tuple:

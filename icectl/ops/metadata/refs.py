@@ -28,6 +28,7 @@ from icectl.errors import AlreadyExists, InvalidInput, NotFound, ValidationError
 from icectl.io.manifest import records as avro
 from icectl.spec.manifests import ADDED, DATA, MANIFEST_DATA
 from icectl.spec.metadata import TableMetadata, remove_ref, set_ref
+from icectl.spec.result_json import JsonResult, json_field
 from icectl.spec.snapshots import BRANCH, MAIN_BRANCH, TAG, Snapshot, SnapshotRef, ancestor_ids, ancestors_of
 from icectl.table.table import Table
 
@@ -72,32 +73,23 @@ class Retention:
         return replace(ref, **changes) if changes else ref
 
 
-@dataclass(frozen=True)
-class RefResult:
+def _retention(ref_json: dict[str, Any] | None) -> dict[str, Any]:
+    return {k: v for k, v in (ref_json or {}).items() if k not in ("snapshot-id", "type")}
+
+
+@dataclass(frozen=True, kw_only=True)
+class RefResult(JsonResult):
     """What a ref operation did."""
 
     location: str
     action: str
     ref: str
-    ref_type: str | None
+    ref_type: str | None = json_field(key="type")
     previous_snapshot_id: int | None
     snapshot_id: int | None
-    metadata_location: str
     created_snapshot: bool = False  # cherry-pick wrote a new snapshot
-    ref_json: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "location": self.location,
-            "action": self.action,
-            "ref": self.ref,
-            "type": self.ref_type,
-            "previous-snapshot-id": self.previous_snapshot_id,
-            "snapshot-id": self.snapshot_id,
-            "created-snapshot": self.created_snapshot,
-            "retention": {k: v for k, v in (self.ref_json or {}).items() if k not in ("snapshot-id", "type")},
-            "metadata-file": self.metadata_location,
-        }
+    ref_json: dict[str, Any] | None = json_field(default=None, key="retention", value=_retention)
+    metadata_location: str = json_field(key="metadata-file")
 
 
 def _snapshot(md: TableMetadata, snapshot_id: int) -> Snapshot:
@@ -125,9 +117,12 @@ def _check_name(name: str) -> None:
 def _result(table: Table, action: str, name: str, before: SnapshotRef | None, created: bool = False) -> RefResult:
     md = table.metadata
     ref = md.refs.get(name)
-    return RefResult(table.location, action, name, ref.type if ref else (before.type if before else None),
-                     before.snapshot_id if before else None, ref.snapshot_id if ref else None,
-                     table.metadata_location, created, ref.to_json() if ref else None)
+    return RefResult(location=table.location, action=action, ref=name,
+                     ref_type=ref.type if ref else (before.type if before else None),
+                     previous_snapshot_id=before.snapshot_id if before else None,
+                     snapshot_id=ref.snapshot_id if ref else None,
+                     metadata_location=table.metadata_location, created_snapshot=created,
+                     ref_json=ref.to_json() if ref else None)
 
 
 def _move_main(table: Table, action: str, pick) -> RefResult:

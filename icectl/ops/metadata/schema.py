@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 from icectl.errors import CommitConflict, InvalidInput, ValidationError
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.parse import parse_type
+from icectl.spec.result_json import JsonResult, derived, json_field, pairs
 from icectl.spec.schema_metadata import update_table_schema
 from icectl.spec.schema import Schema, walk_fields
 from icectl.spec.schema_update import SchemaUpdate
@@ -31,50 +32,42 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class EvolveResult:
-    """The table's metadata before and after a change, and whether it was committed."""
+class EvolveResult(JsonResult):
+    """The table's metadata before and after a change, and whether it was committed; its JSON
+    view holds what every metadata change reports (kinds of change add their fields)."""
 
     location: str
-    before: TableMetadata
-    after: TableMetadata
+    before: TableMetadata = json_field(omit=True)
+    after: TableMetadata = json_field(omit=True)
     committed: bool
     dry_run: bool
-    metadata_location: str | None = None
+    metadata_location: str | None = json_field(default=None, omit=True)
+    metadata_file: str | None = derived(lambda r: r.metadata_location if r.committed else None)
     warnings: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
         return self.after is not self.before and self.after != self.before
 
-    def to_json(self) -> dict[str, Any]:
-        """The fields every metadata change reports (kinds of change add theirs)."""
-        return {
-            "location": self.location,
-            "committed": self.committed,
-            "dry-run": self.dry_run,
-            "metadata-file": self.metadata_location if self.committed else None,
-            "warnings": list(self.warnings),
-        }
+
+def _schema_view(md: TableMetadata) -> Any:
+    from icectl.spec.views import schema_view
+
+    return schema_view(md)
 
 
 @dataclass(frozen=True)
 class SchemaChange(EvolveResult):
     """A schema change; its JSON view adds the new current schema."""
 
-    def to_json(self) -> dict[str, Any]:
-        from icectl.spec.views import schema_view
-
-        md = self.after
-        out = super().to_json()
-        out["previous-schema-id"] = self.before.current_schema_id
-        out["last-column-id"] = md.last_column_id
-        out["schema"] = schema_view(md)
-        return out
+    previous_schema_id: int = derived(lambda r: r.before.current_schema_id)
+    last_column_id: int = derived(lambda r: r.after.last_column_id)
+    schema: dict[str, Any] = derived(lambda r: _schema_view(r.after))
 
 
 def as_result(cls: type, result: EvolveResult) -> Any:
     """``result`` as the EvolveResult subclass ``cls`` (same fields), for its JSON view."""
-    return cls(**{f.name: getattr(result, f.name) for f in fields(result)})
+    return cls(**{f.name: getattr(result, f.name) for f in fields(result) if f.init})
 
 
 def run_change(
@@ -269,13 +262,7 @@ class UnionChange(SchemaChange):
     (``{column, from, to}`` type promotions)."""
 
     made_optional: tuple[str, ...] = ()
-    widened: tuple[tuple[str, str, str], ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        out = super().to_json()
-        out["made-optional"] = list(self.made_optional)
-        out["widened"] = [{"column": c, "from": a, "to": b} for c, a, b in self.widened]
-        return out
+    widened: tuple[tuple[str, str, str], ...] = json_field(default=(), value=pairs("column", "from", "to"))
 
 
 def relaxed_columns(before: Schema, after: Schema) -> tuple[tuple[str, ...], tuple[tuple[str, str, str], ...]]:
@@ -317,5 +304,5 @@ def union_with_parquet(table: Table, path: str, *, dry_run: bool = False,
 
     result = evolve_schema(table, build, dry_run=dry_run, case_sensitive_names=case_sensitive_names)
     optional, widened = relaxed_columns(result.before.schema, result.after.schema)
-    return UnionChange(**{f.name: getattr(result, f.name) for f in fields(result)},
+    return UnionChange(**{f.name: getattr(result, f.name) for f in fields(result) if f.init},
                        made_optional=optional, widened=widened)

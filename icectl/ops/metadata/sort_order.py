@@ -12,26 +12,27 @@ from typing import Any
 from icectl.ops.metadata.schema import EvolveResult, run_change
 from icectl.ops.metadata.partition_spec import as_result
 from icectl.spec.metadata import TableMetadata, add_sort_order
+from icectl.spec.result_json import derived
 from icectl.spec.sorting import UNSORTED_ORDER, build_sort_order
 from icectl.table.table import Table
 
 __all__ = ["SortOrderChange", "set_sort_order", "unset_sort_order"]
 
 
+def _order_view(md: TableMetadata) -> dict[str, Any]:
+    from icectl.spec.views import sort_order_string, sort_order_view
+
+    order = sort_order_view(md.sort_order, md.schema)
+    order["string"] = sort_order_string(md.sort_order, md.schema)
+    return order
+
+
 @dataclass(frozen=True)
 class SortOrderChange(EvolveResult):
     """A sort order change; its JSON view adds the new default order."""
 
-    def to_json(self) -> dict[str, Any]:
-        from icectl.spec.views import sort_order_string, sort_order_view
-
-        md = self.after
-        out = super().to_json()
-        out["previous-sort-order-id"] = self.before.default_sort_order_id
-        order = sort_order_view(md.sort_order, md.schema)
-        order["string"] = sort_order_string(md.sort_order, md.schema)
-        out["sort-order"] = order
-        return out
+    previous_sort_order_id: int = derived(lambda r: r.before.default_sort_order_id)
+    sort_order: dict[str, Any] = derived(lambda r: _order_view(r.after))
 
 
 def _requirements(md: TableMetadata) -> tuple:

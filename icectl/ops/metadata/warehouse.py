@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from icectl.errors import AlreadyExists, CorruptMetadata, IcectlError, InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO
@@ -39,6 +38,8 @@ from icectl.ops.maintain.file_removal import (
     TableBoundary, classify, delete_files, require_gc_enabled, same_place,
 )
 from icectl.ops.maintain.reachable import ManifestReader, statistics_files
+from icectl.spec.result_json import (
+    JsonResult, derived, failed_deletes, json_field, refused_deletes, skipped_in_other_tables)
 from icectl.table import catalog_files, store
 from icectl.table.nesting import refuse_nesting
 from icectl.table.table import Table, resolve_table_location
@@ -53,28 +54,21 @@ _CATALOG_NUMBER = re.compile(r"^(\d+)-")
 
 
 @dataclass(frozen=True)
-class TableEntry:
+class TableEntry(JsonResult):
     identifier: str
+    namespace: str = derived(lambda t: t.identifier.rpartition(".")[0])
+    name: str = derived(lambda t: t.identifier.rpartition(".")[2])
     location: str
     kind: str  # "filesystem" (v<N> versions), "catalog" (only NNNNN-uuid files) or "sql" (a SQL catalog's)
 
-    def to_json(self) -> dict[str, Any]:
-        ns, _, name = self.identifier.rpartition(".")
-        return {"identifier": self.identifier, "namespace": ns, "name": name, "location": self.location,
-                "kind": self.kind}
 
-
-@dataclass(frozen=True)
-class ListResult:
+@dataclass(frozen=True, kw_only=True)
+class ListResult(JsonResult):
     warehouse: str
     namespace: str | None
+    catalog: str | None = None  # a SQL catalog's name (None: the warehouse directory)
     namespaces: tuple[str, ...]
     tables: tuple[TableEntry, ...]
-    catalog: str | None = None  # a SQL catalog's name (None: the warehouse directory)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"warehouse": self.warehouse, "namespace": self.namespace, "catalog": self.catalog,
-                "namespaces": list(self.namespaces), "tables": [t.to_json() for t in self.tables]}
 
 
 def _namespace_dir(warehouse: str, namespace: str | None) -> str:
@@ -126,37 +120,29 @@ def list_tables(warehouse: str, namespace: str | None = None, io: FileIO | None 
         return found
 
     walk(root, namespace.split(".") if namespace else [])
-    return ListResult(warehouse, namespace, tuple(sorted(namespaces)),
-                      tuple(sorted(tables, key=lambda t: t.identifier)))
+    return ListResult(warehouse=warehouse, namespace=namespace, namespaces=tuple(sorted(namespaces)),
+                      tables=tuple(sorted(tables, key=lambda t: t.identifier)))
 
 
 # -- drop ---------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DropResult:
+@dataclass(frozen=True, kw_only=True)
+class DropResult(JsonResult):
     location: str
     purge: bool
+    force: bool = False  # purged every file under the location, not only what the metadata reaches
     dry_run: bool
+    dropped: bool = derived(lambda r: not r.dry_run and not r.failed)
+    deleted_files_count: int = derived(lambda r: len(r.deleted_files))
     deleted_files: tuple[str, ...]  # content files, manifests, manifest lists, statistics
+    metadata_files_count: int = derived(lambda r: len(r.metadata_files))
     metadata_files: tuple[str, ...]  # everything under metadata/ (removed with it)
     kept_outside_location: tuple[str, ...]
-    failed: tuple[tuple[str, str], ...]
-    refused: tuple[tuple[str, str], ...]
+    failed: tuple[tuple[str, str], ...] = failed_deletes()
+    refused: tuple[tuple[str, str], ...] = refused_deletes()
     removed_directories: tuple[str, ...]
-    force: bool = False  # purged every file under the location, not only what the metadata reaches
-    skipped_other_tables: tuple[tuple[str, str], ...] = ()  # (path, table): another table's files
-
-    def to_json(self) -> dict[str, Any]:
-        return {"location": self.location, "purge": self.purge, "force": self.force, "dry-run": self.dry_run,
-                "dropped": not self.dry_run and not self.failed,
-                "deleted-files-count": len(self.deleted_files), "deleted-files": list(self.deleted_files),
-                "metadata-files-count": len(self.metadata_files), "metadata-files": list(self.metadata_files),
-                "kept-outside-location": list(self.kept_outside_location),
-                "failed-deletes": [{"path": p, "error": e} for p, e in self.failed],
-                "refused-deletes": [{"path": p, "reason": r} for p, r in self.refused],
-                "removed-directories": list(self.removed_directories),
-                "skipped-in-other-tables": [{"path": p, "table": t} for p, t in self.skipped_other_tables]}
+    skipped_other_tables: tuple[tuple[str, str], ...] = skipped_in_other_tables(default=())  # (path, table)
 
 
 _INCOMPLETE = "nothing is deleted while the table's metadata is incomplete"
@@ -244,8 +230,11 @@ def drop_table(table: Table, *, purge: bool = False, dry_run: bool = False, work
             removed_dirs = io.remove_empty_dirs(meta_dir, keep_root=False)
             if purge:
                 removed_dirs += io.remove_empty_dirs(location, keep_root=False)
-    return DropResult(location, purge, dry_run, tuple(deleted), tuple(metadata_files), tuple(kept),
-                      tuple(failed), tuple(refused), tuple(removed_dirs), force, tuple(skipped))
+    return DropResult(location=location, purge=purge, dry_run=dry_run, deleted_files=tuple(deleted),
+                      metadata_files=tuple(metadata_files), kept_outside_location=tuple(kept),
+                      failed=tuple(failed), refused=tuple(refused),
+                      removed_directories=tuple(removed_dirs), force=force,
+                      skipped_other_tables=tuple(skipped))
 
 
 def _under_dir(path: str, directory: str) -> bool:
@@ -261,17 +250,12 @@ def _under_dir(path: str, directory: str) -> bool:
 
 
 @dataclass(frozen=True)
-class RegisterResult:
+class RegisterResult(JsonResult):
     identifier: str
     location: str
-    metadata_location: str
+    metadata_location: str = json_field(key="metadata-file")
     version: int
     registered_from: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"identifier": self.identifier, "location": self.location,
-                "metadata-file": self.metadata_location, "version": self.version,
-                "registered-from": self.registered_from}
 
 
 def register_table(ident: str, metadata_file: str, warehouse: str | None = None,

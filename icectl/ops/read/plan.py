@@ -16,7 +16,7 @@ from icectl.spec.metadata import TableMetadata
 
 if TYPE_CHECKING:
     from icectl.table.table import Table
-    from icectl.scan.plan_result import PlannedFile, ScanTask
+    from icectl.scan.plan_result import PlannedFile, PlanResult, ScanTask
 
 __all__ = ["PlanReport", "plan_table"]
 
@@ -32,7 +32,7 @@ class PlanReport:
     _partitions: dict[tuple, tuple] = field(default_factory=dict, repr=False)
 
     @property
-    def files(self) -> list[Any]:
+    def files(self) -> list[PlannedFile]:
         """The planned data files (``PlannedFile``: path, partition, record count, residual,
         delete files), built on first use."""
         return self.result.files
@@ -192,7 +192,7 @@ def plan_table(table: Table, filter_text: str | None = None, *, tasks: bool = Fa
     return PlanReport(table.metadata, result, with_tasks=tasks, with_explain=explain)
 
 
-def _summary(r: Any) -> dict[str, Any]:
+def _summary(r: PlanResult) -> dict[str, Any]:
     deletes = r.delete_files
     return {
         "manifests-total": len(r.manifests),
@@ -208,7 +208,7 @@ def _summary(r: Any) -> dict[str, Any]:
     }
 
 
-def _header(r: Any) -> dict[str, Any]:
+def _header(r: PlanResult) -> dict[str, Any]:
     return {
         "table": r.location,
         "snapshot-id": r.snapshot_id,
@@ -267,7 +267,7 @@ def _task_view(t: ScanTask) -> dict[str, Any]:
     }
 
 
-def _explain_view(r: Any) -> dict[str, Any]:
+def _explain_view(r: PlanResult) -> dict[str, Any]:
     return {
         "manifests": [{"path": m.path, "content": m.content, "spec-id": m.spec_id,
                        "added-snapshot-id": m.added_snapshot_id, "kept": m.kept,

@@ -45,14 +45,10 @@ from icectl.spec.name_mapping import NAME_MAPPING_PROPERTY, mapping_from_schema,
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partitioning import PartitionSpec
+from icectl.spec.result_json import JsonResult, committed_operation, derived, json_field, pairs
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
-from icectl.table.commit.producer import (
-    IDEMPOTENCY_KEY,
-    AlreadyCommitted,
-    FastAppendProducer,
-    ProducedSnapshot,
-    snapshot_with_key,
-)
+from icectl.table.commit.idempotency import IDEMPOTENCY_KEY, AlreadyCommitted, snapshot_with_key
+from icectl.table.commit.producer import FastAppendProducer, ProducedSnapshot
 from icectl.table.table import CommitAttempt, Table
 
 __all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PROPERTY", "DEFAULT_WORKERS",
@@ -64,75 +60,47 @@ __all__ = ["AppendResult", "append_files", "append_data_files", "NAME_MAPPING_PR
 # -- result -------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class AppendResult:
+@dataclass(frozen=True, kw_only=True)
+class AppendResult(JsonResult):
     """What an append committed."""
 
+    committed: bool = True
     location: str
     branch: str
     snapshot_id: int | None  # None when nothing was committed
     parent_snapshot_id: int | None
     sequence_number: int | None
-    metadata_location: str
-    version: int
-    manifest_list: str
-    manifests_written: tuple[str, ...]
+    operation: str | None = committed_operation("append")
     added_files: int
     added_records: int
     added_files_size: int
-    summary: dict[str, str] = field(hash=False)
+    manifest_list: str
+    manifests_written: tuple[str, ...]
+    metadata_location: str = json_field(key="metadata-file")
+    version: int
     first_row_id: int | None = None
     added_rows: int | None = None
     attempts: int = 1
     name_mapping_created: bool = False
+    summary: dict[str, str] = field(hash=False)
     files: tuple[dict[str, Any], ...] = field(default=(), hash=False)
-    committed: bool = True
     skipped_files: tuple[str, ...] = ()  # given, but already in the table (skip_existing)
+    # some given files were quarantined: the rest was committed (or nothing was left)
+    partial: bool = derived(lambda r: bool(r.quarantined))
     # given files left out because they could not be appended (on_error="skip"): (path, reason)
-    quarantined: tuple[tuple[str, str], ...] = ()
-    placed: tuple[tuple[str, str], ...] = ()  # (source, the table's copy) with copy/move
-    rewritten: tuple[str, ...] = ()  # sources whose rows were rewritten into partitioned files
+    quarantined: tuple[tuple[str, str], ...] = json_field(
+        default=(), key="quarantined-files", value=pairs("path", "reason"))
+    # (source, the table's copy) with copy/move
+    placed: tuple[tuple[str, str], ...] = json_field(
+        default=(), key="placed-files", value=pairs("source", "file-path"))
+    # sources whose rows were rewritten into partitioned files
+    rewritten: tuple[str, ...] = json_field(default=(), key="rewritten-files")
     idempotency_key: str | None = None
-    committed_by: int | None = None  # the snapshot that already committed idempotency_key
-    source_cleanup_failed: tuple[tuple[str, str], ...] = ()  # move: sources left, with the error
-
-    @property
-    def partial(self) -> bool:
-        """Some given files were quarantined: the rest was committed (or nothing was left)."""
-        return bool(self.quarantined)
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "committed": self.committed,
-            "location": self.location,
-            "branch": self.branch,
-            "snapshot-id": self.snapshot_id,
-            "parent-snapshot-id": self.parent_snapshot_id,
-            "sequence-number": self.sequence_number,
-            "operation": self.summary.get("operation", "append") if self.committed else None,
-            "added-files": self.added_files,
-            "added-records": self.added_records,
-            "added-files-size": self.added_files_size,
-            "manifest-list": self.manifest_list,
-            "manifests-written": list(self.manifests_written),
-            "metadata-file": self.metadata_location,
-            "version": self.version,
-            "first-row-id": self.first_row_id,
-            "added-rows": self.added_rows,
-            "attempts": self.attempts,
-            "name-mapping-created": self.name_mapping_created,
-            "summary": dict(self.summary),
-            "files": list(self.files),
-            "skipped-files": list(self.skipped_files),
-            "partial": self.partial,
-            "quarantined-files": [{"path": p, "reason": r} for p, r in self.quarantined],
-            "placed-files": [{"source": src, "file-path": dst} for src, dst in self.placed],
-            "rewritten-files": list(self.rewritten),
-            "idempotency-key": self.idempotency_key,
-            "already-committed-by": self.committed_by,
-            "source-cleanup-failed": [{"path": p, "error": e} for p, e in self.source_cleanup_failed],
-        }
-        return out
+    # the snapshot that already committed idempotency_key
+    committed_by: int | None = json_field(default=None, key="already-committed-by")
+    # move: sources left, with the error
+    source_cleanup_failed: tuple[tuple[str, str], ...] = json_field(
+        default=(), value=pairs("path", "error"))
 
 
 # -- scanning files ------------------------------------------------------------------------------

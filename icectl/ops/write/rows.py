@@ -49,11 +49,13 @@ from icectl.ops.compute.fit import DoesNotFit, check_rounding
 from icectl.ops.write.data_sink import write_data_files
 from icectl.ops.write.row_sources import detect_format, input_label, read_rows
 from icectl.spec.manifests import DataFile
+from icectl.spec.result_json import JsonResult, json_field
 from icectl.spec.schema import Schema
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
+    from icectl.engines import Engine
     from icectl.io.storage.files import FileIO
     from icectl.table.table import Table
     from icectl.spec.partitioning import PartitionSpec
@@ -62,18 +64,12 @@ if TYPE_CHECKING:
 __all__ = ["WriteResult", "write_rows", "write_files", "run_write_task", "WriteFileTask"]
 
 @dataclass(frozen=True)
-class WriteResult:
+class WriteResult(JsonResult):
     """What a write committed: the append's result plus the rows read."""
 
-    append: AppendResult
-    rows_read: int
+    append: AppendResult = json_field(flatten=True)
+    rows_read: int = json_field(key="rows-written")
     input_format: str
-
-    def to_json(self) -> dict[str, Any]:
-        out = self.append.to_json()
-        out["rows-written"] = self.rows_read
-        out["input-format"] = self.input_format
-        return out
 
 
 # -- the operation ------------------------------------------------------------------------------
@@ -174,7 +170,7 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
     return files, data.num_rows, fmt
 
 
-def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
+def write_files(table: Table, sources: Sequence[str], *, engine: Engine | str | None = None, file_format: str | None = None,
                 summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
                 ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
                 rounding: str | None = None, progress: Callable[[str, int, int], None] | None = None

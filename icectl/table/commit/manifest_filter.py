@@ -20,15 +20,18 @@ wrong partition costs a full read, never a wrong commit): :meth:`RemovalFilter.r
 Both removing producers (the row delta, table/commit/row_delta.py; rewrites and overwrites,
 table/commit/rewrite.py) find their files and rewrite the manifests listing them through this module:
 :meth:`RemovalFilter.find` (candidates first, then the rest while a file is missing),
-:func:`collect` (the entries of the manifests listing a removed file) and :func:`mark_removed`
-(the rewritten entries: removed ones deleted by the new snapshot, the others existing, older
-deletes dropped).
+:func:`collect` (the entries of the manifests listing a removed file) and
+:func:`rewrite_manifest` (the rewritten manifest, :func:`mark_removed`: removed entries deleted
+by the new snapshot, the others existing, older deletes dropped). A rewrite changes only the
+entries' leading fields, so, as a merge does (:mod:`icectl.io.manifest.copy`), it copies each
+entry's encoded ``data_file`` from the manifest's bytes (kept from the read that found the
+files) behind newly encoded leading fields; a manifest in another layout has its entries
+encoded once (:func:`carried_entries`).
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from icectl.spec.partition_identity import partition_key
 from icectl.expr.ordering import compare, is_nan
@@ -45,9 +48,16 @@ from icectl.spec.manifests import (
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.types import UUID, PrimitiveType, StructType
 from icectl.spec.values import from_bytes
+from icectl.io.manifest.copy import CarriedEntries, carried_from_records, read_carried
+from icectl.io.manifest.records import entry_records
 from icectl.table.commit.producer import lists_live_files
 
-__all__ = ["RemovalFilter", "summaries_may_contain", "collect", "mark_removed"]
+if TYPE_CHECKING:
+    from icectl.table.commit.producer import SnapshotProducer
+    from icectl.table.table import CommitAttempt
+
+__all__ = ["RemovalFilter", "summaries_may_contain", "collect", "mark_removed", "rewrite_manifest",
+           "carried_entries"]
 
 Read = Callable[[ManifestFile], list[ManifestEntry]]
 Hits = dict[str, list[ManifestEntry]]  # manifest path -> its entries, for manifests to rewrite
@@ -67,13 +77,52 @@ def collect(manifests: Iterable[ManifestFile], read: Read, removes: Callable[[Ma
             hits[m.manifest_path] = entries
 
 
-def mark_removed(entries: Iterable[ManifestEntry], gone: Callable[[DataFile], bool],
-                 snapshot_id: int) -> list[ManifestEntry]:
-    """The entries of a rewritten manifest: a removed file is deleted by ``snapshot_id``, every
-    other live file existing; deletes of an older snapshot are not carried forward."""
-    return [replace(e, status=DELETED, snapshot_id=snapshot_id) if gone(e.data_file)
-            else replace(e, status=EXISTING)
-            for e in entries if e.status != DELETED]
+def mark_removed(c: CarriedEntries, gone: Sequence[bool], snapshot_id: int) -> CarriedEntries:
+    """The entries of a rewritten manifest (``c``, changed in place; ``gone[i]``: entry ``i``
+    is removed): a removed file is deleted by ``snapshot_id``, every other live file existing
+    (its sequence numbers explicit, as read); deletes of an older snapshot are not carried
+    forward. Only the leading fields change: each entry's ``data_file`` is carried as it was
+    encoded."""
+    keep: list[int] = []
+    for i, st in enumerate(c.status):
+        if st == DELETED:
+            continue
+        if gone[i]:
+            c.status[i], c.snapshot_id[i] = DELETED, snapshot_id
+        else:
+            c.status[i] = EXISTING
+        keep.append(i)
+    return c if len(keep) == len(c.status) else c.select(keep)
+
+
+def rewrite_manifest(producer: SnapshotProducer, attempt: CommitAttempt, base: TableMetadata,
+                     m: ManifestFile, entries: list[ManifestEntry],
+                     gone: Callable[[DataFile], bool]) -> list[ManifestFile]:
+    """A copy of the parent manifest ``m`` (its ``entries``, read by
+    :meth:`~icectl.table.commit.producer.SnapshotProducer.manifest_entries`) with the files
+    ``gone`` marked deleted by the producer's snapshot (:func:`mark_removed`); the unchanged
+    entries' ``data_file`` bytes are copied, not decoded and encoded again."""
+    c = mark_removed(carried_entries(producer, base, m, entries),
+                     [gone(e.data_file) for e in entries], producer.snapshot_id)
+    return producer.write_carried(attempt, base, m.partition_spec_id, m.content, c)
+
+
+def carried_entries(producer: SnapshotProducer, base: TableMetadata, m: ManifestFile,
+                    entries: list[ManifestEntry]) -> CarriedEntries:
+    """The entries of the parent manifest ``m`` (``entries``, as read) as a merge carries them
+    into a manifest of the table's layout: their encoded ``data_file`` bytes copied when ``m``
+    is in that layout (:func:`icectl.io.manifest.copy.read_carried`, on the bytes the read
+    kept), else ``entries`` encoded once; in the order of ``entries``. A producer that does
+    not copy entry bytes (``copy_entry_bytes``) encodes them."""
+    layout = producer.layout(base, m.partition_spec_id, m.content)[0]
+    raw = producer.manifest_bytes(m) if producer.copy_entry_bytes else None
+    got = None if raw is None else read_carried(raw, m, layout, path=m.manifest_path)
+    if got is None:
+        partition_type = base.spec_by_id(m.partition_spec_id).partition_type(base.schema)
+        got = carried_from_records(
+            list(entry_records(entries, partition_type, base.format_version, None)),
+            [e.data_file.partition for e in entries], layout)
+    return got
 
 
 def summaries_may_contain(m: ManifestFile, ptype: StructType | None, partition: tuple) -> bool:

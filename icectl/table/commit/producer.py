@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from icectl import __version__
 from icectl.errors import CorruptMetadata, NotFound, ValidationError
+from icectl.io.formats.avro_container import naming_file
 from icectl.io.manifest import records as avro
 from icectl.io.manifest import copy as manifest_copy
 from icectl.io.storage.files import FileIO, join
@@ -60,11 +61,12 @@ from icectl.spec.properties import (  # re-exported: older homes of these names
     MANIFEST_TARGET_SIZE_DEFAULT,
     property_int,
 )
-from icectl.spec.snapshots import MAIN_BRANCH, Snapshot, ancestors_of
+from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.types import StructType
 from icectl.spec.values import to_bytes
 from icectl.table.branches import branch_to_commit
+from icectl.table.commit.idempotency import IDEMPOTENCY_KEY, AlreadyCommitted, snapshot_with_key
 from icectl.table.store import metadata_dir
 from icectl.table.table import CommitAttempt, RetryPolicy, Table
 
@@ -72,7 +74,6 @@ __all__ = [
     "SnapshotProducer", "FastAppendProducer", "ProducedSnapshot", "MergePolicy",
     "new_snapshot_id", "pack_end", "ENVIRONMENT", "unreadable_current_snapshot", "lists_live_files",
     "MANIFEST_MERGE_ENABLED", "MANIFEST_MIN_MERGE_COUNT", "MANIFEST_TARGET_SIZE",
-    "IDEMPOTENCY_KEY", "AlreadyCommitted", "snapshot_with_key",
 ]
 
 
@@ -149,31 +150,6 @@ class ProducedSnapshot:
     branch: str
 
 
-IDEMPOTENCY_KEY = "icectl.idempotency-key"
-"""Snapshot summary property naming the run that made the snapshot (like Delta Lake's
-txnAppId/txnVersion): a producer whose summary sets it commits nothing when the branch head or
-one of its retained ancestors already carries the same key."""
-
-
-class AlreadyCommitted(ValidationError):
-    """The idempotency key of this change is already committed on the branch: nothing to do."""
-
-    def __init__(self, key: str, snapshot_id: int, branch: str):
-        super().__init__(f"idempotency key {key!r} was already committed on {branch} by snapshot "
-                         f"{snapshot_id}; nothing was committed")
-        self.key, self.snapshot_id, self.branch = key, snapshot_id, branch
-
-
-def snapshot_with_key(base: TableMetadata, head: Snapshot | None, key: str) -> Snapshot | None:
-    """The snapshot among ``head`` and its retained ancestors whose summary carries ``key``."""
-    if head is None:
-        return None
-    for s in ancestors_of(head.snapshot_id, base.snapshot_by_id):
-        if (s.summary or {}).get(IDEMPOTENCY_KEY) == key:
-            return s
-    return None
-
-
 class SnapshotProducer:
     """Base of snapshot-producing operations (see the module docs)."""
 
@@ -205,6 +181,7 @@ class SnapshotProducer:
         self._added_files: dict[str, None] = {}  # data and delete files the snapshot adds
         self.manifests_opened = 0  # parent manifests read (each at most once: they never change)
         self._entries: dict[str, list[ManifestEntry]] = {}
+        self._raw: dict[str, bytes] = {}  # the bytes of the parent manifests in _entries
         self._reusable: dict[tuple, list[ManifestFile]] = {}  # manifests an attempt wrote
 
     # -- hooks ------------------------------------------------------------------------------
@@ -250,10 +227,44 @@ class SnapshotProducer:
         got = self._entries.get(m.manifest_path)
         if got is None:
             self.manifests_opened += 1
-            got = avro.load_manifest(self.io, m)
+            with naming_file("manifest", m.manifest_path):
+                raw = self.io.read(m.manifest_path)
+                got = avro.read_manifest(raw, m)
             if keep:
                 self._entries[m.manifest_path] = got
+                self._raw[m.manifest_path] = raw
         return got
+
+    def manifest_bytes(self, m: ManifestFile) -> bytes | None:
+        """The bytes of a parent manifest :meth:`manifest_entries` read and kept, else None."""
+        return self._raw.get(m.manifest_path)
+
+    def write_carried(self, attempt: CommitAttempt, base: TableMetadata, spec_id: int,
+                      content: int, c: manifest_copy.CarriedEntries,
+                      target_size: int | None = None) -> list[ManifestFile]:
+        """Write carried entries as one or more manifests of this table's layout (split to
+        stay near ``target_size`` as :meth:`write_manifests` splits)."""
+        if not c.status:
+            return []
+        layout, metadata = self.layout(base, spec_id, content)
+        spec = base.spec_by_id(spec_id)
+        target = target_size or MergePolicy.from_metadata(base).target_size_bytes
+        out: list[ManifestFile] = []
+        for lo, hi, data in _rolled(len(c.status), lambda lo, hi: manifest_copy.write_carried(
+                layout, metadata, c.select(list(range(lo, hi)))), target):
+            p = c.select(list(range(lo, hi)))
+            out.append(self._store_manifest(attempt, spec, spec.partition_type(base.schema), content,
+                                            data, p.status, p.record_count, p.sequence_number,
+                                            p.partitions, p.file_path))
+        return out
+
+    def layout(self, base: TableMetadata, spec_id: int, content: int) -> tuple[dict, dict[str, str]]:
+        """The Avro schema and key-value metadata of a manifest this producer writes."""
+        spec = base.spec_by_id(spec_id)
+        return avro.manifest_header(
+            spec.partition_type(base.schema), spec_id=spec.spec_id,
+            partition_spec_json=spec.fields_json(), schema_json=base.schema.to_json(),
+            format_version=base.format_version, content=content)
 
     def reuse_or_write(self, attempt: CommitAttempt, key: tuple,
                        write: Callable[[], list[ManifestFile]]) -> list[ManifestFile]:
@@ -319,22 +330,12 @@ class SnapshotProducer:
         """:meth:`write_manifests` of raw entry records (:func:`icectl.io.manifest.records.entry_records`)
         and their partition tuples."""
         target = target_size or MergePolicy.from_metadata(base).target_size_bytes
-        schema = base.schema
-        partition_type = spec.partition_type(schema)
-        avro_schema, metadata = avro.manifest_header(
-            partition_type, spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
-            schema_json=schema.to_json(), format_version=base.format_version, content=content)
-        chunks = [(0, len(records))]
+        partition_type = spec.partition_type(base.schema)
+        avro_schema, metadata = self.layout(base, spec.spec_id, content)
         out: list[ManifestFile] = []
-        while chunks:
-            lo, hi = chunks.pop(0)
+        for lo, hi, data in _rolled(len(records), lambda lo, hi: avro.write_manifest_records(
+                records[lo:hi], avro_schema, metadata), target):
             chunk = records[lo:hi]
-            data = avro.write_manifest_records(chunk, avro_schema, metadata)
-            if len(data) > target and len(chunk) > 1:
-                parts = min(len(chunk), -(-len(data) // target))
-                step = -(-len(chunk) // parts)
-                chunks[:0] = [(i, min(i + step, hi)) for i in range(lo, hi, step)]
-                continue
             out.append(self._store_manifest(
                 attempt, spec, partition_type, content, data, [r["status"] for r in chunk],
                 [r["data_file"]["record_count"] for r in chunk],
@@ -399,10 +400,7 @@ class SnapshotProducer:
         with avro.cyclic_gc_paused():
             spec = base.spec_by_id(spec_id)
             partition_type = spec.partition_type(base.schema)
-            layout, metadata = avro.manifest_header(
-                partition_type, spec_id=spec.spec_id, partition_spec_json=spec.fields_json(),
-                schema_json=base.schema.to_json(), format_version=base.format_version,
-                content=content)
+            layout, metadata = self.layout(base, spec_id, content)
             parts: list[manifest_copy.CarriedEntries] = []
             owned = [m.added_snapshot_id == self.snapshot_id and m.manifest_path in self.new_manifest_paths
                      for m in bin_]
@@ -512,6 +510,23 @@ class SnapshotProducer:
             attempts=self.attempts,
             branch=self.branch,
         )
+
+
+def _rolled(n: int, encode: Callable[[int, int], bytes],
+            target: int) -> Iterator[tuple[int, int, bytes]]:
+    """``(lo, hi, encode(lo, hi))`` covering entries ``0..n`` in order, a range split in equal
+    parts while its manifest is over ``target`` bytes and has more than one entry (the
+    reference's rolling writer keeps manifests near the target size)."""
+    chunks = [(0, n)]
+    while chunks:
+        lo, hi = chunks.pop(0)
+        data = encode(lo, hi)
+        if len(data) > target and hi - lo > 1:
+            parts = min(hi - lo, -(-len(data) // target))
+            step = -(-(hi - lo) // parts)
+            chunks[:0] = [(i, min(i + step, hi)) for i in range(lo, hi, step)]
+            continue
+        yield lo, hi, data
 
 
 def _unreadable(snapshot: Snapshot, why: str) -> str:

@@ -66,7 +66,7 @@ from icectl.spec.partition_path import partition_path
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
 from icectl.table.commit import validation
-from icectl.table.commit.manifest_filter import RemovalFilter, collect, mark_removed
+from icectl.table.commit.manifest_filter import RemovalFilter, collect, rewrite_manifest
 from icectl.table.delete_index import LiveDataFiles, delete_target, is_dangling
 from icectl.table.commit.producer import MergePolicy, SnapshotProducer, lists_live_files
 from icectl.table.table import CommitAttempt, Table
@@ -253,14 +253,15 @@ class RewriteFilesProducer(SnapshotProducer):
 
     def _rewrite_manifest(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
                           entries: list[ManifestEntry], removing_deletes: set) -> list[ManifestFile]:
-        out = mark_removed(entries, lambda f: (f.file_path in self._removed_paths if f.content == DATA
-                                               else delete_file_key(f) in removing_deletes),
-                           self.snapshot_id)
+        def gone(f: DataFile) -> bool:
+            return (f.file_path in self._removed_paths if f.content == DATA
+                    else delete_file_key(f) in removing_deletes)
+
         # the same source and the same removals: an earlier attempt's copy is still right
-        key = ("rewrite", m.manifest_path,
-               frozenset(delete_file_key(e.data_file) for e in out if e.status == DELETED))
-        return self.reuse_or_write(attempt, key, lambda: self.write_manifests(
-            attempt, base, base.spec_by_id(m.partition_spec_id), out, m.content))
+        key = ("rewrite", m.manifest_path, frozenset(
+            delete_file_key(e.data_file) for e in entries if e.status != DELETED and gone(e.data_file)))
+        return self.reuse_or_write(attempt, key, lambda: rewrite_manifest(
+            self, attempt, base, m, entries, gone))
 
 
 class OverwriteFilesProducer(RewriteFilesProducer):

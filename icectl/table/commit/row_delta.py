@@ -56,7 +56,7 @@ from icectl.spec.manifests import (
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.summary import SummaryBuilder
-from icectl.table.commit.manifest_filter import RemovalFilter, mark_removed
+from icectl.table.commit.manifest_filter import RemovalFilter, rewrite_manifest
 from icectl.table.commit.producer import MergePolicy, SnapshotProducer
 from icectl.table.table import CommitAttempt, Table
 from icectl.table.commit import validation as v
@@ -198,9 +198,7 @@ class RowDeltaProducer(SnapshotProducer):
     def _rewrite(self, attempt: CommitAttempt, base: TableMetadata, m: ManifestFile,
                  entries: list[ManifestEntry], removing: set[tuple]) -> list[ManifestFile]:
         """A copy of ``m`` with the removed files marked deleted (older deletes dropped)."""
-        rewritten = mark_removed(entries, lambda f: entry_key(f) in removing, self.snapshot_id)
-        return self.write_manifests(attempt, base, base.spec_by_id(m.partition_spec_id),
-                                    rewritten, m.content)
+        return rewrite_manifest(self, attempt, base, m, entries, lambda f: entry_key(f) in removing)
 
 
 
