@@ -56,6 +56,7 @@ from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
+from icectl.spec.zorder import bind_zorder, parse_zorder_terms
 from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 
@@ -64,10 +65,11 @@ if TYPE_CHECKING:
     from icectl.table.table import Table
 
 __all__ = ["CompactOptions", "CompactResult", "GroupPlan", "compact_table", "plan_compaction",
-           "BINPACK", "SORT", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT"]
+           "BINPACK", "SORT", "ZORDER", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT"]
 
 BINPACK = "binpack"
 SORT = "sort"
+ZORDER = "zorder"
 MIN_FILE_SIZE_RATIO = 0.75
 MAX_FILE_SIZE_RATIO = 1.80
 MIN_INPUT_FILES_DEFAULT = 5
@@ -93,6 +95,11 @@ class CompactOptions:
     max_file_group_size: int = MAX_FILE_GROUP_SIZE_DEFAULT
     rewrite_all: bool = False
     partial_progress: int | None = None  # commit after every N groups
+    # z-order (the zorder strategy, or sort with zorder(...) terms): the columns and the
+    # options of the byte forms (None: the reference's defaults, 8 and 2**31 - 1 bytes)
+    zorder_columns: tuple[str, ...] | None = None
+    var_length_contribution: int | None = None
+    max_output_size: int | None = None
 
     def sizes(self, properties: dict[str, str]) -> tuple[int, int, int]:
         """(target, min, max) file sizes, checked as the reference checks them."""
@@ -112,8 +119,17 @@ class CompactOptions:
         return target, lo, hi
 
     def check(self) -> None:
-        if self.strategy not in (BINPACK, SORT):
-            raise InvalidInput(f"unknown strategy {self.strategy!r} (use binpack or sort)")
+        if self.strategy not in (BINPACK, SORT, ZORDER):
+            raise InvalidInput(f"unknown strategy {self.strategy!r} (use binpack, sort or zorder)")
+        zorder_given = [k for k in ("zorder_columns", "var_length_contribution", "max_output_size")
+                        if getattr(self, k) is not None]
+        if zorder_given and self.strategy != ZORDER and not (
+                self.strategy == SORT and parse_zorder_terms(self.sort_order)):
+            raise InvalidInput(f"z-order options are given but the strategy is {self.strategy}; "
+                               f"use the zorder strategy to z-order", argument=zorder_given[0])
+        if self.strategy == ZORDER and self.zorder_columns is not None and self.sort_order is not None:
+            raise InvalidInput("z-order columns are given both as a list and in a sort order; give one",
+                               argument="sort_order")
         if self.min_input_files < 1:
             raise InvalidInput(f"the minimum number of input files must be at least 1 "
                                f"(got {self.min_input_files})")
@@ -179,6 +195,7 @@ class CompactResult:
     removed_delete_files: int = 0
     rows_written: int = 0
     summaries: tuple[dict, ...] = field(default=(), hash=False)
+    warnings: tuple[str, ...] = ()
 
     @property
     def committed(self) -> bool:
@@ -205,6 +222,7 @@ class CompactResult:
             "rows-written": self.rows_written,
             "groups": [g.to_json() for g in self.groups],
             "summaries": [dict(s) for s in self.summaries],
+            "warnings": list(self.warnings),
         }
 
 
@@ -273,7 +291,7 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
     md = table.metadata
     target, lo, hi = opts.sizes(md.properties)
     rules = _Rules(opts, target, lo, hi)
-    order = _sort_order(md, opts)
+    order, ignored = _sort_order(md, opts, case_sensitive)
     ref = _ref(md, branch)
     plan = plan_scan(table, filter_text, ref=ref, case_sensitive=case_sensitive)
     if plan.snapshot_id is None:
@@ -301,7 +319,7 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
             if not rules.keep_group(group):
                 continue
             size = sum(f.file_size_in_bytes for f in group)
-            whole = spec_id is None or opts.strategy == SORT
+            whole = spec_id is None or opts.strategy in (SORT, ZORDER)
             chunks = [group] if whole else list(pack(
                 group, lambda f: f.file_size_in_bytes + sum(d.file_size_in_bytes for d in f.deletes),
                 rules.split_size(size), SPLIT_LOOKBACK, largest_bin_first=True))
@@ -330,7 +348,37 @@ def _ref(md: TableMetadata, branch: str | None) -> str | None:
     return None if ref is None else name
 
 
-def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
+def _zorder(md: TableMetadata, opts: CompactOptions, case_sensitive: bool) -> Any:
+    """The z-order of a zorder compaction (or a sort by ``zorder(...)`` terms), with the columns
+    left out (identity partition columns); None when the compaction does not z-order."""
+    columns: list[str] | None = None
+    if opts.strategy == ZORDER:
+        columns = list(opts.zorder_columns) if opts.zorder_columns is not None else \
+            parse_zorder_terms(opts.sort_order)
+        if columns is None:
+            raise InvalidInput("cannot z-order without columns", argument="zorder_columns")
+    elif opts.sort_order is not None:
+        columns = parse_zorder_terms(opts.sort_order)
+        if columns is not None and opts.strategy != SORT:
+            raise InvalidInput("a z-order sort order is given but the strategy is binpack; use the "
+                               "sort or zorder strategy to z-order", argument="strategy")
+    if columns is None:
+        return None
+    return bind_zorder(md.schema, md.spec.identity_source_ids(), columns, case_sensitive=case_sensitive,
+                       var_length_contribution=opts.var_length_contribution,
+                       max_output_size=opts.max_output_size)
+
+
+def _sort_order(md: TableMetadata, opts: CompactOptions, case_sensitive: bool = False
+                ) -> tuple[Any, list[str]]:
+    """(the order tasks sort by, z-order columns left out)."""
+    z = _zorder(md, opts, case_sensitive)
+    if z is not None:
+        return z
+    return _plain_sort_order(md, opts), []
+
+
+def _plain_sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
     if opts.sort_order is not None:
         if opts.strategy != SORT:
             raise InvalidInput("a sort order is given but the strategy is binpack; use the sort "
@@ -362,8 +410,12 @@ def compact_table(table: Table, filter_text: str | None = None, options: Compact
     start, target, groups = plan_compaction(table, filter_text, opts, branch=branch,
                                             case_sensitive=case_sensitive)
     branch = branch or MAIN_BRANCH
+    ignored = _sort_order(table.metadata, opts, case_sensitive)[1]
+    warnings = tuple(f"z-order ignores column {c!r}: an identity partition field holds it constant "
+                     f"within each partition" for c in ignored)
     base = dict(location=table.location, branch=branch, strategy=opts.strategy,
-                starting_snapshot_id=start, target_file_size=target, groups=tuple(groups))
+                starting_snapshot_id=start, target_file_size=target, groups=tuple(groups),
+                warnings=warnings)
     if dry_run or not groups:
         return CompactResult(dry_run=dry_run, **base)
     if engine is None or isinstance(engine, str):

@@ -46,6 +46,7 @@ from icectl.spec.manifests import DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
+from icectl.spec.zorder import sort_order_from_json
 from icectl.table.locations import data_location
 
 __all__ = ["RewriteTask", "RewriteTaskResult", "run_rewrite_task", "run_rewrite_task_guarded",
@@ -59,7 +60,7 @@ class RewriteTask:
     inputs: tuple[ScanFile, ...]  # the plan's files, read whole (see task_inputs)
     schema: dict[str, Any]  # Schema.to_json()
     spec: dict[str, Any]  # the output PartitionSpec.to_json()
-    sort_order: dict[str, Any] | None  # SortOrder.to_json(); None or no fields: unsorted
+    sort_order: dict[str, Any] | None  # SortOrder.to_json() (or a ZOrder's); None or no fields: unsorted
     properties: dict[str, str]
     format_version: int
     target_file_size: int
@@ -178,7 +179,7 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     files, returns their metadata, and deletes them again if it fails."""
     schema = Schema.from_json(task.schema)
     spec = PartitionSpec.from_json(task.spec)
-    order = SortOrder.from_json(task.sort_order) if task.sort_order else None
+    order = sort_order_from_json(task.sort_order) if task.sort_order else None
     table = _TaskTable(task, schema, spec, order)
     written: list[str] = []
     sink = DataFileSink(table, data_location(task.table_location, task.properties), written,
