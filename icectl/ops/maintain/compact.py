@@ -56,7 +56,7 @@ from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
-from icectl.spec.zorder import bind_zorder, parse_zorder_terms
+from icectl.spec.zorder import ZOrder, bind_zorder, parse_zorder_terms
 from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 
@@ -324,8 +324,12 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
                 group, lambda f: f.file_size_in_bytes + sum(d.file_size_in_bytes for d in f.deletes),
                 rules.split_size(size), SPLIT_LOOKBACK, largest_bin_first=True))
             tasks = []
+            # z-order: the group's rows in its expected number of files, equal shares, as the
+            # reference range-partitions a z-ordered group into that many files
+            per_task = dict(common, rows_per_file=_share(group, size, rules)) \
+                if isinstance(order, ZOrder) else common
             for chunk in chunks:
-                tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **common))
+                tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **per_task))
                 counter[0] += 1
             values, path = partition_json(md, spec_id, part) if spec_id is not None else (None, None)
             groups.append(GroupPlan(index=len(groups) + 1, spec_id=spec_id, partition=part,
@@ -334,6 +338,13 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
                                     partition_values=values, partition_path=path,
                                     files=tuple(f for chunk in chunks for f in chunk)))
     return plan.snapshot_id, target, groups
+
+
+def _share(group: list, size: int, rules: _Rules) -> int:
+    """Rows per file of a z-order task: the group's live rows (as far as the plan knows them:
+    records less file-scoped position deletes) over its expected output files."""
+    live = sum(max(0, f.record_count - _file_scoped_deleted(f)) for f in group)
+    return max(1, -(-live // rules.expected_output_files(size)))
 
 
 def _part_sort_key(key: tuple) -> tuple:
