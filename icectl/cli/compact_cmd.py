@@ -8,7 +8,7 @@ import typer
 
 from icectl.cli.common import (values, DryRunOpt, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt,
                                WorkersOpt, handle_errors, load_table, make_engine)
-from icectl.cli.output import emit_json, emit_pairs, emit_table
+from icectl.cli.output import emit_json, emit_pairs, emit_table, err
 
 COMPACT_HELP = """Compact the data files of TABLE: rewrite small (or too big) files and files with many deleted rows into files of the target size, as Spark's rewrite_data_files procedure does, committed as one `replace` snapshot.
 
@@ -31,7 +31,14 @@ rewrite_position_delete_files procedure with remove-dangling-deletes: dangling d
 merged (at least --min-input-files of them; --target-file-size defaults to
 write.delete.target-file-size-bytes, 64 MB), keeping only positions of live data files.
 Deletion vectors (v3) stay one per data file. --filter, --strategy, --sort-order,
---delete-file-threshold and --partial-progress do not apply to --deletes.
+--delete-file-threshold, --partial-progress and the z-order options do not apply to --deletes.
+
+--strategy zorder --columns a,b (or --strategy sort --sort-order "zorder(a, b)", as Spark's
+procedure takes it) sorts each group by the columns' bits interleaved, as Iceberg's z-order
+does: rows close in every column land in the same files, so filters on any of the columns skip
+more files. Identity partition columns are ignored (constant within a partition);
+--var-length-contribution N takes N bytes of each string or binary value (default 8) and
+--max-output-size N cuts the interleaved value to N bytes (default: no limit).
 
 Examples:
 
@@ -39,6 +46,7 @@ Examples:
   icectl compact ./wh/db/events
   icectl compact ./wh/db/events --filter "day >= '2024-01-01'" --target-file-size 134217728
   icectl compact ./wh/db/events --strategy sort --sort-order "id desc" --dry-run --json
+  icectl compact ./wh/db/events --strategy zorder --columns lat,lon
   icectl compact ./wh/db/events --engine spark --spark-master "local[4]"
   icectl compact ./wh/db/events --deletes --min-input-files 2
 """
@@ -55,8 +63,11 @@ def register(app: typer.Typer) -> None:
 def compact(
     table: TableArg,
     filter_text: Annotated[Optional[str], typer.Option("--filter", "-f", help="Only files that may hold rows matching this filter (the scan filter grammar).")] = None,
-    strategy: Annotated[str, typer.Option("--strategy", metavar="binpack|sort", autocompletion=values("binpack", "sort"), help="binpack (default) or sort.")] = "binpack",
-    sort_order: Annotated[Optional[str], typer.Option("--sort-order", help="Sort order for --strategy sort, e.g. \"id desc nulls last, day\" (default: the table's).")] = None,
+    strategy: Annotated[str, typer.Option("--strategy", metavar="binpack|sort|zorder", autocompletion=values("binpack", "sort", "zorder"), help="binpack (default), sort or zorder.")] = "binpack",
+    sort_order: Annotated[Optional[str], typer.Option("--sort-order", help="Sort order for --strategy sort, e.g. \"id desc nulls last, day\" or \"zorder(a, b)\" (default: the table's).")] = None,
+    zorder_columns: Annotated[Optional[str], typer.Option("--columns", help="Columns to z-order by for --strategy zorder, comma-separated: \"a,b\".")] = None,
+    var_length_contribution: Annotated[Optional[int], typer.Option("--var-length-contribution", help="Bytes of each string or binary value in the z-order value (default 8).")] = None,
+    max_output_size: Annotated[Optional[int], typer.Option("--max-output-size", help="Bytes of the interleaved z-order value at most (default: all of them).")] = None,
     target_file_size: Annotated[Optional[int], typer.Option("--target-file-size", help="Target size of output files in bytes (default: write.target-file-size-bytes, 512 MB).")] = None,
     min_input_files: Annotated[int, typer.Option("--min-input-files", help="Rewrite a group when it has at least this many files.")] = 5,
     delete_file_threshold: Annotated[Optional[int], typer.Option("--delete-file-threshold", help="Rewrite files with at least this many delete files (default: no limit).")] = None,
@@ -77,6 +88,7 @@ def compact(
 
         refuse_options_not_for_deletes(filter_text, sort_order, delete_file_threshold,
                                        partial_progress, strategy)
+        _refuse_zorder_options_for_deletes(zorder_columns, var_length_contribution, max_output_size)
         return _compact_deletes(table, warehouse, target_file_size, min_input_files, branch, engine,
                                 workers, spark_master, dry_run, json_out)
     opts = CompactOptions(
@@ -84,11 +96,15 @@ def compact(
         target_file_size=target_file_size, min_input_files=min_input_files,
         delete_file_threshold=DELETE_FILE_THRESHOLD_DEFAULT if delete_file_threshold is None
         else delete_file_threshold,
-        partial_progress=partial_progress)
+        partial_progress=partial_progress,
+        zorder_columns=None if zorder_columns is None else tuple(c.strip() for c in zorder_columns.split(",")),
+        var_length_contribution=var_length_contribution, max_output_size=max_output_size)
     with EngineProgress("rewrite tasks") as progress, \
             make_engine(engine, workers, spark_master, progress) as eng:
         r = compact_table(load_table(table, warehouse), filter_text, opts, engine=eng,
                           branch=branch, dry_run=dry_run)
+    for w in r.warnings:
+        err(f"warning: {w}")
     if json_out:
         emit_json(r.to_json())
         return
@@ -109,6 +125,15 @@ def compact(
         emit_table(["group", "partition", "input files", "input bytes", "tasks"],
                    [[g.index, "(older specs)" if g.partition is None else g.partition_path or "(none)",
                      len(g.input_files), g.input_bytes, len(g.tasks)] for g in r.groups])
+
+
+def _refuse_zorder_options_for_deletes(*given: object) -> None:
+    from icectl.errors import InvalidInput
+
+    names = ("zorder_columns", "var_length_contribution", "max_output_size")
+    for name, value in zip(names, given):
+        if value is not None:
+            raise InvalidInput("z-order does not apply to compacting delete files", argument=name)
 
 
 def _compact_deletes(table: str, warehouse: Optional[str], target_file_size: Optional[int], min_input_files: int,

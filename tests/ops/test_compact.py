@@ -65,8 +65,10 @@ def test_planning_follows_the_reference_rules(tmp_path: Path) -> None:
     assert len(groups) == 2
     with pytest.raises(InvalidInput, match="sort order"):
         plan_compaction(t, options=CompactOptions(strategy="sort"))
-    with pytest.raises(InvalidInput, match="strategy"):
+    with pytest.raises(InvalidInput, match="without columns"):
         plan_compaction(t, options=CompactOptions(strategy="zorder"))
+    with pytest.raises(InvalidInput, match="unknown strategy"):
+        plan_compaction(t, options=CompactOptions(strategy="hilbert"))
     with pytest.raises(InvalidInput, match="maximum file size"):
         plan_compaction(t, options=CompactOptions(target_file_size=10, max_file_size=10))
 

@@ -12,8 +12,10 @@ import pyarrow.compute as pc
 
 from icectl.ops.compute.arrow_values import column_by_id
 from icectl.ops.compute.transforms import transform_array
+from icectl.ops.compute.zorder import zorder_sort_keys
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import NullOrder, SortDirection, SortOrder
+from icectl.spec.zorder import ZOrder
 
 __all__ = ["sort_indices", "sort_keys"]
 
@@ -33,7 +35,11 @@ def sort_indices(data: pa.Table, order: SortOrder, schema: Schema) -> pa.Array |
 def sort_keys(data: pa.Table, order: SortOrder, schema: Schema
               ) -> tuple[pa.Table, list[tuple[str, str]]] | None:
     """The key columns of ``data`` by the sort order and the ``pyarrow.compute.sort_indices``
-    keys that order them (None when the order has no key)."""
+    keys that order them (None when the order has no key). A z-order
+    (:class:`icectl.spec.zorder.ZOrder`) sorts by its interleaved values
+    (:mod:`icectl.ops.compute.zorder`)."""
+    if isinstance(order, ZOrder):
+        return zorder_sort_keys(data, order, schema)
     cols: dict[str, pa.Array] = {}
     keys: list[tuple[str, str]] = []
     for i, sf in enumerate(order.fields):

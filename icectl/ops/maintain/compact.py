@@ -55,10 +55,12 @@ from icectl.ops.maintain.compact_rules import (  # compaction's options and rule
     DELETE_FILE_THRESHOLD_DEFAULT,
     SORT,
     SPLIT_LOOKBACK,
+    ZORDER,
     TARGET_FILE_SIZE,
     TARGET_FILE_SIZE_DEFAULT,
     CompactionRules as _Rules,
     CompactOptions,
+    file_scoped_deleted,
     forecast_compaction,
     kept_groups,
 )
@@ -67,6 +69,7 @@ from icectl.scan.tasks import pack
 from icectl.spec.snapshots import MAIN_BRANCH
 from icectl.spec.sorting import build_sort_order
 from icectl.spec.result_json import JsonResult, derived, json_field
+from icectl.spec.zorder import ZOrder, bind_zorder, parse_zorder_terms
 from icectl.table.branches import branch_to_commit
 from icectl.table.locations import data_location
 
@@ -76,7 +79,8 @@ if TYPE_CHECKING:
     from icectl.table.table import Table
 
 __all__ = ["CompactOptions", "CompactResult", "GroupPlan", "compact_table", "plan_compaction", "forecast_compaction",
-           "BINPACK", "SORT", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT", "DELETE_FILE_THRESHOLD_DEFAULT"]
+           "BINPACK", "SORT", "ZORDER", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT",
+           "DELETE_FILE_THRESHOLD_DEFAULT"]
 
 
 
@@ -128,6 +132,7 @@ class CompactResult(JsonResult):
     rows_written: int = 0
     groups: tuple[GroupPlan, ...]
     summaries: tuple[dict, ...] = field(default=(), hash=False)
+    warnings: tuple[str, ...] = ()
 
 
 # -- planning -------------------------------------------------------------------------------------
@@ -145,7 +150,7 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
     md = table.metadata
     target, lo, hi = opts.sizes(md.properties)
     rules = _Rules(opts, target, lo, hi)
-    order = _sort_order(md, opts)
+    order, ignored = _sort_order(md, opts, case_sensitive)
     ref = _ref(md, branch)
     plan = plan_scan(table, filter_text, ref=ref, case_sensitive=case_sensitive)
     if plan.snapshot_id is None:
@@ -169,13 +174,17 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
     for (spec_id, part), files in sorted(by_part.items(), key=lambda kv: _part_sort_key(kv[0])):
         for group in kept_groups(rules, files):
             size = sum(f.file_size_in_bytes for f in group)
-            whole = spec_id is None or opts.strategy == SORT
+            whole = spec_id is None or opts.strategy in (SORT, ZORDER)
             chunks = [group] if whole else list(pack(
                 group, lambda f: f.file_size_in_bytes + sum(d.file_size_in_bytes for d in f.deletes),
                 rules.split_size(size), SPLIT_LOOKBACK, largest_bin_first=True))
             tasks = []
+            # z-order: the group's rows in its expected number of files, equal shares, as the
+            # reference range-partitions a z-ordered group into that many files
+            per_task = dict(common, rows_per_file=_share(group, size, rules)) \
+                if isinstance(order, ZOrder) else common
             for chunk in chunks:
-                tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **common))
+                tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **per_task))
                 counter[0] += 1
             values, path = partition_json(md, spec_id, part) if spec_id is not None else (None, None)
             groups.append(GroupPlan(index=len(groups) + 1, spec_id=spec_id, partition=part,
@@ -184,6 +193,13 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
                                     partition_values=values, partition_path=path,
                                     files=tuple(f for chunk in chunks for f in chunk)))
     return plan.snapshot_id, target, groups
+
+
+def _share(group: list, size: int, rules: _Rules) -> int:
+    """Rows per file of a z-order task: the group's live rows (as far as the plan knows them:
+    records less file-scoped position deletes) over its expected output files."""
+    live = sum(max(0, f.record_count - file_scoped_deleted(f)) for f in group)
+    return max(1, -(-live // rules.expected_output_files(size)))
 
 
 def _part_sort_key(key: tuple) -> tuple:
@@ -198,7 +214,37 @@ def _ref(md: TableMetadata, branch: str | None) -> str | None:
     return None if ref is None else name
 
 
-def _sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
+def _zorder(md: TableMetadata, opts: CompactOptions, case_sensitive: bool) -> Any:
+    """The z-order of a zorder compaction (or a sort by ``zorder(...)`` terms), with the columns
+    left out (identity partition columns); None when the compaction does not z-order."""
+    columns: list[str] | None = None
+    if opts.strategy == ZORDER:
+        columns = list(opts.zorder_columns) if opts.zorder_columns is not None else \
+            parse_zorder_terms(opts.sort_order)
+        if columns is None:
+            raise InvalidInput("cannot z-order without columns", argument="zorder_columns")
+    elif opts.sort_order is not None:
+        columns = parse_zorder_terms(opts.sort_order)
+        if columns is not None and opts.strategy != SORT:
+            raise InvalidInput("a z-order sort order is given but the strategy is binpack; use the "
+                               "sort or zorder strategy to z-order", argument="strategy")
+    if columns is None:
+        return None
+    return bind_zorder(md.schema, md.spec.identity_source_ids(), columns, case_sensitive=case_sensitive,
+                       var_length_contribution=opts.var_length_contribution,
+                       max_output_size=opts.max_output_size)
+
+
+def _sort_order(md: TableMetadata, opts: CompactOptions, case_sensitive: bool = False
+                ) -> tuple[Any, list[str]]:
+    """(the order tasks sort by, z-order columns left out)."""
+    z = _zorder(md, opts, case_sensitive)
+    if z is not None:
+        return z
+    return _plain_sort_order(md, opts), []
+
+
+def _plain_sort_order(md: TableMetadata, opts: CompactOptions) -> Any:
     if opts.sort_order is not None:
         if opts.strategy != SORT:
             raise InvalidInput("a sort order is given but the strategy is binpack; use the sort "
@@ -230,8 +276,12 @@ def compact_table(table: Table, filter_text: str | None = None, options: Compact
     start, target, groups = plan_compaction(table, filter_text, opts, branch=branch,
                                             case_sensitive=case_sensitive)
     branch = branch or MAIN_BRANCH
+    ignored = _sort_order(table.metadata, opts, case_sensitive)[1]
+    warnings = tuple(f"z-order ignores column {c!r}: an identity partition field holds it constant "
+                     f"within each partition" for c in ignored)
     base = dict(location=table.location, branch=branch, strategy=opts.strategy,
-                starting_snapshot_id=start, target_file_size=target, groups=tuple(groups))
+                starting_snapshot_id=start, target_file_size=target, groups=tuple(groups),
+                warnings=warnings)
     if dry_run or not groups:
         return CompactResult(dry_run=dry_run, **base)
     if engine is None or isinstance(engine, str):

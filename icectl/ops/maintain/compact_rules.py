@@ -15,14 +15,16 @@ from icectl.errors import InvalidInput
 from icectl.scan.tasks import pack
 from icectl.spec.manifests import POSITION_DELETES
 from icectl.spec.properties import TARGET_FILE_SIZE, TARGET_FILE_SIZE_DEFAULT, property_int
+from icectl.spec.zorder import parse_zorder_terms
 
-__all__ = ["CompactOptions", "CompactionRules", "kept_groups", "forecast_compaction", "BINPACK", "SORT",
+__all__ = ["CompactOptions", "CompactionRules", "kept_groups", "file_scoped_deleted", "forecast_compaction", "BINPACK", "SORT", "ZORDER",
            "MIN_FILE_SIZE_RATIO", "MAX_FILE_SIZE_RATIO", "MIN_INPUT_FILES_DEFAULT",
            "DELETE_FILE_THRESHOLD_DEFAULT", "DELETE_RATIO_THRESHOLD_DEFAULT", "MAX_FILE_GROUP_SIZE_DEFAULT",
            "SPLIT_OVERHEAD", "SPLIT_LOOKBACK", "TARGET_FILE_SIZE", "TARGET_FILE_SIZE_DEFAULT"]
 
 BINPACK = "binpack"
 SORT = "sort"
+ZORDER = "zorder"
 MIN_FILE_SIZE_RATIO = 0.75
 MAX_FILE_SIZE_RATIO = 1.80
 MIN_INPUT_FILES_DEFAULT = 5
@@ -48,6 +50,11 @@ class CompactOptions:
     max_file_group_size: int = MAX_FILE_GROUP_SIZE_DEFAULT
     rewrite_all: bool = False
     partial_progress: int | None = None  # commit after every N groups
+    # z-order (the zorder strategy, or sort with zorder(...) terms): the columns and the
+    # options of the byte forms (None: the reference's defaults, 8 and 2**31 - 1 bytes)
+    zorder_columns: tuple[str, ...] | None = None
+    var_length_contribution: int | None = None
+    max_output_size: int | None = None
 
     def sizes(self, properties: dict[str, str]) -> tuple[int, int, int]:
         """(target, min, max) file sizes, checked as the reference checks them."""
@@ -67,8 +74,17 @@ class CompactOptions:
         return target, lo, hi
 
     def check(self) -> None:
-        if self.strategy not in (BINPACK, SORT):
-            raise InvalidInput(f"unknown strategy {self.strategy!r} (use binpack or sort)")
+        if self.strategy not in (BINPACK, SORT, ZORDER):
+            raise InvalidInput(f"unknown strategy {self.strategy!r} (use binpack, sort or zorder)")
+        zorder_given = [k for k in ("zorder_columns", "var_length_contribution", "max_output_size")
+                        if getattr(self, k) is not None]
+        if zorder_given and self.strategy != ZORDER and not (
+                self.strategy == SORT and parse_zorder_terms(self.sort_order)):
+            raise InvalidInput(f"z-order options are given but the strategy is {self.strategy}; "
+                               f"use the zorder strategy to z-order", argument=zorder_given[0])
+        if self.strategy == ZORDER and self.zorder_columns is not None and self.sort_order is not None:
+            raise InvalidInput("z-order columns are given both as a list and in a sort order; give one",
+                               argument="sort_order")
         if self.min_input_files < 1:
             raise InvalidInput(f"the minimum number of input files must be at least 1 "
                                f"(got {self.min_input_files})")
@@ -85,7 +101,7 @@ class CompactOptions:
                                f"(got {self.partial_progress})")
 
 
-def _file_scoped_deleted(planned: Any) -> int:
+def file_scoped_deleted(planned: Any) -> int:
     return sum(d.record_count for d in planned.deletes
                if d.content == POSITION_DELETES and d.referenced_data_file)
 
@@ -107,7 +123,7 @@ class CompactionRules:
     def too_high_delete_ratio(self, f: Any) -> bool:
         if not f.deletes or not f.record_count:
             return False
-        known = min(_file_scoped_deleted(f), f.record_count)
+        known = min(file_scoped_deleted(f), f.record_count)
         return known / f.record_count >= self.opts.delete_ratio_threshold
 
     def candidate(self, f: Any) -> bool:

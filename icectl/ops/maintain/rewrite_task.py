@@ -46,6 +46,7 @@ from icectl.spec.manifests import DataFile
 from icectl.spec.partitioning import PartitionSpec
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import SortOrder
+from icectl.spec.zorder import sort_order_from_json
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ class RewriteTask:
     inputs: tuple[ScanFile, ...]  # the plan's files, read whole (see task_inputs)
     schema: dict[str, Any]  # Schema.to_json()
     spec: dict[str, Any]  # the output PartitionSpec.to_json()
-    sort_order: dict[str, Any] | None  # SortOrder.to_json(); None or no fields: unsorted
+    sort_order: dict[str, Any] | None  # SortOrder.to_json() (or a ZOrder's); None or no fields: unsorted
     properties: dict[str, str]
     format_version: int
     target_file_size: int
@@ -73,6 +74,7 @@ class RewriteTask:
     case_sensitive: bool = False
     storage_options: dict[str, Any] = field(default_factory=dict)
     buffer_bytes: int = 0  # rows held in memory before sorted runs spill (0: the default)
+    rows_per_file: int | None = None  # also roll output files after this many rows (z-order)
 
     @property
     def input_bytes(self) -> int:
@@ -181,12 +183,12 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     files, returns their metadata, and deletes them again if it fails."""
     schema = Schema.from_json(task.schema)
     spec = PartitionSpec.from_json(task.spec)
-    order = SortOrder.from_json(task.sort_order) if task.sort_order else None
+    order = sort_order_from_json(task.sort_order) if task.sort_order else None
     table = _TaskTable(task, schema, spec, order)
     written: list[str] = []
     sink = DataFileSink(table, data_location(task.table_location, task.properties), written,
                         operation_id=task.operation_id, task_index=task.task_index,
-                        buffer_bytes=task.buffer_bytes or None)
+                        buffer_bytes=task.buffer_bytes or None, rows_per_file=task.rows_per_file)
     try:
         read, dropped, rewritten = _stream_rows(table, schema, task, sink.write)
         files = sink.close()

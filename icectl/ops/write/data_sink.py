@@ -56,8 +56,9 @@ class DataFileSink:
 
     def __init__(self, table: Table, data_dir: str, written_paths: list[str], *,
                  operation_id: str | None = None, task_index: int = 0,
-                 buffer_bytes: int | None = None) -> None:
+                 buffer_bytes: int | None = None, rows_per_file: int | None = None) -> None:
         md = table.metadata
+        self.rows_per_file = rows_per_file  # also roll a partition's file after this many rows
         self.io = table.io
         self.schema, self.spec, self.order = md.schema, md.spec, md.sort_order
         self.sorted = self.order is not None and any(not f.transform.is_void for f in self.order.fields)
@@ -142,8 +143,11 @@ class _Partition:
         self.sink, self.part = sink, part
         self.ppath = partition_path(sink.spec, sink.schema, part) if sink.spec.fields else ""
         directory = join(sink.base_dir, self.ppath) if self.ppath else sink.base_dir
-        self.writer = RollingWriter(sink.io, sink.schema, sink.options,
-                                    lambda: sink._next_path(directory), sink.nan_fields)
+        self._new_writer = lambda: RollingWriter(sink.io, sink.schema, sink.options,
+                                                 lambda: sink._next_path(directory), sink.nan_fields)
+        self.writer = self._new_writer()
+        self.closed: list[Any] = []  # files of writers rolled at rows_per_file
+        self.rows_in_writer = 0
         self.sorter = SpillSorter(sink.order, sink.schema, sink.buffer_bytes) if sink.sorted else None
 
     @property
@@ -154,7 +158,21 @@ class _Partition:
         if self.sorter is not None:
             self._counting(lambda: self.sorter.add(rows))
         else:
+            self._write(rows)
+
+    def _write(self, rows: pa.Table) -> None:
+        cap = self.sink.rows_per_file
+        if cap is None:
             self.writer.write(rows)
+            return
+        while rows.num_rows:
+            n = min(rows.num_rows, cap - self.rows_in_writer)
+            self.writer.write(rows.slice(0, n))
+            rows = rows.slice(n)
+            self.rows_in_writer += n
+            if self.rows_in_writer >= cap:
+                self.closed += self.writer.close()
+                self.writer, self.rows_in_writer = self._new_writer(), 0
 
     def relieve(self) -> None:
         if self.sorter is not None:
@@ -172,17 +190,17 @@ class _Partition:
         try:
             if self.sorter is not None and self.sorter.empty and rows is not None:
                 idx = sort_indices(rows, self.sink.order, self.sink.schema)  # all of it: in memory
-                self.writer.write(rows if idx is None else rows.take(idx))
+                self._write(rows if idx is None else rows.take(idx))
             elif self.sorter is not None:
                 if rows is not None:
                     self._counting(lambda: self.sorter.add(rows))
                 if self.sorter.spilled_runs:
                     self._counting(self.sorter.spill)  # the last run joins the merge
                 for t in self.sorter.sorted_tables():
-                    self.writer.write(t)
+                    self._write(t)
             elif rows is not None:
-                self.writer.write(rows)
-            written = self.writer.close()
+                self._write(rows)
+            written = self.closed + self.writer.close()
         finally:
             if self.sorter is not None:
                 self.sorter.close()
