@@ -280,3 +280,13 @@ def test_the_warehouse_view_worst_first(tmp_path: Path) -> None:
     assert [row["identifier"] for row in by_name["rows"]] == ["db.broken", "db.good", "db.t"]
     text = icectl("health", "-w", str(wh))
     assert text.exit_code == 14 and "db.t" in text.stdout and "maintenance-due" in text.stdout
+
+
+def test_the_snapshot_timeline(tmp_path: Path) -> None:
+    t = _deleted(tmp_path)
+    rows = table_health(t).dimension("snapshots").figures["timeline"]
+    snaps = sorted(t.metadata.snapshots, key=lambda s: s.timestamp_ms)
+    assert [r["snapshot-id"] for r in rows] == [s.snapshot_id for s in snaps]
+    assert [r["operation"] for r in rows] == ["append"] * 6 + ["delete"]
+    assert rows[-1]["total-data-files"] == 12 and rows[-1]["added-delete-files"] > 0
+    assert rows[-1]["total-records"] == int(snaps[-1].summary["total-records"])
