@@ -64,6 +64,17 @@ def _live_files(io: FileIO, manifests: dict[str, ManifestFile], workers: int | N
     return out, count, total
 
 
+def _held_by(expired: set[int], by_snapshot: dict[int, list[ManifestFile]],
+             live: dict[str, list[tuple[str, int]]]) -> tuple[dict[str, int], set[str]]:
+    """(files with their sizes, manifests) that only the ``expired`` snapshots reach."""
+    kept_manifests = {m.manifest_path for sid, ms in by_snapshot.items() if sid not in expired for m in ms}
+    gone = {m.manifest_path for sid in expired for m in by_snapshot.get(sid, ())
+            if m.manifest_path not in kept_manifests}
+    kept_files = {p for mp in kept_manifests for p, _ in live.get(mp, ())}
+    freed = {p: size for mp in gone for p, size in live.get(mp, ()) if p not in kept_files}
+    return freed, gone
+
+
 def _expirable(facts: TableFacts, now: int) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
     from icectl.ops.maintain.expire import plan_retention
 
@@ -108,16 +119,7 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
     live, all_files, all_bytes = _live_files(io, every, workers, progress)
     expiry = _expirable(facts, now)
     expired_ids, removed_refs = expiry if expiry is not None else ((), ())
-    expired = set(expired_ids)
-    kept_manifests = {m.manifest_path for sid, ms in by_snapshot.items() if sid not in expired for m in ms}
-    gone_manifests = {p for sid in expired for m in by_snapshot.get(sid, ()) for p in [m.manifest_path]
-                      if p not in kept_manifests}
-    kept_files = {p for mp in kept_manifests for p, _ in live.get(mp, ())}
-    freed_files: dict[str, int] = {}
-    for mp in gone_manifests:
-        for p, size in live.get(mp, ()):
-            if p not in kept_files:
-                freed_files[p] = size
+    freed_files, gone_manifests = _held_by(set(expired_ids), by_snapshot, live)
     freed_manifest_bytes = sum(every[p].manifest_length for p in gone_manifests)
     distinct_files: dict[str, int] = {}
     for mp in every:
