@@ -65,6 +65,17 @@ def _live_files(io: FileIO, manifests: dict[str, ManifestFile], workers: int | N
     return out, count, total
 
 
+def _held_by(expired: set[int], by_snapshot: dict[int, list[ManifestFile]],
+             live: dict[str, list[tuple[str, int]]]) -> tuple[dict[str, int], set[str]]:
+    """(files with their sizes, manifests) that only the ``expired`` snapshots reach."""
+    kept_manifests = {m.manifest_path for sid, ms in by_snapshot.items() if sid not in expired for m in ms}
+    gone = {m.manifest_path for sid in expired for m in by_snapshot.get(sid, ())
+            if m.manifest_path not in kept_manifests}
+    kept_files = {p for mp in kept_manifests for p, _ in live.get(mp, ())}
+    freed = {p: size for mp in gone for p, size in live.get(mp, ()) if p not in kept_files}
+    return freed, gone
+
+
 def _expirable(facts: TableFacts, now: int) -> tuple[tuple[int, ...], tuple[str, ...]] | None:
     from icectl.ops.maintain.expire import plan_retention
 
@@ -73,6 +84,31 @@ def _expirable(facts: TableFacts, now: int) -> tuple[tuple[int, ...], tuple[str,
     except ValidationError:  # gc.enabled=false: nothing may be expired
         return None
     return plan.expired_ids, plan.removed_refs
+
+
+# summary keys (the snapshot summary's totals and changes) each timeline row carries, as integers
+TIMELINE_KEYS = ("added-records", "deleted-records", "added-data-files", "deleted-data-files",
+                 "added-delete-files", "removed-delete-files", "added-files-size", "removed-files-size",
+                 "total-records", "total-data-files", "total-delete-files", "total-files-size",
+                 "total-position-deletes", "total-equality-deletes")
+
+
+def _timeline(snaps: list[Any]) -> list[dict[str, Any]]:
+    """One row per snapshot, oldest first: id, parent, time, operation and summary counts (None
+    where the summary has no such key)."""
+    rows = []
+    for s in snaps:
+        summary = s.summary or {}
+        row: dict[str, Any] = {"snapshot-id": s.snapshot_id, "parent-id": s.parent_snapshot_id,
+                               "timestamp-ms": s.timestamp_ms, "operation": summary.get("operation")}
+        for k in TIMELINE_KEYS:
+            v = summary.get(k)
+            try:
+                row[k] = int(v) if v is not None else None
+            except ValueError:
+                row[k] = None
+        rows.append(row)
+    return rows
 
 
 def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location: str, metadata_file: str | None,
@@ -84,16 +120,7 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
     live, all_files, all_bytes = _live_files(io, every, workers, progress)
     expiry = _expirable(facts, now)
     expired_ids, removed_refs = expiry if expiry is not None else ((), ())
-    expired = set(expired_ids)
-    kept_manifests = {m.manifest_path for sid, ms in by_snapshot.items() if sid not in expired for m in ms}
-    gone_manifests = {p for sid in expired for m in by_snapshot.get(sid, ()) for p in [m.manifest_path]
-                      if p not in kept_manifests}
-    kept_files = {p for mp in kept_manifests for p, _ in live.get(mp, ())}
-    freed_files: dict[str, int] = {}
-    for mp in gone_manifests:
-        for p, size in live.get(mp, ()):
-            if p not in kept_files:
-                freed_files[p] = size
+    freed_files, gone_manifests = _held_by(set(expired_ids), by_snapshot, live)
     freed_manifest_bytes = sum(every[p].manifest_length for p in gone_manifests)
     distinct_files: dict[str, int] = {}
     for mp in every:
@@ -132,6 +159,7 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
         "all-files-bytes": all_bytes,
         "reachable-files": len(distinct_files),
         "reachable-file-bytes": sum(distinct_files.values()),
+        "timeline": _timeline(snaps),
     }
     verdicts = []
     if len(expired_ids) > policy["max-expirable-snapshots"]:
