@@ -131,6 +131,7 @@ class Interrupted(KeyboardInterrupt):
 EXIT_OK = 0
 EXIT_USAGE = 2  # Typer/click usage errors share the invalid-input code
 EXIT_CHECK_FAILED = 10  # `icectl check` found at least one error-severity problem
+EXIT_MAINTENANCE_DUE = 14  # `icectl health` found maintenance due (a verdict of severity due)
 EXIT_PARTIAL = 15  # partly done: some inputs were set aside (quarantined), the rest committed
 EXIT_INTERNAL = 70  # an unexpected exception: a bug in icectl
 EXIT_INTERRUPTED = 130  # SIGINT (Ctrl-C): 128 + 2, as shells report it
@@ -156,6 +157,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (12, "commit-state-unknown", "commit state unknown: the new version may be in the table; "
                                  "every file it wrote is kept"),
     (13, "worker-lost", "a worker process died (e.g. out of memory); the command's files were removed"),
+    (EXIT_MAINTENANCE_DUE, "", "health found maintenance due (at least one verdict of severity due)"),
     (EXIT_PARTIAL, "", "partly done: some input files were quarantined (see the result), the rest committed"),
     (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
     (EXIT_HANGUP, "interrupted", "hung up (SIGHUP); the unfinished command's files were removed"),

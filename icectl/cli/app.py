@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "orphans": ("orphans_cmd", "List files under TABLE's location that the table's metadata does not reference; delete them only with --delete."),
     "plan": ("plan_cmd", "Plan a scan of TABLE: the data files a filter reads, with residual filters and the delete files that apply, as Iceberg's scan planning (Java newScan().filter(...).planFiles()) computes them."),
     "check": ("check_cmd", "Check that TABLE follows the Iceberg spec and that every file its metadata names exists as recorded."),
+    "health": ("health_cmd", "Judge TABLE's health from its metadata: data file sizes, row-level deletes, manifests, snapshots and metadata, partitions, layout (and orphan files with --list-files)."),
     "scan": ("scan_cmd", "Read the rows of TABLE: the planned data files with their position deletes, deletion vectors (v3) and equality deletes applied, then the rows filtered by --filter."),
     "delete": ("delete_cmd", "Delete rows of TABLE, as one snapshot: those matching --filter, or those whose --equality key columns equal a row of --from FILE."),
     "changes": ("changes_cmd", "Print the rows TABLE's snapshots inserted and deleted after snapshot --from (exclusive) up to --to (default: the current one), as Spark's create_changelog_view shows them."),

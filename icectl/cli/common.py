@@ -60,7 +60,7 @@ def _command_options() -> dict[str, str]:
 
 # Commands that only read a table: they also take tables icectl does not commit to (a catalog's
 # table, a metadata file named directly); every other command refuses those at once.
-READ_ONLY_COMMANDS = ("inspect", "plan", "scan", "check", "orphans", "properties list", "drop")
+READ_ONLY_COMMANDS = ("inspect", "plan", "scan", "check", "health", "orphans", "properties list", "drop")
 
 
 def load_table(table: str, warehouse: Optional[str]) -> Table:

@@ -55,7 +55,7 @@ CLASSIFIED: dict[str, str] = {
     "maintain": DELETES,  # (its expire and orphans steps)
     "create": CREATES, "register": CREATES,
     "cache clear": CACHE, "cache info": READS,
-    "changes": READS, "check": READS, "list": READS, "plan": READS, "scan": READS,
+    "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
     **{f"inspect {v}": READS for v in (
         "all-files", "entries", "files", "history", "manifests", "metadata-log", "partitions",
         "position-deletes", "refs", "schema", "snapshot", "snapshots", "spec", "table")},

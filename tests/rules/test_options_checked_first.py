@@ -83,7 +83,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
 
 # commands that write nothing (their output options may be checked while they print)
 READ_ONLY = {
-    "plan", "check", "scan", "changes", "list", "cache info", "properties list",
+    "plan", "check", "health", "scan", "changes", "list", "cache info", "properties list",
     "inspect table", "inspect schema", "inspect partitions", "inspect spec", "inspect entries",
     "inspect all-files", "inspect position-deletes", "inspect snapshots", "inspect snapshot",
     "inspect history", "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",

@@ -239,7 +239,7 @@ NO_COMMIT: dict[str, tuple[str, Args | None]] = {
              lambda w: ["drop", w.table]),
     "cache clear": ("empties icectl's own manifest cache, no table file", lambda w: ["cache", "clear"]),
     **{name: ("reads only", None) for name in (
-        "plan", "check", "scan", "changes", "cache info", "list", "properties list", "inspect table",
+        "plan", "check", "health", "scan", "changes", "cache info", "list", "properties list", "inspect table",
         "inspect schema", "inspect partitions", "inspect spec", "inspect entries", "inspect all-files",
         "inspect position-deletes", "inspect snapshots", "inspect snapshot", "inspect history",
         "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log")},

@@ -1,0 +1,58 @@
+"""``table_health``: every dimension of one table, from its metadata only (no data file read)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+from icectl.ops.health.collect import Progress, collect_facts
+from icectl.ops.health.files import data_files_dimension, partitions_dimension
+from icectl.ops.health.manifests import manifests_dimension
+from icectl.ops.health.model import Dimension, HealthReport
+from icectl.ops.health.policy import read_policy
+
+if TYPE_CHECKING:
+    from icectl.table.table import Table
+
+__all__ = ["table_health", "DIMENSIONS"]
+
+DIMENSIONS = ("data-files", "deletes", "manifests", "snapshots", "partitions", "layout", "orphans")
+
+
+def _compaction_forecast(table: Table) -> "tuple[int, int] | None":
+    """(data files rewritten, files written) of ``icectl compact`` with its defaults: the
+    compaction planner's own groups (metadata only, nothing written)."""
+    from icectl.ops.maintain.compact import plan_compaction
+
+    _, _, groups = plan_compaction(table)
+    return sum(len(g.input_files) for g in groups), sum(g.expected_output_files for g in groups)
+
+
+def table_health(table: Table, *, columns: Sequence[str] | None = None, list_files: bool = False,
+                 policy: Mapping[str, str] | None = None, workers: int | None = None,
+                 progress: Progress | None = None, now_ms: int | None = None,
+                 identifier: str | None = None) -> HealthReport:
+    """The health of ``table``'s current snapshot.
+
+    ``columns``: the layout dimension's columns (default: the sort order's); ``list_files``:
+    also list the table's location for orphan files (can be slow on object stores);
+    ``policy``: property keys to values that win over the table's properties (thresholds);
+    ``progress(phase, done, total)`` is called as manifests are read."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    md = table.metadata
+    pol = read_policy(md.properties, policy)
+    snapshot = md.current_snapshot()
+    facts = collect_facts(table.io, md, snapshot, small_file_size=pol["small-file-size"],
+                          workers=workers, progress=progress)
+    location = table.location
+    dims: list[Dimension] = [
+        data_files_dimension(facts, pol, location, lambda: _compaction_forecast(table)),
+        manifests_dimension(facts, pol, location),
+        partitions_dimension(facts, pol),
+    ]
+    order = {name: i for i, name in enumerate(DIMENSIONS)}
+    dims.sort(key=lambda d: order.get(d.name, len(order)))
+    return HealthReport(table=location, metadata_file=table.metadata_location,
+                        format_version=md.format_version,
+                        snapshot_id=snapshot.snapshot_id if snapshot is not None else None,
+                        generated_at_ms=now, policy=pol, dimensions=tuple(dims), identifier=identifier)
