@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import shlex
 from typing import Annotated, Any, Optional
 
 import typer
 
-from icectl.cli.common import (DryRunOpt, EngineOpt, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
+from icectl.cli.common import (EngineOpt, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
                                cli_message, handle_errors, load_table, make_engine, report_error)
 from icectl.cli.output import emit_json, emit_pairs, emit_table
 
@@ -94,15 +95,35 @@ def maintain(
     with make_engine(engine, workers, spark_master) as eng:
         result = maintain_table(tbl, resolved, dry_run=dry_run, engine=eng, workers=workers,
                                 allow_recent=allow_recent, describe_error=cli_message)
+    view = result.to_json()
+    for step in view["steps"]:
+        step["command-line"] = command_line(step["command"], step["arguments"], view["location"])
     if json_out:
-        emit_json(result.to_json())
+        emit_json(view)
     else:
-        _print_text(result)
+        _print_text(result, view)
     failed = result.failed_step
     if failed is not None:
         report_error(f"the {failed.plan.step} step failed: {failed.error['message']}", result.exit_code,
                      json_out)
         raise typer.Exit(result.exit_code)
+
+
+def command_line(name: str, arguments: dict[str, Any], location: str) -> list[str]:
+    """The command line of ``icectl NAME LOCATION`` with these arguments (by the command's
+    parameter names; None or False: not given), its options named by the command itself."""
+    from icectl.cli.app import COMMANDS, load_module_commands
+
+    cmd = load_module_commands(COMMANDS[name][0])[name]
+    options = {p.name: next(o for o in p.opts if o.startswith("--")) for p in cmd.params
+               if getattr(p, "param_type_name", "") == "option"}
+    argv = ["icectl", name, location]
+    for key, value in arguments.items():
+        if value is True:
+            argv.append(options[key])
+        elif value is not None and value is not False:
+            argv += [options[key], str(value)]
+    return argv
 
 
 def _gains(gains: Optional[dict[str, Any]]) -> str:
@@ -117,8 +138,7 @@ def _gains(gains: Optional[dict[str, Any]]) -> str:
     return "; ".join(parts)
 
 
-def _print_text(result: Any) -> None:
-    j = result.to_json()
+def _print_text(result: Any, j: dict[str, Any]) -> None:
     rows = []
     for s in j["steps"]:
         row = [s["step"], s["status"], _gains(s["expected"])]
@@ -139,4 +159,5 @@ def _print_text(result: Any) -> None:
                   ("before -> after", _gains({k: {"before": j["before"][k], "after": j["after"].get(k)}
                                               for k in j["before"]})),
                   ("bytes freed", j["bytes-freed"])]
+    pairs += [(f"{s['step']} command", shlex.join(s["command-line"])) for s in j["steps"] if s["due"]]
     emit_pairs(pairs, title="dry run: nothing written" if result.dry_run else None)

@@ -44,6 +44,9 @@ def test_dry_run_writes_nothing_and_its_plan_is_what_happens(table: tuple[Path, 
     assert all(s["status"] == ("planned" if s["due"] else "skipped") for s in plan["steps"])
     before_measures, before_files = measures(loc), files_on_disk(loc)
     assert plan["before"] == before_measures
+    lines = {s["step"]: s["command-line"] for s in plan["steps"]}
+    assert lines["compact"] == ["icectl", "compact", str(loc), "--min-input-files", "5"]
+    assert lines["orphans"][:4] == ["icectl", "orphans", str(loc), "--older-than"] and "--delete" in lines["orphans"]
 
     code, done = _run(loc, "--policy", policy)
     assert code == 0, done

@@ -202,14 +202,16 @@ def _freed(plan: StepPlan, deleted: list[str]) -> int:
     return sum(plan.sizes.get(p, 0) for p in deleted)
 
 
-def _run_expire(table, plan, engine, workers, allow_recent, now):
+def _run_expire(table: Table, plan: StepPlan, engine: Any, workers: int | None, allow_recent: bool,
+                now: int) -> tuple[Any, dict[str, Any]]:
     from icectl.ops.maintain.expire import KINDS, expire_snapshots
 
     r = expire_snapshots(table, max_workers=workers, now=now, **plan.options)
     return r, {"bytes-freed": _freed(plan, [p for k in KINDS for p in r.files.get(k, ())])}
 
 
-def _run_orphans(table, plan, engine, workers, allow_recent, now):
+def _run_orphans(table: Table, plan: StepPlan, engine: Any, workers: int | None, allow_recent: bool,
+                 now: int) -> tuple[Any, dict[str, Any]]:
     from icectl.ops.maintain.expire import default_workers
     from icectl.ops.maintain.orphans import delete_orphan_files
 
@@ -221,19 +223,22 @@ def _run_orphans(table, plan, engine, workers, allow_recent, now):
                "bytes-freed": _freed(plan, deleted)}
 
 
-def _run_compact_deletes(table, plan, engine, workers, allow_recent, now):
+def _run_compact_deletes(table: Table, plan: StepPlan, engine: Any, workers: int | None, allow_recent: bool,
+                         now: int) -> tuple[Any, dict[str, Any]]:
     from icectl.ops.maintain.compact_deletes import compact_deletes
 
     return compact_deletes(table, engine=_engine(engine, workers), **plan.options), {}
 
 
-def _run_compact(table, plan, engine, workers, allow_recent, now):
+def _run_compact(table: Table, plan: StepPlan, engine: Any, workers: int | None, allow_recent: bool,
+                 now: int) -> tuple[Any, dict[str, Any]]:
     from icectl.ops.maintain.compact import compact_table
 
     return compact_table(table, None, plan.options["compact_options"], engine=_engine(engine, workers)), {}
 
 
-def _run_rewrite_manifests(table, plan, engine, workers, allow_recent, now):
+def _run_rewrite_manifests(table: Table, plan: StepPlan, engine: Any, workers: int | None, allow_recent: bool,
+                           now: int) -> tuple[Any, dict[str, Any]]:
     from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
 
     return rewrite_manifests(table, **plan.options), {}

@@ -28,11 +28,14 @@ from icectl.spec.properties import (
 )
 
 if TYPE_CHECKING:
+    from icectl.io.storage.files import FileIO
     from icectl.table.table import Table
 
-__all__ = ["StepPlan", "plan_steps", "table_state", "DIMENSION_OF"]
+__all__ = ["StepPlan", "plan_steps", "table_state", "COMMAND_OF", "DIMENSION_OF"]
 
-# the health dimension that judges each step
+# the command each step stands for, and the health dimension that judges it
+COMMAND_OF = {EXPIRE: "expire", ORPHANS: "orphans", COMPACT_DELETES: "compact", COMPACT: "compact",
+              REWRITE_MANIFESTS: "rewrite-manifests"}
 DIMENSION_OF = {EXPIRE: "snapshots", ORPHANS: "orphans", COMPACT_DELETES: "deletes", COMPACT: "data-files",
                 REWRITE_MANIFESTS: "manifests"}
 
@@ -40,14 +43,15 @@ DIMENSION_OF = {EXPIRE: "snapshots", ORPHANS: "orphans", COMPACT_DELETES: "delet
 @dataclass(frozen=True)
 class StepPlan:
     """One step of the plan: whether it is due and why (``reasons``, one sentence each), the
-    health verdicts behind it, the command line that does the same, its expected gains (measure
+    health verdicts behind it, the command that does the same (its name, and its arguments by
+    the command's parameter names; None or False: not given), its expected gains (measure
     -> {"before", "after"}; ``bytes-freed`` -> bytes) and what running it needs (``options``,
     and ``sizes`` of the files it deletes)."""
 
     step: str
     due: bool
     reasons: tuple[str, ...]
-    command: tuple[str, ...] = ()
+    arguments: dict[str, Any] = field(default_factory=dict)  # of the step's command, by parameter
     expected: dict[str, Any] = field(default_factory=dict)
     verdicts: tuple[dict[str, Any], ...] = ()
     options: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
@@ -55,7 +59,8 @@ class StepPlan:
 
     def to_json(self) -> dict[str, Any]:
         return {"step": self.step, "due": self.due, "reasons": list(self.reasons),
-                "command": list(self.command), "expected": dict(self.expected),
+                "command": COMMAND_OF[self.step], "arguments": dict(self.arguments),
+                "expected": dict(self.expected),
                 "verdicts": list(self.verdicts)}
 
 
@@ -81,7 +86,7 @@ def table_state(table: Table) -> dict[str, Any]:
             "manifests": len(manifests)}
 
 
-def _sizes(io: Any, paths: Sequence[str], workers: int | None) -> dict[str, int]:
+def _sizes(io: FileIO, paths: Sequence[str], workers: int | None) -> dict[str, int]:
     def size(p: str) -> tuple[str, int]:
         return p, io.info(p).size
 
@@ -124,8 +129,7 @@ def _plan_expire(table: Table, policy: MaintainPolicy, state: dict, now: int, wo
     sizes = _sizes(table.io, paths, workers)
     n = len(r.expired_snapshot_ids)
     expected = {"snapshots": _minus(state, "snapshots", n), "bytes-freed": sum(sizes.values())}
-    command = ["icectl", "expire", table.location] + (["--older-than", str(cutoff)] if cutoff is not None else [])
-    command += ["--retain-last", str(options["retain_last"])] if options["retain_last"] is not None else []
+    command = {"older_than": cutoff, "retain_last": options["retain_last"]}
     found = f"{n} snapshot(s) would expire, deleting {len(paths)} file(s) of {sum(sizes.values())} bytes"
     return n > 0, found, expected, options, sizes, command
 
@@ -142,8 +146,7 @@ def _plan_orphans(table: Table, policy: MaintainPolicy, state: dict, now: int, w
     sizes = _sizes(table.io, r.orphan_files, workers)
     n = len(r.orphan_files)
     expected = {"orphan-files": {"before": n, "after": 0}, "bytes-freed": sum(sizes.values())}
-    command = ["icectl", "orphans", table.location, "--older-than", str(cutoff), "--delete"]
-    command += ["--allow-recent"] if allow_recent else []
+    command = {"older_than": cutoff, "delete": True, "allow_recent": allow_recent}
     found = (f"{n} orphan file(s) of {sum(sizes.values())} bytes older than the cut-off "
              f"(at least {policy['orphans.min-files']} make the step due)")
     return n >= policy["orphans.min-files"], found, expected, {"older_than_ms": cutoff}, sizes, command
@@ -160,8 +163,7 @@ def _plan_compact_deletes(table: Table, policy: MaintainPolicy, state: dict, now
     rewritten, dangling = len(r.rewritten_delete_files), len(r.dangling_delete_files)
     added = max(r.groups, -(-r.rewritten_bytes // r.target_file_size)) if r.groups else 0
     expected = {"delete-files": _minus(state, "delete-files", rewritten + dangling, added)}
-    command = ["icectl", "compact", table.location, "--deletes", "--min-input-files",
-               str(options["min_input_files"])]
+    command = {"deletes": True, **options}
     found = (f"{dangling} dangling delete file(s) to remove, {rewritten} position delete file(s) "
              f"in {r.groups} group(s) to rewrite")
     return bool(rewritten or dangling), found, expected, options, {}, command
@@ -197,8 +199,7 @@ def _plan_compact(table: Table, policy: MaintainPolicy, state: dict, now: int, w
     if applying and state.get("delete-files") is not None:
         before = state["delete-files"]
         expected["delete-files"] = _change(state, "delete-files", round(before * (1 - removable / applying)))
-    command = ["icectl", "compact", table.location, "--min-input-files", str(opts.min_input_files)]
-    command += ["--target-file-size", str(opts.target_file_size)] if opts.target_file_size else []
+    command = {"min_input_files": opts.min_input_files, "target_file_size": opts.target_file_size}
     found = f"{inputs} data file(s) in {len(groups)} group(s) to rewrite into about {outputs}"
     return bool(groups), found, expected, {"compact_options": opts}, {}, command
 
@@ -218,8 +219,7 @@ def _plan_rewrite_manifests(table: Table, policy: MaintainPolicy, state: dict, n
     created = sum(-(-t // r.target_size) for t in totals.values())
     # the manifests of other specs stay; those of earlier steps are of the current spec: rewritten too
     expected = {"manifests": _change(state, "manifests", r.kept_manifests + created)}
-    command = ["icectl", "rewrite-manifests", table.location]
-    command += ["--target-size", str(options["target_size"])] if options["target_size"] else []
+    command = dict(options)
     found = f"{len(r.rewritten_manifests)} manifest(s) to rewrite into about {created}"
     return bool(r.rewritten_manifests), found, expected, options, {}, command
 
@@ -242,13 +242,15 @@ def _health(table: Table, policy: MaintainPolicy, now: int, workers: int | None)
     return table_health(table, policy=overrides, now_ms=now, workers=workers)
 
 
-def _step_of(command: Sequence[str] | None) -> str | None:
-    words = [w for w in command or () if w != "icectl"]
-    if not words:
+def _step_of(verdict: Any) -> str | None:
+    """The step a verdict's command stands for (compaction of the deletes dimension: the delete
+    files' compaction)."""
+    words = [w for w in verdict.command or () if w != "icectl"]
+    if not words or words[0] not in COMMAND_OF.values():
         return None
-    if words[0] == "compact":
-        return COMPACT_DELETES if "--deletes" in words else COMPACT
-    return {"expire": EXPIRE, "orphans": ORPHANS, "rewrite-manifests": REWRITE_MANIFESTS}.get(words[0])
+    if words[0] == COMMAND_OF[COMPACT]:
+        return COMPACT_DELETES if verdict.dimension == DIMENSION_OF[COMPACT_DELETES] else COMPACT
+    return next(step for step, name in COMMAND_OF.items() if name == words[0])
 
 
 def _judgement(report: Any, step: str) -> tuple[bool | None, list[Any]]:
@@ -256,7 +258,7 @@ def _judgement(report: Any, step: str) -> tuple[bool | None, list[Any]]:
     due verdicts whose command is the step's)."""
     from icectl.ops.health import DUE
 
-    due = [v for v in report.verdicts if v.severity == DUE and _step_of(v.command) == step]
+    due = [v for v in report.verdicts if v.severity == DUE and _step_of(v) == step]
     dim = report.dimension(DIMENSION_OF[step])
     if not due and (dim is None or dim.skipped is not None):
         return None, []
@@ -289,7 +291,7 @@ def plan_steps(table: Table, policy: MaintainPolicy, state: dict[str, Any], *, n
         reasons = [v.problem for v in verdicts] or ([] if crossed else [
             f"health does not judge the {DIMENSION_OF[step]} dimension: the step's own planner decides"])
         reasons.append(found if work else f"nothing to do: {found}")
-        plan = StepPlan(step, work, tuple(reasons), tuple(command), expected if work else {},
+        plan = StepPlan(step, work, tuple(reasons), command, expected if work else {},
                         tuple(v.to_json() for v in verdicts), options, sizes)
         if work:
             chained.update({m: v["after"] for m, v in expected.items() if isinstance(v, dict)})
