@@ -100,33 +100,65 @@ def _share(v: Any) -> str:
     return "" if v is None else f"{v:.0%}"
 
 
-def _figure(v: Any) -> str:
+# the figures the one-screen view shows per dimension (--json has them all)
+HEADLINES = {
+    "data-files": ("data-files", "data-bytes", "small-file-share", "median-file-bytes"),
+    "deletes": ("delete-files", "delete-files-per-data-file", "deleted-row-share", "read-amplification",
+                "dangling-delete-files"),
+    "manifests": ("manifests", "delete-manifests", "manifest-bytes", "manifests-per-partition-average"),
+    "snapshots": ("snapshots", "refs", "expirable-snapshots", "bytes-held-by-expirable-snapshots",
+                  "metadata-file-bytes"),
+    "partitions": ("partitions", "skew", "gini", "tiny-partitions", "empty-partitions"),
+    "orphans": ("orphan-files", "orphan-bytes"),
+}
+
+
+def _figure(name: str, v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if name.endswith("share"):
+        return f"{v:.0%}"
+    if name.endswith("bytes") and isinstance(v, (int, float)):
+        return _size(v)
     if isinstance(v, float):
-        return f"{v:.4g}"
-    return "" if v is None else str(v)
+        return f"{v:.3g}"
+    return str(v)
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _headline(d: Any) -> str:
+    if d.skipped is not None:
+        return d.skipped
+    if d.name == "layout":
+        return ", ".join(f"{c['column']}: depth {_figure('', c['overlap-depth-average'])} avg, "
+                         f"{_figure('', c['overlap-depth-max'])} max" for c in d.figures["columns"])
+    return ", ".join(f"{k} {_figure(k, d.figures.get(k))}" for k in HEADLINES.get(d.name, ()))
 
 
 def _render(report: Any) -> None:
     """The one-screen text view: a line per dimension, then the verdicts with their commands."""
-    lines = [f"{report.table}: {report.status} "
-             f"({', '.join(f'{n} {s}' for s, n in report.counts().items())})"]
-    emit_text("\n".join(lines))
-    rows = []
-    for d in report.dimensions:
-        shown = [(k, v) for k, v in d.figures.items() if not isinstance(v, (list, dict))][:6]
-        rows.append((d.name, d.status if d.skipped is None else f"skipped: {d.skipped}",
-                     ", ".join(f"{k} {_figure(v)}" for k, v in shown)))
-    emit_table(["dimension", "status", "figures"], rows)
+    from icectl.ops.health.model import command_text
+
+    counts = ", ".join(f"{n} {s}" for s, n in report.counts().items())
+    emit_text(f"{report.table}: {report.status} ({counts})")
+    emit_table(["dimension", "status", "figures"], [(d.name, d.status, _headline(d)) for d in report.dimensions])
     for v in report.verdicts:
-        effects = "; ".join(f"{e.measure} {_figure(e.before)} -> {_figure(e.after)} {e.unit}"
-                            for e in v.effects)
         text = f"[{v.severity}] {v.dimension}: {v.problem}"
         if v.command is not None:
-            from icectl.ops.health.model import command_text
-
             text += f"\n    fix: {command_text(v.command)}"
-        if effects:
-            text += f"\n    expected: {effects}"
+        if v.effects:
+            text += "\n    expected: " + "; ".join(
+                f"{e.measure} {_figure(e.unit, e.before)} -> {_figure(e.unit, e.after)}"
+                + ("" if e.unit in ("bytes", "share") else f" {e.unit}") for e in v.effects)
         emit_text(text)
     for p in report.policy.problems:
         err(f"icectl: warning: {p}")

@@ -61,7 +61,6 @@ from icectl.table.delete_index import (
     DataStats,
     DeleteIndex,
     DeleteRef,
-    targeted_path,
 )
 from icectl.scan.plan_result import (
     FileDecision,
@@ -89,7 +88,6 @@ from icectl.spec.manifests import (
     ADDED,
     DATA,
     DELETED,
-    EQUALITY_DELETES,
     MANIFEST_DELETES,
     ManifestFile,
 )
@@ -415,7 +413,7 @@ def _index_deletes(scan: _Scan, selected: Iterable[tuple[ManifestFile, bool, str
                and si.partition_matches(mc.partition_tuple(i))]
         if by_rows and idx:
             idx = list(compress(idx, metrics_might_match(expr, mc, idx, types)))
-        deletes.extend(_delete_ref(mc, i, m) for i in idx)
+        deletes.extend(DeleteRef.from_columns(mc, i, m.partition_spec_id, m.manifest_path) for i in idx)
         if rows is not None:
             for i in idx:
                 rows[(mc.file_path[i], mc.content_offset[i])] = (mc, i, m.partition_spec_id,
@@ -518,7 +516,7 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
         dels: tuple = ()
         if not index.is_empty:
             seq = seqs[i]
-            stats = _data_stats(mc, i, eq_ids) if eq_ids else None
+            stats = DataStats.from_columns(mc, i, eq_ids) if eq_ids else None
             dels = index.for_data_file(paths[i], spec_id, part, seq if seq is not None else 0, stats)
         out.append(PlannedFile(mc, i, spec_id, residual, dels, mpath))
         if scan.explain:
@@ -527,15 +525,6 @@ def _attach_deletes(scan: _Scan, mc: ManifestColumns, m: ManifestFile, idx: list
                 "no filter" if isinstance(scan.expr, AlwaysTrue) else
                 f"partition and column metrics may match; residual: {residual}"))
     return FileRun(mc, idx, spec_id, None, mpath, out)
-
-
-def _data_stats(mc: ManifestColumns, i: int, eq_ids: frozenset[int]) -> DataStats:
-    st = mc.stats
-    return DataStats(
-        lower={f: st[f].lower[i] for f in eq_ids if f in st},
-        upper={f: st[f].upper[i] for f in eq_ids if f in st},
-        null_counts={f: st[f].null_counts[i] for f in eq_ids if f in st},
-        value_counts={f: st[f].value_counts[i] for f in eq_ids if f in st})
 
 
 # -- decoding and views of one row ----------------------------------------------------------------
@@ -555,34 +544,6 @@ def _load(io: FileIO, m: ManifestFile, wanted: set[int],
         nan_stats=None if nan is None else frozenset(nan),
         added_snapshot_id=m.added_snapshot_id, sequence_number=m.sequence_number,
         first_row_id=m.first_row_id)
-
-
-def _delete_ref(mc: ManifestColumns, i: int, m: ManifestFile) -> DeleteRef:
-    lower: dict = {}
-    upper: dict = {}
-    nulls: dict = {}
-    values: dict = {}
-    for fid, st in mc.stats.items():
-        lower[fid] = st.lower[i]
-        upper[fid] = st.upper[i]
-        nulls[fid] = st.null_counts[i]
-        values[fid] = st.value_counts[i]
-    referenced = mc.referenced_data_file[i]
-    content = mc.content[i]
-    if content != EQUALITY_DELETES:
-        path_stats = mc.stats.get(DELETE_FILE_PATH_ID)
-        referenced = targeted_path(referenced, path_stats.lower[i] if path_stats else None,
-                                   path_stats.upper[i] if path_stats else None)
-    seq = mc.data_sequence_number[i]
-    eq = mc.equality_ids[i]
-    return DeleteRef(
-        path=mc.file_path[i], content=content, file_format=mc.file_format[i],
-        record_count=mc.record_count[i], file_size_in_bytes=mc.file_size_in_bytes[i],
-        data_sequence_number=seq if seq is not None else 0, spec_id=m.partition_spec_id,
-        partition=mc.partition_tuple(i), referenced_data_file=referenced,
-        content_offset=mc.content_offset[i], content_size_in_bytes=mc.content_size_in_bytes[i],
-        equality_ids=tuple(eq) if eq is not None else None, manifest_path=m.manifest_path,
-        lower_bounds=lower, upper_bounds=upper, null_counts=nulls, value_counts=values)
 
 
 def _partition_text(mc: ManifestColumns, i: int, si: _SpecInfo) -> str:

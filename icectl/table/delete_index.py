@@ -18,13 +18,16 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from icectl.spec.partition_identity import partition_key
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
 from icectl.spec.reserved import DELETE_FILE_PATH_ID
 from icectl.spec.types import DOUBLE, FLOAT, UUID, IcebergType, PrimitiveType
 from icectl.spec.values import from_bytes
+
+if TYPE_CHECKING:
+    from icectl.io.manifest.columns import ManifestColumns
 
 __all__ = ["DeleteRef", "DeleteIndex", "DELETE_FILE_PATH_ID", "targeted_path", "delete_target",
            "LiveDataFiles", "is_dangling"]
@@ -69,6 +72,36 @@ class DeleteRef:
             upper_bounds=dict(f.upper_bounds or {}), null_counts=dict(f.null_value_counts or {}),
             value_counts=dict(f.value_counts or {}))
 
+    @classmethod
+    def from_columns(cls, mc: ManifestColumns, i: int, spec_id: int, manifest_path: str) -> "DeleteRef":
+        """The reference to entry ``i`` of a delete manifest decoded column-wise (the planner's
+        and health's path; the statistics decoded are those kept)."""
+        lower: dict = {}
+        upper: dict = {}
+        nulls: dict = {}
+        values: dict = {}
+        for fid, st in mc.stats.items():
+            lower[fid] = st.lower[i]
+            upper[fid] = st.upper[i]
+            nulls[fid] = st.null_counts[i]
+            values[fid] = st.value_counts[i]
+        referenced = mc.referenced_data_file[i]
+        content = mc.content[i]
+        if content != EQUALITY_DELETES:
+            path_stats = mc.stats.get(DELETE_FILE_PATH_ID)
+            referenced = targeted_path(referenced, path_stats.lower[i] if path_stats else None,
+                                       path_stats.upper[i] if path_stats else None)
+        seq = mc.data_sequence_number[i]
+        eq = mc.equality_ids[i]
+        return cls(
+            path=mc.file_path[i], content=content, file_format=mc.file_format[i],
+            record_count=mc.record_count[i], file_size_in_bytes=mc.file_size_in_bytes[i],
+            data_sequence_number=seq if seq is not None else 0, spec_id=spec_id,
+            partition=mc.partition_tuple(i), referenced_data_file=referenced,
+            content_offset=mc.content_offset[i], content_size_in_bytes=mc.content_size_in_bytes[i],
+            equality_ids=tuple(eq) if eq is not None else None, manifest_path=manifest_path,
+            lower_bounds=lower, upper_bounds=upper, null_counts=nulls, value_counts=values)
+
     @property
     def is_dv(self) -> bool:
         return self.content == POSITION_DELETES and self.file_format.upper() == "PUFFIN"
@@ -95,6 +128,16 @@ class DataStats:
     upper: dict[int, bytes | None]
     null_counts: dict[int, int | None]
     value_counts: dict[int, int | None]
+
+    @classmethod
+    def from_columns(cls, mc: ManifestColumns, i: int, eq_ids: Iterable[int]) -> "DataStats":
+        """Entry ``i``'s statistics of the equality-field ids, from a manifest decoded
+        column-wise (ids whose statistics were not decoded are left out)."""
+        st = mc.stats
+        ids = [f for f in eq_ids if f in st]
+        return cls(lower={f: st[f].lower[i] for f in ids}, upper={f: st[f].upper[i] for f in ids},
+                   null_counts={f: st[f].null_counts[i] for f in ids},
+                   value_counts={f: st[f].value_counts[i] for f in ids})
 
 
 class _BySequence:

@@ -10,7 +10,7 @@ import pytest
 from clirun import icectl, icectl_json
 from ops_support import make_table, small_files
 
-from icectl.ops.health import DUE, read_policy, table_health
+from icectl.ops.health import DIMENSIONS, DUE, read_policy, table_health
 from icectl.ops.read.inspect import files_view, manifests_view
 from icectl.ops.read.inspect_tables import partitions_table
 from icectl.table.table import Table
@@ -101,7 +101,7 @@ def test_the_cli_json_and_exit_code(tmp_path: Path) -> None:
     doc = json.loads(r.stdout)
     assert r.stderr == ""
     assert doc["status"] == "maintenance-due"
-    assert [d["name"] for d in doc["dimensions"]][:2] == ["data-files", "manifests"]
+    assert [d["name"] for d in doc["dimensions"]] == list(DIMENSIONS)
     for v in doc["verdicts"]:
         assert set(v) >= {"dimension", "severity", "problem", "command", "command-text", "effects"}
         if v["command"] is not None:
@@ -119,3 +119,116 @@ def test_bad_options_are_invalid_input(tmp_path: Path, args: list[str]) -> None:
     t = make_table(tmp_path, "id long")
     r = icectl("health", t.location, *args)
     assert r.exit_code == 2 and "--sort" in r.stderr, r.output
+
+
+def _deleted(tmp_path: Path) -> Table:
+    """small_files with position deletes in both partitions (one delete commit)."""
+    t = small_files(tmp_path, n=6)
+    ids = ", ".join(str(i * 10 + k) for i in range(6) for k in (0, 1, 5))  # 3 rows of each of the 12 files
+    r = icectl("delete", t.location, "--filter", f"id in ({ids})")
+    assert r.exit_code == 0, r.output
+    return Table.load(t.location)
+
+
+def test_delete_figures_and_the_compact_verdict(tmp_path: Path) -> None:
+    t = _deleted(tmp_path)
+    md = t.metadata
+    files = files_view(t.io, md, md.current_snapshot())
+    deletes = [f for f in files if f["content"] != "data"]
+    d = table_health(t).dimension("deletes")
+    f = d.figures
+    assert f["delete-files"] == len(deletes) > 0
+    assert f["delete-bytes"] == sum(r["file-size-in-bytes"] for r in deletes)
+    assert f["position-delete-records"] == sum(r["record-count"] for r in deletes) == 18
+    assert f["deleted-row-share"] == round(18 / 60, 6)
+    assert f["data-files-with-deletes"] == 12 and f["dangling-delete-files"] == 0
+    assert f["read-amplification"] > 1
+    v = next(v for v in d.verdicts if v.code == "merge-on-read-cost")
+    assert v.command[1:2] == ("compact",)
+    r = icectl(*v.command[1:])
+    assert r.exit_code == 0, r.output
+    after = table_health(Table.load(t.location)).dimension("deletes").figures
+    expected = {e.measure: e.after for e in v.effects}
+    assert after["data-files-with-deletes"] == expected["data-files-with-deletes"] == 0
+    assert after["read-amplification"] == expected["read-amplification"] == 1.0
+
+
+def test_dangling_deletes_and_compact_deletes(tmp_path: Path) -> None:
+    t = _deleted(tmp_path)
+    # a metadata-only delete of partition a drops its data files, not its delete files
+    assert icectl("delete", t.location, "--filter", "cat = 'a'").exit_code == 0
+    t = Table.load(t.location)
+    d = table_health(t).dimension("deletes")
+    in_a = [f for f in files_view(t.io, t.metadata, t.metadata.current_snapshot())
+            if f["content"] != "data" and f["partition"] == {"cat": "a"}]
+    assert d.figures["dangling-delete-files"] == len(in_a) > 0
+    v = next(v for v in d.verdicts if v.code == "dangling-deletes")
+    assert v.severity == DUE and v.command[1:] == ("compact", t.location, "--deletes")
+    expected = {e.measure: e.after for e in v.effects}
+    assert icectl(*v.command[1:]).exit_code == 0
+    after = table_health(Table.load(t.location)).dimension("deletes").figures
+    assert after["dangling-delete-files"] == expected["dangling-delete-files"] == 0
+    assert after["delete-files"] == expected["delete-files"]
+
+
+def test_expirable_snapshots_and_the_bytes_only_they_hold(tmp_path: Path) -> None:
+    t = small_files(tmp_path, n=6)
+    assert icectl("compact", t.location).exit_code == 0
+    assert icectl("properties", "set", t.location, "history.expire.max-snapshot-age-ms=1").exit_code == 0
+    t = Table.load(t.location)
+    report = table_health(t)
+    s = report.dimension("snapshots").figures
+    n = len(t.metadata.snapshots)
+    assert s["snapshots"] == n and s["expirable-snapshots"] == n - 1
+    old = files_view(t.io, t.metadata, t.metadata.snapshots[5])
+    # the compaction replaced every file: the old ones are held only by the expirable snapshots
+    assert s["files-held-by-expirable-snapshots"] == len(old) == 12
+    assert s["bytes-held-by-expirable-snapshots"] >= sum(f["file-size-in-bytes"] for f in old)
+    v = next(v for v in report.verdicts if v.code == "expirable-snapshots")
+    expected = {e.measure: e.after for e in v.effects}
+    r = icectl(*v.command[1:])
+    assert r.exit_code == 0, r.output
+    after = table_health(Table.load(t.location)).dimension("snapshots").figures
+    assert after["snapshots"] == expected["snapshots"] == 1
+    assert after["reachable-file-bytes"] == expected["reachable-file-bytes"]
+    assert after["bytes-held-by-expirable-snapshots"] == 0
+
+
+def test_layout_overlap_depth(tmp_path: Path) -> None:
+    import pyarrow as pa
+
+    from icectl.ops.health.layout import overlap_depths
+    from icectl.ops.write.rows import write_rows
+
+    assert overlap_depths([(1, 5), (2, 6), (7, 9)]) == ((1 + 2 + 1) / 3, 2)
+    assert overlap_depths([(1, 1), (1, 1)]) == (2.0, 2)
+    t = make_table(tmp_path, "id long, v string", sort="id")
+    for i in range(6):  # every file spans the whole id range: a point filter reads all six
+        write_rows(Table.load(t.location), pa.table({"id": pa.array([0, 100 + i], pa.int64()), "v": ["x", "y"]}))
+    lay = table_health(Table.load(t.location)).dimension("layout")
+    col = lay.figures["columns"][0]
+    assert (col["column"], col["overlap-depth-average"], col["overlap-depth-max"]) == ("id", 6.0, 6)
+    v = next(v for v in lay.verdicts if v.code == "overlapping-files")
+    assert v.command[1:] == ("compact", t.location, "--strategy", "sort")
+    chosen = table_health(Table.load(t.location), columns=["v"]).dimension("layout")
+    assert chosen.figures["columns"][0]["column"] == "v"
+    assert next(v for v in chosen.verdicts).command[-2:] == ("--sort-order", "v")
+    r = icectl("health", t.location, "--columns", "nope")
+    assert r.exit_code == 3 and "nope" in r.stderr
+
+
+def test_orphans_only_when_listed(tmp_path: Path) -> None:
+    import os
+
+    t = small_files(tmp_path, n=1)
+    stray = Path(t.location) / "data" / "stray.parquet"
+    stray.write_bytes(b"x" * 123)
+    old = 1_000_000_000
+    os.utime(stray, (old, old))
+    assert table_health(t).dimension("orphans").skipped is not None
+    o = table_health(t, list_files=True).dimension("orphans")
+    assert (o.figures["orphan-files"], o.figures["orphan-bytes"]) == (1, 123)
+    v = o.verdicts[0]
+    assert v.command[1:] == ("orphans", t.location, "--delete")
+    assert icectl(*v.command[1:]).exit_code == 0
+    assert table_health(Table.load(t.location), list_files=True).dimension("orphans").figures["orphan-files"] == 0

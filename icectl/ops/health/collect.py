@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from icectl.io.manifest.columns import ManifestColumns, manifest_request
+from icectl.io.manifest.manifest_list import load_manifest_list
 from icectl.scan.parallel import load_in_order
 from icectl.spec.manifests import DATA, DELETED, EQUALITY_DELETES, MANIFEST_DELETES, ManifestFile
 from icectl.spec.partition_identity import partition_key
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
     from icectl.spec.snapshots import Snapshot
 
-__all__ = ["PartitionFacts", "TableFacts", "collect_facts", "Progress"]
+__all__ = ["PartitionFacts", "TableFacts", "collect_facts", "decode_manifests", "Progress"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -86,7 +87,7 @@ def _request(m: ManifestFile, wanted: frozenset[int]) -> Any:
                             first_row_id=m.first_row_id)
 
 
-def _decoded(io: FileIO, manifests: Sequence[ManifestFile], wanted: frozenset[int], workers: int | None,
+def decode_manifests(io: FileIO, manifests: Sequence[ManifestFile], wanted: frozenset[int], workers: int | None,
              progress: Progress | None, done: list[int], total: int) -> list[tuple[ManifestFile, ManifestColumns]]:
     out = []
     for m, mc in zip(manifests, load_in_order(io, [_request(m, wanted) for m in manifests], workers)):
@@ -101,12 +102,15 @@ def collect_facts(io: FileIO, md: TableMetadata, snapshot: Snapshot | None, *, s
                   layout_ids: Sequence[int] = (), workers: int | None = None,
                   progress: Progress | None = None) -> TableFacts:
     """The facts of ``snapshot``'s manifests (none for no snapshot)."""
-    manifests = read_manifests(io, md, snapshot)
+    if snapshot is not None and snapshot.manifest_list:
+        manifests = load_manifest_list(io, snapshot.manifest_list, md.format_version, cached=True)
+    else:
+        manifests = read_manifests(io, md, snapshot)
     facts = TableFacts(md, snapshot, manifests, layout_ids=tuple(layout_ids))
     delete_ms = [m for m in manifests if m.content == MANIFEST_DELETES]
     data_ms = [m for m in manifests if m.content != MANIFEST_DELETES]
     done = [0]
-    facts.deletes = _decoded(io, delete_ms, frozenset({DELETE_FILE_PATH_ID}), workers, progress, done,
+    facts.deletes = decode_manifests(io, delete_ms, frozenset({DELETE_FILE_PATH_ID}), workers, progress, done,
                              len(manifests))
     eq_ids: set[int] = set()
     for _, mc, i in facts.live_deletes():
@@ -116,7 +120,7 @@ def collect_facts(io: FileIO, md: TableMetadata, snapshot: Snapshot | None, *, s
     wanted = frozenset(layout_ids) | facts.equality_ids
     # decoded with the delete manifests' equality ids as well: a table whose delete manifests
     # also hold data entries (never written so) would otherwise miss nothing but statistics
-    facts.data = _decoded(io, data_ms, wanted, workers, progress, done, len(manifests))
+    facts.data = decode_manifests(io, data_ms, wanted, workers, progress, done, len(manifests))
     parts = facts.partitions
     for m, mc, i in facts.live_data():
         key = (m.partition_spec_id, partition_key(mc.partition_tuple(i)))

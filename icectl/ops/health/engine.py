@@ -6,8 +6,12 @@ import time
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from icectl.ops.health.collect import Progress, collect_facts
+from icectl.ops.health.deletes import deletes_dimension
 from icectl.ops.health.files import data_files_dimension, partitions_dimension
+from icectl.ops.health.layout import layout_columns, layout_dimension
 from icectl.ops.health.manifests import manifests_dimension
+from icectl.ops.health.orphans import orphans_dimension
+from icectl.ops.health.snapshots import snapshots_dimension
 from icectl.ops.health.model import Dimension, HealthReport
 from icectl.ops.health.policy import read_policy
 
@@ -28,6 +32,17 @@ def _compaction_forecast(table: Table) -> "tuple[int, int] | None":
     return sum(len(g.input_files) for g in groups), sum(g.expected_output_files for g in groups)
 
 
+def _delete_compaction_forecast(table: Table) -> "tuple[int, int, int]":
+    """(dangling delete files removed, delete files merged, files they are merged into) of
+    ``icectl compact --deletes`` with its defaults: its own dry run (nothing written; a merged
+    group writes one file per target size, at least one)."""
+    from icectl.ops.maintain.compact_deletes import compact_deletes
+
+    r = compact_deletes(table, dry_run=True)
+    written = max(r.groups, -(-r.rewritten_bytes // r.target_file_size)) if r.groups else 0
+    return len(r.dangling_delete_files), len(r.rewritten_delete_files), written
+
+
 def table_health(table: Table, *, columns: Sequence[str] | None = None, list_files: bool = False,
                  policy: Mapping[str, str] | None = None, workers: int | None = None,
                  progress: Progress | None = None, now_ms: int | None = None,
@@ -42,13 +57,18 @@ def table_health(table: Table, *, columns: Sequence[str] | None = None, list_fil
     md = table.metadata
     pol = read_policy(md.properties, policy)
     snapshot = md.current_snapshot()
+    layout_ids, chosen = layout_columns(md, columns)
     facts = collect_facts(table.io, md, snapshot, small_file_size=pol["small-file-size"],
-                          workers=workers, progress=progress)
+                          layout_ids=layout_ids, workers=workers, progress=progress)
     location = table.location
     dims: list[Dimension] = [
         data_files_dimension(facts, pol, location, lambda: _compaction_forecast(table)),
+        deletes_dimension(facts, pol, location, lambda: _delete_compaction_forecast(table)),
         manifests_dimension(facts, pol, location),
+        snapshots_dimension(table.io, facts, pol, location, table.metadata_location, now, workers, progress),
         partitions_dimension(facts, pol),
+        layout_dimension(facts, pol, location, chosen),
+        orphans_dimension(table, pol, now, list_files),
     ]
     order = {name: i for i, name in enumerate(DIMENSIONS)}
     dims.sort(key=lambda d: order.get(d.name, len(order)))

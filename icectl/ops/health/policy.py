@@ -37,6 +37,9 @@ key                                                default  a verdict is due whe
 ``icectl.health.max-overlap-depth``                4.0      files a point filter on a sort column
                                                             must read within a partition, on
                                                             average, are more than it
+``icectl.health.max-orphan-files``                 0        files older than 3 days under the location
+                                                            that no metadata references are more
+                                                            than it (only when the location is listed)
 =================================================  =======  ==========================================
 
 ``icectl.maintain.*`` keys (the maintenance command's policy) live with that command; this
@@ -89,6 +92,7 @@ HEALTH_KEYS: dict[str, tuple[str, Any, str, type]] = {
     "max-partition-skew": (HEALTH_PREFIX + "max-partition-skew", 10.0, "ratio", float),
     "tiny-partition-bytes": (HEALTH_PREFIX + "tiny-partition-bytes", None, "bytes", int),  # None: the target
     "max-overlap-depth": (HEALTH_PREFIX + "max-overlap-depth", 4.0, "files", float),
+    "max-orphan-files": (HEALTH_PREFIX + "max-orphan-files", 0, "files", int),
 }
 
 # name -> (Iceberg table property, default, unit)
