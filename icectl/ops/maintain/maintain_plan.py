@@ -33,6 +33,13 @@ if TYPE_CHECKING:
 
 __all__ = ["StepPlan", "plan_steps", "table_state", "COMMAND_OF", "DIMENSION_OF"]
 
+# health's verdict codes that the delete files' compaction fixes
+DELETE_FILE_CODES = {"dangling-deletes"}
+# health's verdict codes the compaction fixes with options of its own (what the verdict's
+# command asks for): every file with a delete file rewritten; the files sorted
+COMPACT_CODE_OPTIONS = {"merge-on-read-cost": {"delete_file_threshold": 1},
+                        "overlapping-files": {"strategy": "sort"}}
+
 # the command each step stands for, and the health dimension that judges it
 COMMAND_OF = {EXPIRE: "expire", ORPHANS: "orphans", COMPACT_DELETES: "compact", COMPACT: "compact",
               REWRITE_MANIFESTS: "rewrite-manifests"}
@@ -118,7 +125,7 @@ def _expire_cutoff(policy: MaintainPolicy, now: int) -> int | None:
 
 
 def _plan_expire(table: Table, policy: MaintainPolicy, state: dict, now: int, workers: int | None,
-                 allow_recent: bool) -> tuple:
+                 allow_recent: bool, verdicts: Sequence[Any], health: Any) -> tuple:
     from icectl.ops.maintain.expire import KINDS, expire_snapshots
 
     cutoff = _expire_cutoff(policy, now)
@@ -131,11 +138,21 @@ def _plan_expire(table: Table, policy: MaintainPolicy, state: dict, now: int, wo
     expected = {"snapshots": _minus(state, "snapshots", n), "bytes-freed": sum(sizes.values())}
     command = {"older_than": cutoff, "retain_last": options["retain_last"]}
     found = f"{n} snapshot(s) would expire, deleting {len(paths)} file(s) of {sum(sizes.values())} bytes"
+    limit = health.policy["max-expirable-snapshots"]
+    if _expiry_set(policy):
+        found += f" (more than icectl.health.max-expirable-snapshots, {limit}, make the step due)"
+        return n > limit, found, expected, options, sizes, command
     return n > 0, found, expected, options, sizes, command
 
 
+def _expiry_set(policy: MaintainPolicy) -> bool:
+    """Whether the policy sets the expiry itself (health judges the table's own properties)."""
+    return (policy["expire.older-than"] is not None
+            or any(k in policy.overrides for k in (MAX_SNAPSHOT_AGE_MS, MIN_SNAPSHOTS_TO_KEEP)))
+
+
 def _plan_orphans(table: Table, policy: MaintainPolicy, state: dict, now: int, workers: int | None,
-                  allow_recent: bool) -> tuple:
+                  allow_recent: bool, verdicts: Sequence[Any], health: Any) -> tuple:
     from icectl.ops.maintain.expire import default_workers
     from icectl.ops.maintain.orphans import find_orphan_files, require_old_enough
     from icectl.spec.timetext import parse_time_ms
@@ -153,7 +170,7 @@ def _plan_orphans(table: Table, policy: MaintainPolicy, state: dict, now: int, w
 
 
 def _plan_compact_deletes(table: Table, policy: MaintainPolicy, state: dict, now: int, workers: int | None,
-                          allow_recent: bool) -> tuple:
+                          allow_recent: bool, verdicts: Sequence[Any], health: Any) -> tuple:
     from icectl.ops.maintain.compact_deletes import compact_deletes
 
     target = policy.overrides.get(DELETE_TARGET_FILE_SIZE)
@@ -184,12 +201,15 @@ def _compact_removes_deletes(table: Table, groups: Sequence[Any]) -> tuple[int, 
 
 
 def _plan_compact(table: Table, policy: MaintainPolicy, state: dict, now: int, workers: int | None,
-                  allow_recent: bool) -> tuple:
+                  allow_recent: bool, verdicts: Sequence[Any], health: Any) -> tuple:
     from icectl.ops.maintain.compact import CompactOptions, plan_compaction
 
     target = policy.overrides.get(TARGET_FILE_SIZE)
+    asked: dict[str, Any] = {}
+    for v in verdicts:
+        asked.update(COMPACT_CODE_OPTIONS.get(v.code, {}))
     opts = CompactOptions(min_input_files=policy["compact.min-input-files"],
-                          target_file_size=int(target) if target is not None else None)
+                          target_file_size=int(target) if target is not None else None, **asked)
     _start, _target, groups = plan_compaction(table, None, opts)
     inputs = sum(len(g.input_files) for g in groups)
     outputs = sum(g.expected_output_files for g in groups)
@@ -199,13 +219,13 @@ def _plan_compact(table: Table, policy: MaintainPolicy, state: dict, now: int, w
     if applying and state.get("delete-files") is not None:
         before = state["delete-files"]
         expected["delete-files"] = _change(state, "delete-files", round(before * (1 - removable / applying)))
-    command = {"min_input_files": opts.min_input_files, "target_file_size": opts.target_file_size}
+    command = {"min_input_files": opts.min_input_files, "target_file_size": opts.target_file_size, **asked}
     found = f"{inputs} data file(s) in {len(groups)} group(s) to rewrite into about {outputs}"
     return bool(groups), found, expected, {"compact_options": opts}, {}, command
 
 
 def _plan_rewrite_manifests(table: Table, policy: MaintainPolicy, state: dict, now: int,
-                            workers: int | None, allow_recent: bool) -> tuple:
+                            workers: int | None, allow_recent: bool, verdicts: Sequence[Any], health: Any) -> tuple:
     from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
 
     target = policy.overrides.get(MANIFEST_TARGET_SIZE)
@@ -243,13 +263,13 @@ def _health(table: Table, policy: MaintainPolicy, now: int, workers: int | None)
 
 
 def _step_of(verdict: Any) -> str | None:
-    """The step a verdict's command stands for (compaction of the deletes dimension: the delete
-    files' compaction)."""
+    """The step a verdict's command stands for: by the command's name, and for ``compact`` by
+    the verdict's code (the delete files' compaction fixes dangling deletes)."""
     words = [w for w in verdict.command or () if w != "icectl"]
     if not words or words[0] not in COMMAND_OF.values():
         return None
     if words[0] == COMMAND_OF[COMPACT]:
-        return COMPACT_DELETES if verdict.dimension == DIMENSION_OF[COMPACT_DELETES] else COMPACT
+        return COMPACT_DELETES if verdict.code in DELETE_FILE_CODES else COMPACT
     return next(step for step, name in COMMAND_OF.items() if name == words[0])
 
 
@@ -284,11 +304,17 @@ def plan_steps(table: Table, policy: MaintainPolicy, state: dict[str, Any], *, n
                 plans.append(StepPlan(step, False, (str(e),)))
                 continue
         crossed, verdicts = _judgement(report, step)
+        if step == EXPIRE and _expiry_set(policy):
+            # health's count follows the table's own history.expire.*: expire's plan with the
+            # policy's settings counts instead, against health's threshold
+            crossed, verdicts = None, []
         if crossed is False:
             plans.append(StepPlan(step, False, ("health finds no threshold of this step crossed",)))
             continue
-        work, found, expected, options, sizes, command = planner(table, policy, chained, now, workers, allow_recent)
+        work, found, expected, options, sizes, command = planner(table, policy, chained, now, workers, allow_recent,
+                                                                 verdicts, report)
         reasons = [v.problem for v in verdicts] or ([] if crossed else [
+            "the policy sets the expiry: expire's own plan decides" if step == EXPIRE else
             f"health does not judge the {DIMENSION_OF[step]} dimension: the step's own planner decides"])
         reasons.append(found if work else f"nothing to do: {found}")
         plan = StepPlan(step, work, tuple(reasons), command, expected if work else {},
