@@ -97,7 +97,8 @@ def maintain(
                                 allow_recent=allow_recent, describe_error=cli_message)
     view = result.to_json()
     for step in view["steps"]:
-        step["command-line"] = command_line(step["command"], step["arguments"], view["location"])
+        step["command-line"] = command_line(step["command"], step["arguments"], view["location"]) \
+            if step["due"] else None
     if json_out:
         emit_json(view)
     else:
