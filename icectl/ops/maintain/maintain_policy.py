@@ -62,7 +62,10 @@ def _defaults() -> dict[str, Any]:
     from icectl.ops.maintain.compact import MIN_INPUT_FILES_DEFAULT as COMPACT_MIN
     from icectl.ops.maintain.compact_deletes import MIN_INPUT_FILES_DEFAULT as DELETES_MIN
 
-    return {"compact.min-input-files": COMPACT_MIN, "compact-deletes.min-input-files": DELETES_MIN}
+    from icectl.ops.maintain.orphans import DEFAULT_OLDER_THAN_MS
+
+    return {"compact.min-input-files": COMPACT_MIN, "compact-deletes.min-input-files": DELETES_MIN,
+            "orphans.older-than": f"{DEFAULT_OLDER_THAN_MS // 86_400_000}d"}  # (the orphans command's)
 
 
 # name (below icectl.maintain.) -> (parser, default, what the value is, what it does)
@@ -71,7 +74,7 @@ MAINTAIN_KEYS: dict[str, tuple[Callable[[str], Any], Any, str, str]] = {
                            f"whether the {step} step may run at all") for step in STEPS},
     "expire.older-than": (_time, None, "a timestamp or a duration back from now (7d, 36h)",
                           "the expiry cut-off; default: history.expire.max-snapshot-age-ms"),
-    "orphans.older-than": (_time, "3d", "a timestamp or a duration back from now (7d, 36h)",
+    "orphans.older-than": (_time, None, "a timestamp or a duration back from now (7d, 36h)",
                            "only files modified before it are orphans (as the orphans command)"),
     "orphans.min-files": (_count, 1, "an integer of at least 1",
                           "the orphans step runs when at least this many orphan files are found"),
