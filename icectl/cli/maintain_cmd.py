@@ -15,9 +15,9 @@ MAINTAIN_HELP = """Run the maintenance TABLE's health says is due, in order: exp
 
 Each step runs only when its threshold is crossed: `icectl health` has a due verdict for it
 (thresholds from the table's properties: Iceberg's own keys and icectl.health.*) and the step's
-own planner finds work; the orphans step runs when at least icectl.maintain.orphans.min-files
-orphan files older than icectl.maintain.orphans.older-than (default 3d, as `icectl orphans`)
-are found. Each step is the command of its name with its own rules: expiry follows
+own planner finds work; the orphans step runs when more orphan files older than
+icectl.maintain.orphans.older-than (default 3d, as `icectl orphans`) are found than
+icectl.health.max-orphan-files (0). Each step is the command of its name with its own rules: expiry follows
 history.expire.*, orphan removal keeps the 24-hour rule (--allow-recent lifts it) and never
 deletes inside another table, and gc.enabled=false skips both deleting steps.
 

@@ -114,7 +114,8 @@ def test_gc_disabled_skips_the_deleting_steps(table: tuple[Path, Path]) -> None:
 @pytest.mark.parametrize("policy,named", [
     ({"icectl.maintain.expire.olderthan": "7d"}, "icectl.maintain.expire.olderthan"),
     ({"write.target-file-size": 1}, "write.target-file-size"),
-    ({"icectl.maintain.orphans.min-files": 0}, "icectl.maintain.orphans.min-files"),
+    ({"icectl.maintain.compact-deletes.min-input-files": 0}, "icectl.maintain.compact-deletes.min-input-files"),
+    ({"icectl.health.max-orphan-files": 1.5}, "icectl.health.max-orphan-files"),
     ({"icectl.maintain.compact.enabled": "yes"}, "icectl.maintain.compact.enabled"),
     ({"icectl.maintain.orphans.older-than": "last week"}, "icectl.maintain.orphans.older-than"),
     ({"icectl.health.max-small-file-share": "-1"}, "icectl.health.max-small-file-share"),

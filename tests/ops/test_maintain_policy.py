@@ -19,7 +19,8 @@ def test_sources_win_in_order() -> None:
     p = read_maintain_policy(props, over)
     assert p["orphans.older-than"] == "7d" and p.sources["orphans.older-than"] == "table-property"
     assert p["compact.min-input-files"] == 2 and p.sources["compact.min-input-files"] == "policy"
-    assert p["orphans.min-files"] == 1 and p.sources["orphans.min-files"] == "default"
+    assert p["expire.older-than"] is None and p.sources["expire.older-than"] == "default"
+    assert p.sources["compact.enabled"] == "default" and read_maintain_policy({})["orphans.older-than"] == "3d"
     assert p["compact.min-input-files"] == 2 and p["compact-deletes.min-input-files"] == 5
     assert p.overrides == {"write.target-file-size-bytes": "1048576"}  # (handed on to health)
     assert all(p.enabled(s) for s in STEPS)
@@ -29,7 +30,7 @@ def test_sources_win_in_order() -> None:
     ({"icectl.maintain.nope": "1"}, "policy"),
     ({"unrelated.property": "1"}, "policy"),
     ({"icectl.maintain.expire.enabled": "maybe"}, "policy"),
-    ({"icectl.maintain.orphans.min-files": "0"}, "policy"),
+    ({"icectl.maintain.compact.min-input-files": "0"}, "policy"),
     ({"icectl.maintain.expire.older-than": "soon"}, "policy"),
     ({"icectl.health.max-deleted-row-share": "a lot"}, "policy"),
 ])

@@ -17,7 +17,7 @@ files the earlier steps committed.
 A step runs only when its threshold is crossed: health (:func:`icectl.ops.health.table_health`)
 has a ``due`` verdict whose command is the step's, and the step's own planner (its dry run)
 finds work. The orphans step, which lists the table's location, runs when the listing finds at
-least ``icectl.maintain.orphans.min-files`` orphan files. ``gc.enabled=false`` skips the two
+more orphan files than health's ``icectl.health.max-orphan-files``. ``gc.enabled=false`` skips the two
 deleting steps (their own rule refuses them). Every step is planned from the table as it is
 before the first one runs: its expected gains (measures before -> after, bytes freed) chain
 from one step to the next, so the plan printed by a dry run is the one a real run follows.

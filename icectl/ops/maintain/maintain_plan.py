@@ -161,12 +161,12 @@ def _plan_orphans(table: Table, policy: MaintainPolicy, state: dict, now: int, w
     require_old_enough(cutoff, now, allow_recent)
     r = find_orphan_files(table, older_than_ms=cutoff, workers=workers or default_workers())
     sizes = _sizes(table.io, r.orphan_files, workers)
-    n = len(r.orphan_files)
+    n, limit = len(r.orphan_files), health.policy["max-orphan-files"]
     expected = {"orphan-files": {"before": n, "after": 0}, "bytes-freed": sum(sizes.values())}
     command = {"older_than": cutoff, "delete": True, "allow_recent": allow_recent}
     found = (f"{n} orphan file(s) of {sum(sizes.values())} bytes older than the cut-off "
-             f"(at least {policy['orphans.min-files']} make the step due)")
-    return n >= policy["orphans.min-files"], found, expected, {"older_than_ms": cutoff}, sizes, command
+             f"(more than icectl.health.max-orphan-files, {limit}, make the step due)")
+    return n > limit, found, expected, {"older_than_ms": cutoff}, sizes, command
 
 
 def _plan_compact_deletes(table: Table, policy: MaintainPolicy, state: dict, now: int, workers: int | None,

@@ -76,8 +76,6 @@ MAINTAIN_KEYS: dict[str, tuple[Callable[[str], Any], Any, str, str]] = {
                           "the expiry cut-off; default: history.expire.max-snapshot-age-ms"),
     "orphans.older-than": (_time, None, "a timestamp or a duration back from now (7d, 36h)",
                            "only files modified before it are orphans (as the orphans command)"),
-    "orphans.min-files": (_count, 1, "an integer of at least 1",
-                          "the orphans step runs when at least this many orphan files are found"),
     "compact.min-input-files": (_count, None, "an integer of at least 1",
                                 "a partition's file group is compacted from this many files"),
     "compact-deletes.min-input-files": (_count, None, "an integer of at least 1",
