@@ -83,7 +83,9 @@ def health(
 def _warehouse(warehouse: str, sort: str, cols: Any, list_files: bool, json_out: bool) -> None:
     from icectl.ops.health.warehouse import warehouse_health
 
-    result = warehouse_health(warehouse, sort=sort, columns=cols, list_files=list_files)
+    with Progress() as progress:
+        result = warehouse_health(warehouse, sort=sort, columns=cols, list_files=list_files,
+                                  progress=progress if not json_out else None)
     if json_out:
         emit_json(result.to_json())
     else:

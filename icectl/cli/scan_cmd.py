@@ -77,8 +77,11 @@ def scan(
         n = s.count()
         emit_text(str(n if limit is None else min(n, limit)))
         return
-    batches = s.batches(limit=limit)
-    try:
-        emit_rows(s, batches, fmt, output)
-    finally:
-        batches.close()
+    from icectl.cli.common import Progress
+
+    with Progress() as progress:  # (shown only on a terminal, and only when rows go to a file)
+        batches = s.batches(limit=limit, progress=progress.phase("reading data files") if output else None)
+        try:
+            emit_rows(s, batches, fmt, output)
+        finally:
+            batches.close()

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import (values, EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
+from icectl.cli.common import (values, EngineOpt, EngineProgress, Progress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
                                emit_snapshot_result, handle_errors, load_table, make_engine, parse_key_values)
 from icectl.cli.output import emit_json, err
 
@@ -94,11 +94,12 @@ def write(
     from icectl.table.commit.producer import AlreadyCommitted
 
     try:
-        with EngineProgress("input files") as progress, make_engine(engine, workers, spark_master, progress) as eng:
+        with EngineProgress("input files") as progress, Progress() as one_file, \
+                make_engine(engine, workers, spark_master, progress) as eng:
             result = write_files(
                 tbl, data, engine=eng, file_format=file_format, summary_properties=extras, branch=branch,
                 ignore_extra_columns=ignore_extra_columns, stdin=sys.stdin.buffer if "-" in data else None,
-                rounding=rounding,
+                rounding=rounding, progress=one_file if not json_out else None,
             )
     except AlreadyCommitted as e:  # a concurrent run committed the key while this one wrote
         from icectl.cli.append_cmd import report_key_committed

@@ -25,7 +25,7 @@ from array import array
 from bisect import bisect_left
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -153,11 +153,14 @@ class Scan:
             return sum(f.record_count for f in self.files)
         return sum(b.num_rows for b in self.batches(count_only=True))
 
-    def batches(self, limit: int | None = None, count_only: bool = False
-                ) -> Iterator[pa.RecordBatch]:
-        """The rows, as record batches of :meth:`arrow_schema` (no columns if ``count_only``)."""
+    def batches(self, limit: int | None = None, count_only: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> Iterator[pa.RecordBatch]:
+        """The rows, as record batches of :meth:`arrow_schema` (no columns if ``count_only``);
+        ``progress(files read, files)`` is called as each data file is finished."""
         left = limit
-        for f in self.files:
+        for n, f in enumerate(self.files):
+            if progress is not None:
+                progress(n, len(self.files))
             if left is not None and left <= 0:
                 return
             gen = self.file_batches(f, count_only)
@@ -173,6 +176,8 @@ class Scan:
                         return
             finally:
                 gen.close()
+        if progress is not None:
+            progress(len(self.files), len(self.files))
 
     def file_batches(self, f: ScanFile, count_only: bool = False) -> Iterator[pa.RecordBatch]:
         """The rows of one of :attr:`files` (a task reading its files one at a time)."""

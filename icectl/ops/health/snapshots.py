@@ -121,6 +121,8 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
         "expirable-refs": len(removed_refs),
         "bytes-held-by-expirable-snapshots": sum(freed_files.values()) + freed_manifest_bytes,
         "files-held-by-expirable-snapshots": len(freed_files),
+        "file-bytes-held-by-expirable-snapshots": sum(freed_files.values()),
+        "manifest-bytes-held-by-expirable-snapshots": freed_manifest_bytes,
         "manifests-held-by-expirable-snapshots": len(gone_manifests),
         "all-manifests": len(every),
         "all-files": all_files,

@@ -89,15 +89,19 @@ class WarehouseHealth:
 
 def warehouse_health(warehouse: str, *, sort: str = "worst", columns: Sequence[str] | None = None,
                      list_files: bool = False, policy: Mapping[str, str] | None = None,
-                     workers: int | None = None) -> WarehouseHealth:
-    """The health of every table of ``warehouse`` (each judged as :func:`table_health` does)."""
+                     workers: int | None = None, progress: Any = None) -> WarehouseHealth:
+    """The health of every table of ``warehouse`` (each judged as :func:`table_health` does);
+    ``progress(phase, done, total)`` is told of each table judged."""
     from icectl.ops.metadata.warehouse import list_tables
     from icectl.table.table import Table
 
     if sort not in SORT_KEYS:
         raise InvalidInput(f"unknown sort key {sort!r} (use one of {', '.join(SORT_KEYS)})", argument="sort")
     rows = []
-    for entry in list_tables(warehouse).tables:
+    entries = list_tables(warehouse).tables
+    for n, entry in enumerate(entries):
+        if progress is not None:
+            progress("judging tables", n, len(entries))
         try:
             report = table_health(Table.load(entry.location), columns=columns, list_files=list_files,
                                   policy=policy, workers=workers, identifier=entry.identifier)

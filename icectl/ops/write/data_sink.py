@@ -23,7 +23,7 @@ failure call :meth:`DataFileSink.abort` and delete ``written_paths``.
 from __future__ import annotations
 
 import uuid as _uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
@@ -76,6 +76,8 @@ class DataFileSink:
         self.spilled_runs = 0  # sorted runs written to temporary files (0: sorted in memory)
         self._parts: dict[tuple, _Partition] = {}  # by partition_key (-0.0 apart, one NaN)
         self._counter = 0
+        # told (rows finished, rows) as ``write(..., whole=True)`` finishes each partition
+        self.progress: Callable[[int, int], None] | None = None
 
     def write(self, data: pa.Table | pa.RecordBatch, *, whole: bool = False) -> None:
         if isinstance(data, pa.RecordBatch):
@@ -84,6 +86,9 @@ class DataFileSink:
             return
         if data.schema != self.arrow_schema:
             data = data.cast(self.arrow_schema)
+        done = 0
+        if whole and self.progress is not None:
+            self.progress(0, data.num_rows)
         for part, rows in partition_groups(data, self.spec, self.schema):
             chunk = data if len(rows) == data.num_rows else data.take(rows)
             key = partition_key(part)
@@ -93,6 +98,9 @@ class DataFileSink:
             if whole:
                 p.finish(chunk)
                 del self._parts[key]
+                done += len(rows)
+                if self.progress is not None:
+                    self.progress(done, data.num_rows)
             else:
                 p.add(chunk)
                 self._bound_memory()
@@ -203,7 +211,8 @@ class _Partition:
 
 
 def write_data_files(table: Table, data: pa.Table, written_paths: list[str], *,
-                     operation_id: str | None = None, task_index: int = 0) -> list[tuple[DataFile, str]]:
+                     operation_id: str | None = None, task_index: int = 0,
+                     progress: Callable[[int, int], None] | None = None) -> list[tuple[DataFile, str]]:
     """Write ``data`` (conformed to the table's schema) as Parquet data files of the default
     spec, split by partition and sorted by the sort order; returns each file with its partition
     path. Every path is appended to ``written_paths`` and registered with the command
@@ -213,6 +222,7 @@ def write_data_files(table: Table, data: pa.Table, written_paths: list[str], *,
     pieces instead: :class:`DataFileSink`."""
     sink = DataFileSink(table, data_location(table.location, table.metadata.properties), written_paths,
                         operation_id=operation_id, task_index=task_index)
+    sink.progress = progress
     try:
         sink.write(data, whole=True)
         return sink.close()

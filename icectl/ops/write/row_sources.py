@@ -8,7 +8,7 @@ read their input rows here.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 import pyarrow as pa
 
@@ -180,9 +180,31 @@ def _csv_header(data: pa.Buffer, parse: Any) -> list[str]:
         return list(reader.schema.names)
 
 
+READ_CHUNK = 8 * 1024 * 1024  # an input is read in pieces of this size when progress is shown
+
+
+def _read_all(file_io: FileIO, source: str, progress: Callable[[int, int], None] | None) -> bytes:
+    with file_io.open(source, "rb") as f:
+        if progress is None:
+            return f.read()
+        total = int(file_io.info(source).size)
+        parts = []
+        done = 0
+        progress(0, total)
+        while True:
+            piece = f.read(READ_CHUNK)
+            if not piece:
+                break
+            parts.append(piece)
+            done += len(piece)
+            progress(min(done, total), total)
+        return b"".join(parts)
+
+
 def read_rows(file_io: FileIO, source: str, fmt: str | None = None, schema: Schema | None = None,
-              stdin: Any = None) -> tuple[pa.Table, str]:
-    """Rows of ``source`` (a path, a URL or ``-`` for ``stdin``) and the format they were read as."""
+              stdin: Any = None, progress: Callable[[int, int], None] | None = None) -> tuple[pa.Table, str]:
+    """Rows of ``source`` (a path, a URL or ``-`` for ``stdin``) and the format they were read as;
+    ``progress(bytes read, bytes)`` is called as a file is read."""
     import pyarrow.csv as pcsv
     import pyarrow.parquet as pq
 
@@ -199,8 +221,7 @@ def read_rows(file_io: FileIO, source: str, fmt: str | None = None, schema: Sche
         if data is None:
             if not file_io.exists(source):
                 raise NotFound(f"input file not found: {source}")
-            with file_io.open(source, "rb") as f:
-                data = f.read()
+            data = _read_all(file_io, source, progress)
         if source != "-" and fmt != "parquet" and any(source.lower().endswith(c) for c in (".gz", ".bz2")):
             data = _decompressed(data, source)
         buf = arrow_owned(data)

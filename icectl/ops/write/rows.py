@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import uuid as _uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -90,15 +90,18 @@ def write_rows(
     merge: bool | None = None,
     stdin: Any = None,
     rounding: str | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> WriteResult:
     """Write the rows of ``source`` (a path/URL, ``-`` for ``stdin``, or an Arrow table) to
     ``table`` as one append snapshot of ``branch`` (see the module docs). ``rounding``
-    (half-even, half-up or down) rounds numbers with more digits than their column keeps."""
+    (half-even, half-up or down) rounds numbers with more digits than their column keeps.
+    ``progress(phase, done, total)`` is told how far reading (bytes) and writing (rows) are."""
     schema = table.metadata.schema
     if isinstance(source, pa.Table):
         raw, fmt = source, "arrow"
     else:
-        raw, fmt = read_rows(table.io, source, file_format, schema, stdin)
+        reading = (lambda done, total: progress("reading input bytes", done, total)) if progress else None
+        raw, fmt = read_rows(table.io, source, file_format, schema, stdin, progress=reading)
     if raw.num_rows == 0:
         raise InvalidInput("the input has no rows: nothing to write")
     data = conform_to_schema(raw, schema, ignore_extra_columns=ignore_extra_columns, rounding=rounding,
@@ -107,7 +110,8 @@ def write_rows(
 
     written_paths: list[str] = []
     try:
-        files = write_data_files(table, data, written_paths)
+        writing = (lambda done, total: progress("writing rows", done, total)) if progress else None
+        files = write_data_files(table, data, written_paths, progress=writing)
         result = append_data_files(table, files, summary_properties=summary_properties,
                                    branch=branch, merge=merge)
     except BaseException as e:
@@ -173,10 +177,12 @@ def run_write_task(task: WriteFileTask) -> tuple[list[tuple[DataFile, str]], int
 def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, file_format: str | None = None,
                 summary_properties: Mapping[str, str] | None = None, branch: str = MAIN_BRANCH,
                 ignore_extra_columns: bool = False, merge: bool | None = None, stdin: Any = None,
-                rounding: str | None = None) -> WriteResult:
+                rounding: str | None = None, progress: Callable[[str, int, int], None] | None = None
+                ) -> WriteResult:
     """Write the rows of several input files as ONE append snapshot. Each file is read and
     written by a task on ``engine`` (default: the local engine, one worker per CPU); a single
-    input is written in this process, as :func:`write_rows`. Refused as a whole (nothing
+    input is written in this process, as :func:`write_rows` (which tells ``progress`` how far it
+    is; many inputs report through the engine's own progress). Refused as a whole (nothing
     committed, every file written removed) when any input fails."""
     if not sources:
         raise InvalidInput("no input files given")
@@ -185,7 +191,7 @@ def write_files(table: Table, sources: Sequence[str], *, engine: Any = None, fil
             raise InvalidInput("stdin (-) cannot be combined with other input files")
         return write_rows(table, sources[0], file_format=file_format, summary_properties=summary_properties,
                           branch=branch, ignore_extra_columns=ignore_extra_columns, merge=merge, stdin=stdin,
-                          rounding=rounding)
+                          rounding=rounding, progress=progress)
     if len(set(sources)) != len(sources):
         dup = next(s for s in sources if sources.count(s) > 1)
         raise InvalidInput(f"input file given twice: {dup}")
