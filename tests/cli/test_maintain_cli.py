@@ -177,3 +177,23 @@ def test_a_failing_step_stops_the_later_ones_with_its_exit_code(table: tuple[Pat
     assert steps["expire"]["status"] == "done" and steps["expire"]["result"]["expired-snapshots-count"] > 0
     assert r.stderr.splitlines()[0].startswith("icectl: error: the compact step failed: "), r.stderr
     assert json.loads(r.stderr.splitlines()[-1])["error"]["exit-code"] == r.returncode
+
+
+def test_deletes_that_cost_reads_are_compacted_away(tmp_path: Path) -> None:
+    """Files of the target size, but 40% of their rows deleted: health's merge-on-read verdict
+    makes the compaction rewrite every file with deletes (its --delete-file-threshold 1)."""
+    loc = build_table(tmp_path / "wh", appends=2, deletes=False, orphan=False)
+    ok("properties", "set", loc, "write.target-file-size-bytes=1200")  # (the files are ~1.1 kB)
+    ok("delete", loc, "--filter", "id < 40", "--mode", "merge-on-read")
+    rows = scan_rows(loc)
+    code, out = _run(loc)
+    assert code == 0, out
+    assert out["ran-steps"] == ["compact"], out["steps"]
+    compact = next(s for s in out["steps"] if s["step"] == "compact")
+    assert [v["code"] for v in compact["verdicts"]] == ["merge-on-read-cost"]
+    assert compact["arguments"]["delete_file_threshold"] == 1
+    assert compact["command-line"][-2:] == ["--delete-file-threshold", "1"]
+    assert out["after"] == measures(loc) == out["expected-after"]
+    assert measures(loc)["delete-files"] == 0 and scan_rows(loc) == rows
+    code, again = _run(loc)
+    assert code == 0 and again["due-steps"] == []
