@@ -7,7 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from icectl.cli.common import (EngineOpt, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
+from icectl.cli.common import (EngineOpt, EngineProgress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
                                cli_message, handle_errors, load_table, make_engine, report_error)
 from icectl.cli.output import emit_json, emit_pairs, emit_table
 
@@ -92,7 +92,7 @@ def maintain(
     overrides = read_policy_file(policy) if policy is not None else None
     tbl = load_table(table, warehouse)
     resolved = read_maintain_policy(tbl.metadata.properties, overrides, origin=policy or "the policy")
-    with make_engine(engine, workers, spark_master) as eng:
+    with EngineProgress("maintenance tasks") as progress, make_engine(engine, workers, spark_master, progress) as eng:
         result = maintain_table(tbl, resolved, dry_run=dry_run, engine=eng, workers=workers,
                                 allow_recent=allow_recent, describe_error=cli_message)
     view = result.to_json()

@@ -69,3 +69,30 @@ def test_spark_reads_the_same_rows_after_each_step(spark: Any, ice_table: IceTab
     # and nothing is due any more
     again = _maintain(t.location, "--policy", write_policy(tmp_path / "again.json", base))
     assert again["due-steps"] == [] and _rows(spark, t) == rows
+
+
+def test_dangling_deletes_go_by_the_delete_files_compaction(spark: Any, ice_table: IceTable, tmp_path: Path) -> None:
+    """Spark leaves a position delete file dangling when it drops the data file it applied to
+    (a delete of the file's remaining rows): health's dangling-deletes verdict makes maintain
+    run compact --deletes, with the delete files it expected; Spark reads the same rows."""
+    t = ice_table
+    spark.sql(f"""CREATE TABLE {t.ident} (id bigint, cat string, v double) USING iceberg
+                  PARTITIONED BY (cat) TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')""")
+    for lo in (0, 100, 200):
+        spark.sql(f"""INSERT INTO {t.ident} SELECT id, CASE WHEN id % 2 = 0 THEN 'a' ELSE 'b' END,
+                      id / 4.0 FROM range({lo}, {lo + 40})""")
+    spark.sql(f"DELETE FROM {t.ident} WHERE id IN (2, 3, 102, 103, 202, 203)")
+    spark.sql(f"DELETE FROM {t.ident} WHERE id >= 200 AND id < 240 AND cat = 'a'")
+    rows = _rows(spark, t)
+    policy = write_policy(tmp_path / "p.json", {f"icectl.maintain.{s}.enabled": s == "compact-deletes" for s in STEPS})
+    plan = _maintain(t.location, "--policy", policy, "--dry-run")
+    step = next(s for s in plan["steps"] if s["step"] == "compact-deletes")
+    assert step["due"] and "dangling-deletes" in [v["code"] for v in step["verdicts"]], step
+    assert step["command-line"][:4] == ["icectl", "compact", str(t.location), "--deletes"]
+    done = _maintain(t.location, "--policy", policy)
+    assert done["ran-steps"] == ["compact-deletes"]
+    assert done["steps"][2]["result"]["dangling-delete-files-count"] >= 1
+    assert _rows(spark, t) == rows
+    after = measures(t.location)
+    assert within(plan["expected-after"]["delete-files"], after["delete-files"]), (plan["expected-after"], after)
+    assert _maintain(t.location, "--policy", policy)["due-steps"] == []
