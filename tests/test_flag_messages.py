@@ -24,6 +24,10 @@ ALLOWED = {
     ("expr/parser.py", "--filter"): "FILTER_HELP is the grammar's help text, printed by `plan --help` "
                                     "and `scan --help`, not an error message",
     ("expr/parser.py", "--case-sensitive"): "the same help text",
+    **{("ops/health/fixes.py", flag): "a health verdict's fixing command is an argument list of the "
+                                      "command line (its JSON contract), not a message"
+       for flag in ("--delete-file-threshold", "--deletes", "--strategy", "--sort-order",
+                    "--clean-expired-metadata", "--delete")},
 }
 
 

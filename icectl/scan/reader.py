@@ -157,10 +157,9 @@ class Scan:
                 progress: Callable[[int, int], None] | None = None) -> Iterator[pa.RecordBatch]:
         """The rows, as record batches of :meth:`arrow_schema` (no columns if ``count_only``);
         ``progress(files read, files)`` is called as each data file is finished."""
-        left = limit
+        left, tell = limit, progress or (lambda done, total: None)
         for n, f in enumerate(self.files):
-            if progress is not None:
-                progress(n, len(self.files))
+            tell(n, len(self.files))
             if left is not None and left <= 0:
                 return
             gen = self.file_batches(f, count_only)
@@ -176,8 +175,7 @@ class Scan:
                         return
             finally:
                 gen.close()
-        if progress is not None:
-            progress(len(self.files), len(self.files))
+        tell(len(self.files), len(self.files))
 
     def file_batches(self, f: ScanFile, count_only: bool = False) -> Iterator[pa.RecordBatch]:
         """The rows of one of :attr:`files` (a task reading its files one at a time)."""

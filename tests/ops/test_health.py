@@ -232,3 +232,27 @@ def test_orphans_only_when_listed(tmp_path: Path) -> None:
     assert v.command[1:] == ("orphans", t.location, "--delete")
     assert icectl(*v.command[1:]).exit_code == 0
     assert table_health(Table.load(t.location), list_files=True).dimension("orphans").figures["orphan-files"] == 0
+
+
+@pytest.mark.parametrize("case", ["small-files", "deletes", "evolved-spec"])
+def test_the_compaction_forecast_equals_the_compaction_plan(tmp_path: Path, case: str) -> None:
+    """health predicts compact without planning a scan, by compaction's own rules: its files
+    rewritten and written equal those of compact's planner on the same table."""
+    import pyarrow as pa
+
+    from icectl.ops.maintain.compact import plan_compaction
+    from icectl.ops.write.rows import write_rows
+
+    t = _deleted(tmp_path) if case == "deletes" else small_files(tmp_path, n=7)
+    if case == "evolved-spec":
+        assert icectl("partition", "add", t.location, "bucket(2, id)").exit_code == 0
+        for i in range(3):
+            write_rows(Table.load(t.location), pa.table({
+                "id": pa.array(range(100 + i * 10, 110 + i * 10), pa.int64()), "cat": ["a"] * 10}))
+    t = Table.load(t.location)
+    _, _, groups = plan_compaction(t)
+    planned = (sum(len(g.input_files) for g in groups), sum(g.expected_output_files for g in groups))
+    v = next(v for v in table_health(t).verdicts if v.code == "small-files")
+    effects = {e.measure: (e.before, e.after) for e in v.effects}
+    assert effects["files-rewritten"] == planned
+    assert planned[0] > 0

@@ -25,9 +25,21 @@ if TYPE_CHECKING:
     from icectl.spec.metadata import TableMetadata
     from icectl.spec.snapshots import Snapshot
 
-__all__ = ["PartitionFacts", "TableFacts", "collect_facts", "decode_manifests", "Progress"]
+__all__ = ["FileFacts", "PartitionFacts", "TableFacts", "collect_facts", "decode_manifests", "Progress"]
 
 Progress = Callable[[str, int, int], None]
+
+
+class FileFacts:
+    """One live data file, as compaction's rules see it (``deletes``: the delete files that
+    apply to it, set by the deletes dimension)."""
+
+    __slots__ = ("file_size_in_bytes", "record_count", "deletes")
+
+    def __init__(self, size: int, records: int) -> None:
+        self.file_size_in_bytes = size
+        self.record_count = records
+        self.deletes: tuple = ()
 
 
 @dataclass
@@ -47,6 +59,7 @@ class PartitionFacts:
     equality_delete_files: int = 0
     equality_delete_records: int = 0
     delete_bytes: int = 0
+    files: list[FileFacts] = field(default_factory=list)
 
 
 @dataclass
@@ -61,6 +74,7 @@ class TableFacts:
     deletes: list[tuple[ManifestFile, ManifestColumns]] = field(default_factory=list)
     partitions: dict[tuple, PartitionFacts] = field(default_factory=dict)
     data_sizes: list[int] = field(default_factory=list)
+    files: list[FileFacts] = field(default_factory=list)  # the live data files, in live_data() order
     layout_ids: tuple[int, ...] = ()
     equality_ids: frozenset[int] = frozenset()
 
@@ -122,19 +136,31 @@ def collect_facts(io: FileIO, md: TableMetadata, snapshot: Snapshot | None, *, s
     # also hold data entries (never written so) would otherwise miss nothing but statistics
     facts.data = decode_manifests(io, data_ms, wanted, workers, progress, done, len(manifests))
     parts = facts.partitions
-    for m, mc, i in facts.live_data():
-        key = (m.partition_spec_id, partition_key(mc.partition_tuple(i)))
-        p = parts.get(key)
-        if p is None:
-            p = parts[key] = PartitionFacts(m.partition_spec_id, mc.partition_tuple(i))
-        size = mc.file_size_in_bytes[i]
-        p.data_files += 1
-        p.data_bytes += size
-        p.records += mc.record_count[i]
-        if size < small_file_size:
-            p.small_files += 1
-            p.small_bytes += size
-        facts.data_sizes.append(size)
+    sizes, files = facts.data_sizes, facts.files
+    for m, mc in facts.data:
+        spec_id = m.partition_spec_id
+        columns = mc.partitions
+        tuples = list(zip(*columns)) if columns else [()] * mc.count
+        # a tuple is its own partition key unless a float is in it (-0.0 and 0.0 apart)
+        floats = any(isinstance(v, float) for col in columns for v in col)
+        for values, status, content, size, records in zip(tuples, mc.status, mc.content,
+                                                          mc.file_size_in_bytes, mc.record_count):
+            if status == DELETED or content != DATA:
+                continue
+            key = (spec_id, partition_key(values) if floats else values)
+            p = parts.get(key)
+            if p is None:
+                p = parts[key] = PartitionFacts(spec_id, values)
+            p.data_files += 1
+            p.data_bytes += size
+            p.records += records
+            if size < small_file_size:
+                p.small_files += 1
+                p.small_bytes += size
+            f = FileFacts(size, records)
+            p.files.append(f)
+            files.append(f)
+            sizes.append(size)
     for m, mc, i in facts.live_deletes():
         key = (m.partition_spec_id, partition_key(mc.partition_tuple(i)))
         p = parts.get(key)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from icectl.ops.health.collect import TableFacts
+from icectl.ops.health import fixes
 from icectl.ops.health.model import DUE, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
 from icectl.spec.manifests import EQUALITY_DELETES
@@ -47,11 +48,12 @@ def _applied(facts: TableFacts, refs: list[DeleteRef]) -> tuple[int, int, int, i
     index = DeleteIndex(refs, _unpartitioned(facts), field_type)
     eq_ids = facts.equality_ids
     with_deletes = applied = applied_bytes = most = 0
-    for m, mc, i in facts.live_data():
+    for (m, mc, i), f in zip(facts.live_data(), facts.files):
         seq = mc.data_sequence_number[i]
         stats = DataStats.from_columns(mc, i, eq_ids) if eq_ids else None
         found = index.for_data_file(mc.file_path[i], m.partition_spec_id, mc.partition_tuple(i),
                                     seq if seq is not None else 0, stats)
+        f.deletes = found  # what compaction's rules weigh (the data-files forecast)
         if found:
             with_deletes += 1
             applied += len(found)
@@ -117,7 +119,7 @@ def deletes_dimension(facts: TableFacts, policy: Policy, location: str,
         verdicts.append(Verdict(
             "deletes", "merge-on-read-cost", DUE,
             "; ".join(text for _, text in over) + f" ({with_deletes} of {data_files} data files have deletes)",
-            over[0][0], ("icectl", "compact", location, "--delete-file-threshold", "1"),
+            over[0][0], fixes.compact_deletes_applied(location),
             (Effect("data-files-with-deletes", "files", with_deletes, 0),
              Effect("delete-files-per-data-file", "files", per_file, 0.0),
              Effect("read-amplification", "ratio", amplification, 1.0))))
@@ -126,7 +128,7 @@ def deletes_dimension(facts: TableFacts, policy: Policy, location: str,
         verdicts.append(Verdict(
             "deletes", "dangling-deletes", DUE,
             f"{len(dangling)} delete file(s) ({figures['dangling-delete-bytes']} bytes) apply to no live data file",
-            "max-dangling-delete-files", ("icectl", "compact", location, "--deletes"),
+            "max-dangling-delete-files", fixes.compact_delete_files(location),
             (Effect("dangling-delete-files", "files", len(dangling), 0),
              Effect("delete-files", "files", len(refs), len(refs) - removed - rewritten + written))))
     return Dimension("deletes", figures, tuple(verdicts))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from icectl.ops.health.collect import Progress, collect_facts
+from icectl.ops.health.collect import Progress, TableFacts, collect_facts
 from icectl.ops.health.deletes import deletes_dimension
 from icectl.ops.health.files import data_files_dimension, partitions_dimension
 from icectl.ops.health.layout import layout_columns, layout_dimension
@@ -23,13 +23,17 @@ __all__ = ["table_health", "DIMENSIONS"]
 DIMENSIONS = ("data-files", "deletes", "manifests", "snapshots", "partitions", "layout", "orphans")
 
 
-def _compaction_forecast(table: Table) -> "tuple[int, int] | None":
-    """(data files rewritten, files written) of ``icectl compact`` with its defaults: the
-    compaction planner's own groups (metadata only, nothing written)."""
-    from icectl.ops.maintain.compact import plan_compaction
+def _compaction_forecast(facts: TableFacts) -> "tuple[int, int] | None":
+    """(data files rewritten, files written) of ``icectl compact`` with its defaults, by
+    compaction's own rules on the files of each partition (files of older specs together, as
+    the compaction planner groups them); the deletes dimension has attached their deletes."""
+    from icectl.ops.maintain.compact_rules import forecast_compaction
 
-    _, _, groups = plan_compaction(table)
-    return sum(len(g.input_files) for g in groups), sum(g.expected_output_files for g in groups)
+    md = facts.md
+    current = md.spec.spec_id
+    groups = [p.files for p in facts.partitions.values() if p.spec_id == current and p.files]
+    older = [f for p in facts.partitions.values() if p.spec_id != current for f in p.files]
+    return forecast_compaction(groups + ([older] if older else []), md.properties)
 
 
 def _delete_compaction_forecast(table: Table) -> "tuple[int, int, int]":
@@ -61,9 +65,10 @@ def table_health(table: Table, *, columns: Sequence[str] | None = None, list_fil
     facts = collect_facts(table.io, md, snapshot, small_file_size=pol["small-file-size"],
                           layout_ids=layout_ids, workers=workers, progress=progress)
     location = table.location
+    deletes = deletes_dimension(facts, pol, location, lambda: _delete_compaction_forecast(table))
     dims: list[Dimension] = [
-        data_files_dimension(facts, pol, location, lambda: _compaction_forecast(table)),
-        deletes_dimension(facts, pol, location, lambda: _delete_compaction_forecast(table)),
+        data_files_dimension(facts, pol, location, lambda: _compaction_forecast(facts)),
+        deletes,
         manifests_dimension(facts, pol, location),
         snapshots_dimension(table.io, facts, pol, location, table.metadata_location, now, workers, progress),
         partitions_dimension(facts, pol),

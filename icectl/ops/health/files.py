@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from icectl.ops.health.collect import PartitionFacts, TableFacts
+from icectl.ops.health import fixes
 from icectl.ops.health.model import DUE, INFO, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
 from icectl.spec.views import partition_json
@@ -113,7 +114,7 @@ def data_files_dimension(facts: TableFacts, policy: Policy, location: str,
                 "data-files", "small-files", DUE,
                 f"{small_files} of {n} data files ({share:.0%}) are smaller than {_mib(small)} "
                 f"(0.75 x the target file size {_mib(target)})",
-                "max-small-file-share", ("icectl", "compact", location),
+                "max-small-file-share", fixes.compact(location),
                 (Effect("data-files", "files", n, after),
                  Effect("files-rewritten", "files", rewritten, written))))
     return Dimension("data-files", figures, tuple(verdicts))

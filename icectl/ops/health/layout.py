@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from icectl.errors import NotFound
 from icectl.ops.health.collect import TableFacts
+from icectl.ops.health import fixes
 from icectl.ops.health.model import DUE, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
 from icectl.spec.partition_identity import partition_key
@@ -120,9 +121,7 @@ def layout_dimension(facts: TableFacts, policy: Policy, location: str, chosen: b
     bad = [c for c in cols if c["overlap-depth-average"] is not None and c["overlap-depth-average"] > limit]
     if bad:
         names = ", ".join(c["column"] for c in bad)
-        cmd: tuple[str, ...] = ("icectl", "compact", location, "--strategy", "sort")
-        if chosen:
-            cmd += ("--sort-order", ", ".join(c["column"] for c in cols))
+        cmd = fixes.compact_sorted(location, [c["column"] for c in cols] if chosen else None)
         # a sort compaction rewrites the files compaction picks (small ones, and too big or
         # with deletes): a perfectly clustered result only when every file is picked
         all_small = sum(p.small_files for p in facts.partitions.values()) == len(facts.data_sizes)

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 from icectl.ops.health.collect import TableFacts
 from icectl.ops.health.files import median
+from icectl.ops.health import fixes
 from icectl.ops.health.model import DUE, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
 from icectl.spec.manifests import MANIFEST_DELETES, ManifestFile
@@ -141,5 +142,5 @@ def manifests_dimension(facts: TableFacts, policy: Policy, location: str) -> Dim
             effects.append(Effect("manifests-per-partition-average", "manifests", avg_opened, 1))
         verdicts.append(Verdict("manifests", "scattered-manifests", DUE, "; ".join(why),
                                 "max-manifests-per-partition" if opened_over else "max-manifest-count-ratio",
-                                ("icectl", "rewrite-manifests", location), tuple(effects)))
+                                fixes.rewrite_manifests(location), tuple(effects)))
     return Dimension("manifests", figures, tuple(verdicts))

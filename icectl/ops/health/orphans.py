@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from icectl.ops.health import fixes
 from icectl.ops.health.model import DUE, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
 from icectl.ops.maintain.orphans import DEFAULT_OLDER_THAN_MS, find_orphan_files
@@ -43,6 +44,6 @@ def orphans_dimension(table: Table, policy: Policy, now: int, list_files: bool,
             "orphans", "orphan-files", DUE,
             f"{n} file(s) ({total} bytes) older than 3 days under the table's location are "
             f"referenced by no metadata",
-            "max-orphan-files", ("icectl", "orphans", table.location, "--delete"),
+            "max-orphan-files", fixes.delete_orphans(table.location),
             (Effect("orphan-files", "files", n, 0), Effect("orphan-bytes", "bytes", total, 0))))
     return Dimension("orphans", figures, tuple(verdicts))

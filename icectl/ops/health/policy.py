@@ -53,6 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from icectl.ops.maintain.compact_rules import MIN_FILE_SIZE_RATIO
 from icectl.spec.properties import (
     DELETE_TARGET_FILE_SIZE,
     DELETE_TARGET_FILE_SIZE_DEFAULT,
@@ -76,7 +77,7 @@ from icectl.spec.properties import (
 __all__ = ["Threshold", "Policy", "read_policy", "HEALTH_PREFIX", "HEALTH_KEYS", "SMALL_FILE_RATIO"]
 
 HEALTH_PREFIX = "icectl.health."
-SMALL_FILE_RATIO = 0.75  # compaction's minimum file size, as a share of the target (compact's rule)
+SMALL_FILE_RATIO = MIN_FILE_SIZE_RATIO  # compaction's minimum file size, as a share of the target
 
 # name -> (icectl.health.* key, default, unit, kind)
 HEALTH_KEYS: dict[str, tuple[str, Any, str, type]] = {

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from icectl.errors import ValidationError
 from icectl.io.manifest.manifest_list import load_manifest_list
 from icectl.ops.health.collect import Progress, TableFacts, decode_manifests
+from icectl.ops.health import fixes
 from icectl.ops.health.model import DUE, WARN, Dimension, Effect, Verdict
 from icectl.ops.health.policy import Policy
 from icectl.spec.manifests import DELETED, ManifestFile
@@ -53,7 +54,8 @@ def _live_files(io: FileIO, manifests: dict[str, ManifestFile], workers: int | N
     out: dict[str, list[tuple[str, int]]] = {}
     count = total = 0
     for done, (m, mc) in enumerate(decoded, 1):
-        files = [(mc.file_path[i], mc.file_size_in_bytes[i]) for i in range(mc.count) if mc.status[i] != DELETED]
+        files = [(path, size) for path, size, status in zip(mc.file_path, mc.file_size_in_bytes, mc.status)
+                 if status != DELETED]
         out[m.manifest_path] = files
         count += len(files)
         total += sum(size for _, size in files)
@@ -139,7 +141,7 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
             f"(history.expire.max-snapshot-age-ms {policy['max-snapshot-age']} ms, keeping at least "
             f"{policy['min-snapshots-to-keep']}); they alone hold {len(freed_files)} file(s) and "
             f"{len(gone_manifests)} manifest(s), {freed} bytes",
-            "max-expirable-snapshots", ("icectl", "expire", location),
+            "max-expirable-snapshots", fixes.expire(location),
             (Effect("snapshots", "snapshots", len(snaps), len(snaps) - len(expired_ids)),
              Effect("bytes-held-by-expirable-snapshots", "bytes", freed, 0),
              Effect("reachable-file-bytes", "bytes", figures["reachable-file-bytes"],
@@ -149,6 +151,6 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
             "snapshots", "large-metadata-file", WARN,
             f"the metadata file is {metadata_bytes} bytes ({len(snaps)} snapshots, "
             f"{len(md.schemas)} schemas, {len(md.specs)} specs); every commit rewrites it",
-            "max-metadata-file-bytes", ("icectl", "expire", location, "--clean-expired-metadata"),
+            "max-metadata-file-bytes", fixes.expire_with_metadata(location),
             (Effect("snapshots", "snapshots", len(snaps), len(snaps) - len(expired_ids)),)))
     return Dimension("snapshots", figures, tuple(verdicts))
