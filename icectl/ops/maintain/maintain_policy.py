@@ -59,7 +59,7 @@ def _time(text: str) -> str:
 
 
 def _defaults() -> dict[str, Any]:
-    from icectl.ops.maintain.compact import MIN_INPUT_FILES_DEFAULT as COMPACT_MIN
+    from icectl.ops.maintain.compact_rules import MIN_INPUT_FILES_DEFAULT as COMPACT_MIN
     from icectl.ops.maintain.compact_deletes import MIN_INPUT_FILES_DEFAULT as DELETES_MIN
 
     from icectl.ops.maintain.orphans import DEFAULT_OLDER_THAN_MS
