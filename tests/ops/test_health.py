@@ -256,3 +256,37 @@ def test_the_compaction_forecast_equals_the_compaction_plan(tmp_path: Path, case
     effects = {e.measure: (e.before, e.after) for e in v.effects}
     assert effects["files-rewritten"] == planned
     assert planned[0] > 0
+
+
+def test_the_warehouse_view_worst_first(tmp_path: Path) -> None:
+    import json
+
+    bad = small_files(tmp_path / "a", n=6)  # due: small files, scattered manifests
+    wh = Path(bad.location).parent.parent
+    good = make_table(tmp_path, "id long")
+    Path(good.location).rename(wh / "db" / "good")
+    broken = wh / "db" / "broken" / "metadata"
+    broken.mkdir(parents=True)
+    (broken / "v1.metadata.json").write_text("{not json")
+    r = icectl("health", "-w", str(wh), "--json")
+    assert r.exit_code == 14, r.output
+    doc = json.loads(r.stdout)
+    assert [row["identifier"] for row in doc["rows"]] == ["db.broken", "db.t", "db.good"]
+    assert [row["status"] for row in doc["rows"]] == ["error", "maintenance-due", "ok"]
+    assert doc["rows"][0]["error"]["kind"] == "corrupt-metadata"
+    assert (doc["tables"], doc["tables-due"], doc["tables-failed"]) == (3, 1, 1)
+    assert doc["rows"][1]["data-files"] == 12 and doc["rows"][1]["worst"] in ("small-files", "scattered-manifests")
+    by_name = json.loads(icectl("health", "-w", str(wh), "--json", "--sort", "name").stdout)
+    assert [row["identifier"] for row in by_name["rows"]] == ["db.broken", "db.good", "db.t"]
+    text = icectl("health", "-w", str(wh))
+    assert text.exit_code == 14 and "db.t" in text.stdout and "maintenance-due" in text.stdout
+
+
+def test_the_snapshot_timeline(tmp_path: Path) -> None:
+    t = _deleted(tmp_path)
+    rows = table_health(t).dimension("snapshots").figures["timeline"]
+    snaps = sorted(t.metadata.snapshots, key=lambda s: s.timestamp_ms)
+    assert [r["snapshot-id"] for r in rows] == [s.snapshot_id for s in snaps]
+    assert [r["operation"] for r in rows] == ["append"] * 6 + ["delete"]
+    assert rows[-1]["total-data-files"] == 12 and rows[-1]["added-delete-files"] > 0
+    assert rows[-1]["total-records"] == int(snaps[-1].summary["total-records"])

@@ -60,6 +60,23 @@ snapshot; the tests in tests/interop check it):
   data-/delete-manifest-bytes, median/min/max-manifest-bytes, manifest-sizes (sorted), added-,
   existing-, deleted-files (sums of the manifest list counts), data-/delete-manifests-after-rewrite,
   manifests-per-partition-average/-max (what a one-partition filter opens) and partitions-probed;
+* ``deletes``: delete-files, delete-bytes, position-delete-files, deletion-vectors,
+  equality-delete-files, position-/equality-delete-records, data-files-with-deletes,
+  delete-files-per-data-file, max-delete-files-per-data-file, deleted-rows, deleted-row-share,
+  read-amplification, bytes-read-by-full-scan, dangling-delete-files, dangling-delete-bytes;
+* ``snapshots``: snapshots, oldest-/newest-snapshot-ms, oldest-snapshot-age-ms, refs, branches,
+  tags, snapshot-log-entries, metadata-log-entries, metadata-file-bytes, schemas,
+  partition-specs, gc-enabled, expirable-snapshots, expirable-refs, bytes-/files-/manifests-
+  held-by-expirable-snapshots (file- and manifest-bytes apart), all-manifests, all-files,
+  all-files-bytes (``all_files``), reachable-files, reachable-file-bytes and ``timeline``: one row
+  per snapshot, oldest first (snapshot-id, parent-id, timestamp-ms, operation and the summary's
+  counts: added-/deleted-records, added-/deleted-data-files, added-/removed-delete-files,
+  added-/removed-files-size, total-records, total-data-files, total-delete-files,
+  total-files-size, total-position-deletes, total-equality-deletes; null where absent);
+* ``layout``: chosen (columns given, not the sort order's) and ``columns``: per column, column,
+  field-id, files-with-bounds, files-without-bounds, overlap-depth-average, overlap-depth-max;
+* ``orphans`` (with the listing only): older-than-ms, listed-files, referenced-files,
+  orphan-files, orphan-bytes;
 * ``partitions``: partitioned, partitions, partitions-with-data, largest-/median-partition-bytes,
   skew (largest / median), gini, tiny-partition-bytes, tiny-partitions, empty-partitions.
 """
