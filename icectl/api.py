@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from icectl.ops.maintain.compact import CompactResult
     from icectl.ops.maintain.compact_deletes import CompactDeletesResult
     from icectl.ops.maintain.expire import ExpireResult
+    from icectl.ops.maintain.maintain import MaintainResult
     from icectl.ops.read.plan import PlanReport
     from icectl.ops.delete.shared_plan import DeleteResult
     from icectl.ops.delete.upsert import UpsertResult
@@ -313,3 +314,21 @@ class Table:
                 retain_last=retain_last, snapshot_ids=tuple(snapshot_ids),
                 clean_expired_metadata=clean_expired_metadata, dry_run=dry_run,
                 delete_outside_location=delete_outside_location, max_workers=workers)
+
+    def maintain(self, policy: Mapping[str, Any] | None = None, *, dry_run: bool = False,
+                 engine: Any = "local", spark: Any = None, workers: int | None = None,
+                 allow_recent: bool = False) -> MaintainResult:
+        """Run the maintenance the table's health says is due, as ``icectl maintain``: ``policy``
+        maps keys to values over the table's properties (what ``--policy FILE`` holds), every
+        one checked before anything runs; compaction runs on ``engine`` as in :meth:`compact`.
+        Returns its :class:`icectl.ops.maintain.maintain.MaintainResult` (a failed step is in
+        ``failed_step``, with the exit code the command line ends with in ``exit_code``)."""
+        from icectl.engines import open_engine
+        from icectl.ops.maintain.maintain import maintain_table
+        from icectl.ops.maintain.maintain_policy import policy_from_json, read_maintain_policy
+
+        over = policy_from_json(dict(policy), "the policy") if policy is not None else None
+        resolved = read_maintain_policy(self._table.metadata.properties, over)
+        with _operation(), open_engine(engine, workers=workers, session=spark) as eng:
+            return maintain_table(self._table, resolved, dry_run=dry_run, engine=eng, workers=workers,
+                                  allow_recent=allow_recent)

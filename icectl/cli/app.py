@@ -63,6 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "upsert": ("upsert_cmd", "Upsert rows from DATA into TABLE by key: rows with the same key are replaced, new keys added."),
     "compact": ("compact_cmd", "Compact the data files of TABLE: rewrite small (or too big) files and files with many deleted rows into files of the target size, as Spark's rewrite_data_files procedure does, committed as one `replace` snapshot."),
     "rewrite-manifests": ("rewrite_manifests_cmd", "Rewrite TABLE's manifests so each holds the entries of neighbouring partitions, at the target size."),
+    "maintain": ("maintain_cmd", "Run the maintenance TABLE's health says is due, in order: expire snapshots, remove orphan files, rewrite delete files (compact --deletes), compact data files, rewrite manifests."),
     "cache": ("cache_cmd", "Inspect or empty the cache of decoded manifests that `icectl plan` and `icectl scan` share across runs."),
     "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot, history, refs, manifests, files, entries, all-files, position-deletes, metadata-log."),
     "schema": ("schema_cmds", "Evolve a table's schema."),

@@ -52,6 +52,7 @@ CREATES = "creates or registers a table; refuses a location at, above or below a
 
 CLASSIFIED: dict[str, str] = {
     "orphans": DELETES, "expire": DELETES, "drop": DELETES, "append": DELETES,  # (--move)
+    "maintain": DELETES,  # (its expire and orphans steps)
     "create": CREATES, "register": CREATES,
     "cache clear": CACHE, "cache info": READS,
     "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
@@ -205,6 +206,21 @@ def _append_move_from_another_table(lay: Layout, t: Path) -> dict:
     return {}
 
 
+def _maintain(lay: Layout, t: Path) -> dict:
+    """Its expire and orphans steps, each with the cut-off of the commands' cases above."""
+    policy = lay.root / f"maintain-{t.name}.json"
+    policy.write_text(json.dumps({"icectl.maintain.expire.older-than": FUTURE_MS,
+                                  "icectl.maintain.orphans.older-than": "36h"}))
+    out = json.loads(run("maintain", t, "--policy", policy, "--json"))
+    steps = {s["step"]: s for s in out["steps"]}
+    assert steps["orphans"]["status"] == "done" and not lay.orphans[t].exists()
+    assert str(lay.orphans[t]) in steps["orphans"]["result"]["orphan-files"]
+    if t != lay.beside:  # (the table beside has one snapshot: nothing expires)
+        assert steps["expire"]["status"] == "done"
+        assert steps["expire"]["result"]["deleted_manifest_lists_count"] >= 1
+    return out
+
+
 WAYS: dict[str, Callable[[Layout, Path], object]] = {
     "orphans --delete": _orphans,
     "expire": _expire,
@@ -213,6 +229,7 @@ WAYS: dict[str, Callable[[Layout, Path], object]] = {
     "drop --purge": lambda lay, t: _drop(lay, t, "--purge"),
     "append --move": _append_move,
     "append --move (another table's file)": _append_move_from_another_table,
+    "maintain": _maintain,
 }
 
 

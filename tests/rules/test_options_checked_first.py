@@ -43,6 +43,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
     "compact": [("data", ["{T}", "--min-input-files", "1"]),
                 ("deletes", ["{T}", "--deletes", "--min-input-files", "1"])],
     "rewrite-manifests": [("rewrite-manifests", ["{T}"])],
+    "maintain": [("maintain", ["{T}", "--policy", "{D}/maintain.json", "--allow-recent"])],
     "expire": [("expire", ["{T}", "--older-than", "0s", "--retain-last", "1"])],
     "orphans": [("delete", ["{T}", "--older-than", "0s", "--delete", "--allow-recent"])],
     "upgrade": [("upgrade", ["{T}", "--format-version", "3"])],
@@ -148,6 +149,7 @@ def _workspace(root: Path) -> dict[str, str]:
     pq.write_table(pa.table({"id": [1], "name": ["x"], "n": [1], "wide": ["w"]},
                             schema=required.append(pa.field("wide", pa.string()))), d / "wider.parquet")
     (d / "changes.json").write_text(json.dumps([{"op": "add", "column": "region", "type": "string"}]))
+    (d / "maintain.json").write_text(json.dumps({"icectl.maintain.orphans.older-than": "0s"}))
     _ok("create", t, "--schema", "id long not null, name string not null, n int", "--partition",
         "bucket(4, id)", "--sort-order", "id desc", "--property", "k=v")
     _ok("schema", "identifier-fields", "set", t, "id")

@@ -158,6 +158,13 @@ def work(template: Work) -> Work:
     return template
 
 
+def _maintain_policy(w: Work) -> str:
+    """A policy whose expiry cut-off is in 2100: maintain's first commit is its expire step's."""
+    path = w.root / "in" / "maintain.json"
+    path.write_text(json.dumps({"icectl.maintain.expire.older-than": "4102444800000"}))
+    return str(path)
+
+
 def _catalog_file(w: Work) -> str:
     return str(next((w.root / "db" / "reg" / "metadata").glob("00000-*.metadata.json")))
 
@@ -190,6 +197,7 @@ CASES: dict[str, dict[str, Args]] = {
         "v3": lambda w: ["compact", w.table3, "--min-input-files", "2", "--workers", "1"],
     },
     "rewrite-manifests": {"": lambda w: ["rewrite-manifests", w.table]},
+    "maintain": {"": lambda w: ["maintain", w.table, "--policy", _maintain_policy(w)]},
     "schema add": {"": lambda w: ["schema", "add", w.table, "z", "int"]},
     "schema drop": {"": lambda w: ["schema", "drop", w.table, "v"]},
     "schema rename": {"": lambda w: ["schema", "rename", w.table, "v", "value"]},

@@ -44,7 +44,7 @@ from icectl.spec.result_json import (
 from icectl.table.store import version_hint_path
 from icectl.table.table import Table
 
-__all__ = ["OrphanResult", "find_orphan_files", "delete_orphan_files", "normalize_path",
+__all__ = ["OrphanResult", "find_orphan_files", "delete_orphan_files", "require_old_enough", "normalize_path",
            "DEFAULT_OLDER_THAN_MS"]
 
 DEFAULT_OLDER_THAN_MS = 3 * 24 * 3600 * 1000
@@ -151,13 +151,18 @@ def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
     if getattr(table, "read_only", None):
         raise UnsupportedFeature(table.read_only)  # a catalog's table: its catalog owns its files
     require_gc_enabled(table.metadata.properties, "delete orphan files")
-    now = now if now is not None else now_ms()
+    require_old_enough(older_than_ms, now if now is not None else now_ms(), allow_recent)
+    return _run(table, older_than_ms, True, workers, progress)
+
+
+def require_old_enough(older_than_ms: int, now: int, allow_recent: bool = False) -> None:
+    """The 24-hour rule of deleting orphan files: unless ``allow_recent``, NeedsOverride for a
+    cut-off less than 24 hours before ``now`` (or after it)."""
     if not allow_recent and older_than_ms > now - MIN_DELETE_AGE_MS:
         raise NeedsOverride(
             "cannot delete orphan files with a cut-off less than 24 hours ago (or in the future): "
             "files of commits still in progress could be deleted", "allow_recent",
             "delete them when no other writer can be at work on the table")
-    return _run(table, older_than_ms, True, workers, progress)
 
 
 def _check_location(table: Table) -> None:
