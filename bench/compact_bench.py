@@ -21,7 +21,10 @@ of live data files and the record total are read back and compared between the t
 
 Reported: the median wall time, and the median peak resident memory of the whole process tree
 (driver, worker processes, the JVM), sampled every 50 ms from /proc (the sum of the tree's
-VmRSS at its largest), per tool, and the ratios.
+VmRSS at its largest), per tool, and the ratios; and of the compacted table: the bytes of its
+live data files and the median time to read them whole with pyarrow (one thread; each tool's
+last output kept aside and scanned 7 times at the end, the tools interleaved), per tool and
+against Spark's (same codec: the table's, zstd).
 
 Usage:
     python bench/compact_bench.py                      # 200 files x 25,000 rows (~0.1 GB), 3 reps
@@ -162,6 +165,29 @@ def live_state(location: str) -> tuple[int, int]:
     return int(s["total-data-files"]), int(s["total-records"])
 
 
+def live_files(location: str) -> list[str]:
+    """The paths of the current snapshot's live data files."""
+    from icectl.ops.read.inspect import files_view
+    from icectl.table.table import Table
+
+    t = Table.load(location)
+    return [f["file-path"] for f in files_view(t.io, t.metadata, t.metadata.current_snapshot(), "data")]
+
+
+def scan_seconds(paths: list[str], reps: int = 3) -> float:
+    """Median seconds to read every column of these Parquet files with pyarrow (one thread, so
+    the figure is the files' decoding cost rather than the machine's parallelism)."""
+    import pyarrow.parquet as pq
+
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for p in paths:
+            pq.read_table(p, use_threads=False)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
 def run_one(tool: str, shape: dict, root: str, sort: str | None = None) -> dict:
     restore(shape)
     loc = shape["location"]
@@ -181,7 +207,23 @@ def run_one(tool: str, shape: dict, root: str, sort: str | None = None) -> dict:
         res = {"wall": wall, "rss_mb": rss, "start": o["start-seconds"], "call": o["call-seconds"],
                "added": int(o["rows"][0][1]) if o["rows"] else None}
     res["files_after"], res["records"] = live_state(loc)
+    out = live_files(loc)
+    res["bytes_after"] = sum(os.path.getsize(p) for p in out)
+    # the compacted files are kept aside, to be scanned with the other tools' at the end
+    keep = os.path.join(root, "outputs", tool)
+    shutil.rmtree(keep, ignore_errors=True)
+    os.makedirs(keep)
+    res["outputs"] = [shutil.copy(p, os.path.join(keep, f"{i:04d}-{os.path.basename(p)}")) for i, p in enumerate(out)]
     return res
+
+
+def scan_outputs(runs: dict[str, list[dict]], reps: int = 7) -> dict[str, float]:
+    """Median seconds to read each tool's last compacted files, the tools interleaved."""
+    times: dict[str, list[float]] = {t: [] for t in runs}
+    for _ in range(reps):
+        for t in runs:
+            times[t].append(scan_seconds(runs[t][-1]["outputs"], reps=1))
+    return {t: statistics.median(v) for t, v in times.items()}
 
 
 TOOLS = ("icectl-w1", "icectl-w2", "spark")
@@ -218,6 +260,7 @@ def main() -> int:
                     ("spark" in states and any(m[0] > states["spark"][0] for m in mine)):
                 problems.append(f"rep {rep}: files/records after compaction differ: {states}")
                 print(f"!!! MISMATCH {problems[-1]}", file=sys.stderr)
+        scans = scan_outputs(runs)
         med = lambda t, k: statistics.median(r[k] for r in runs[t])  # noqa: E731
         result = {
             "files": shape["files"], "rows-per-file": shape["rows"], "bytes": shape["bytes"], "reps": args.reps,
@@ -225,7 +268,9 @@ def main() -> int:
             "tools": {t: {"seconds": round(med(t, "wall"), 2), "peak-rss-mb": round(med(t, "rss_mb"), 0),
                           "runs": [round(r["wall"], 2) for r in runs[t]],
                           "peak-rss-runs": [round(r["rss_mb"]) for r in runs[t]],
-                          "files-after": runs[t][-1]["files_after"]} for t in tools},
+                          "files-after": runs[t][-1]["files_after"],
+                          "bytes-after": runs[t][-1]["bytes_after"],
+                          "scan-seconds": round(scans[t], 3)} for t in tools},
             "mismatches": problems,
         }
         if "spark" in tools:
@@ -236,6 +281,10 @@ def main() -> int:
                 if t != "spark":
                     result["tools"][t]["x-faster-than-spark"] = round(sp / result["tools"][t]["seconds"], 2)
                     result["tools"][t]["peak-rss-vs-spark"] = round(result["tools"][t]["peak-rss-mb"] / sp_mem, 2)
+                    result["tools"][t]["bytes-vs-spark"] = round(
+                        result["tools"][t]["bytes-after"] / result["tools"]["spark"]["bytes-after"], 3)
+                    result["tools"][t]["scan-vs-spark"] = round(
+                        result["tools"][t]["scan-seconds"] / result["tools"]["spark"]["scan-seconds"], 2)
         if "icectl-w1" in tools and "icectl-w2" in tools:
             result["scaling-w1-to-w2"] = round(result["tools"]["icectl-w1"]["seconds"] /
                                                result["tools"]["icectl-w2"]["seconds"], 2)
@@ -252,6 +301,11 @@ def main() -> int:
                         "spark": "spark local[2]"}[t]
                 print(f"{name:22} {r['seconds']:8.2f} {r['peak-rss-mb']:7.0f} MiB {r['files-after']:12d} "
                       f"{r.get('x-faster-than-spark', 1.0):10.2f}x {r.get('peak-rss-vs-spark', 1.0):9.2f}x")
+            print(f"{'output':22} {'bytes':>12} {'x spark':>8} {'scan s':>8} {'x spark':>8}")
+            for t in tools:
+                r = result["tools"][t]
+                print(f"{t:22} {r['bytes-after']:12d} {r.get('bytes-vs-spark', 1.0):8.3f} "
+                      f"{r['scan-seconds']:8.3f} {r.get('scan-vs-spark', 1.0):8.2f}")
             if "spark" in tools:
                 print(f"spark: session start {result['spark-session-start-seconds']:.2f}s, "
                       f"rewrite_data_files {result['spark-call-seconds']:.2f}s")

@@ -21,5 +21,9 @@ def test_icectl_runs_compact_the_same_restored_table(tmp_path):
     # 4 partitions of 5 files (min-input-files): each becomes one file, from the same start
     assert (one["files_after"], one["records"]) == (two["files_after"], two["records"]) == (4, 4000)
     assert one["added"] == two["added"] == 4 and one["wall"] > 0 and one["rss_mb"] > 0
+    # the compacted files are measured: their bytes (the same rows, the same bytes) and a scan
+    assert one["bytes_after"] == two["bytes_after"] > 0
+    scans = cb.scan_outputs({"icectl-w1": [one], "icectl-w2": [two]}, reps=1)
+    assert set(scans) == {"icectl-w1", "icectl-w2"} and min(scans.values()) > 0
     # the pristine copy is untouched
     assert cb.live_state(shape["pristine"]) == (20, 4000)

@@ -12,7 +12,8 @@ from icectl.ops.read import inspect as views
 
 app = typer.Typer(
     help="""Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot,
-history, refs, manifests, files, entries, all-files, position-deletes, metadata-log. Every view takes --json.
+history, refs, manifests, files, entries, all-files, all-manifests, all-entries, ancestors,
+position-deletes, metadata-log. Every view takes --json.
 
 Examples:
 
@@ -176,6 +177,53 @@ def inspect_all_files(table: TableArg, warehouse: WarehouseOpt = None, json_out:
     _show(v, json_out, ["content", "spec", "records", "size", "path"],
                        [[views.FILE_CONTENT_NAMES.get(f["content"]), f["spec-id"], f["record-count"],
                          f["file-size-in-bytes"], f["file-path"]] for f in v])
+
+
+@app.command("all-manifests", help="The manifests of every snapshot of every branch and tag, once per snapshot that lists them (reference-snapshot-id), with data and delete file counts and partition summaries - like the reference's `all_manifests` table (its columns, named with - for _).\n\nExample: icectl inspect all-manifests ./wh/db/events --json")
+@handle_errors
+def inspect_all_manifests(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.read import inspect_all
+
+    t = load_table(table, warehouse)
+    v = inspect_all.all_manifests_table(t.io, t.metadata)
+    _show(v, json_out, ["snapshot", "content", "spec", "added-snapshot", "data-files", "delete-files", "path"],
+          [[m["reference-snapshot-id"], "deletes" if m["content"] else "data", m["partition-spec-id"],
+            _short(m["added-snapshot-id"]),
+            f"+{m['added-data-files-count']} ={m['existing-data-files-count']} -{m['deleted-data-files-count']}",
+            f"+{m['added-delete-files-count']} ={m['existing-delete-files-count']} -{m['deleted-delete-files-count']}",
+            m["path"]] for m in v])
+
+
+@app.command("all-entries", help="Every entry (deleted ones too) of every manifest reachable from any snapshot of any branch or tag, each manifest read once: status (0 existing, 1 added, 2 deleted), snapshot, sequence numbers, the data file and its readable metrics - like the reference's `all_entries` table (its columns, named with - for _).\n\nExample: icectl inspect all-entries ./wh/db/events --json")
+@handle_errors
+def inspect_all_entries(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.read import inspect_all
+
+    t = load_table(table, warehouse)
+    v = inspect_all.all_entries_table(t.io, t.metadata)
+    status = {0: "existing", 1: "added", 2: "deleted"}
+    _show(v, json_out, ["status", "snapshot-id", "seq", "file-seq", "content", "records", "path"],
+          [[status.get(e["status"], e["status"]), _short(e["snapshot-id"]), _short(e["sequence-number"]),
+            _short(e["file-sequence-number"]), views.FILE_CONTENT_NAMES.get(e["data-file"]["content"]),
+            e["data-file"]["record-count"], e["data-file"]["file-path"]] for e in v])
+
+
+@app.command("ancestors", help="A snapshot (the current one by default, or ID, or the head of --ref) and its ancestors, newest first, with their timestamps in milliseconds - like the reference's `ancestors_of` procedure.\n\nExamples:\n\n  icectl inspect ancestors ./wh/db/events\n  icectl inspect ancestors ./wh/db/events 4348573049 --json\n  icectl inspect ancestors ./wh/db/events --ref audit")
+@handle_errors
+def inspect_ancestors(
+    table: TableArg,
+    snapshot_id: Annotated[Optional[int], typer.Argument(metavar="ID", help="Snapshot id (default: current).", show_default=False)] = None,
+    ref: Annotated[Optional[str], typer.Option("--ref", help="Start from the snapshot this branch or tag points at (instead of ID).")] = None,
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.read import inspect_all
+
+    t = load_table(table, warehouse)
+    s = views.select_snapshot(t.metadata, snapshot_id, ref)
+    v = inspect_all.ancestors_table(t.metadata, s)
+    _show(v, json_out, ["snapshot-id", "timestamp", "time"],
+          [[a["snapshot-id"], a["timestamp"], views.iso_ms(a["timestamp"])] for a in v])
 
 
 @app.command("position-deletes", help="Rows of the position delete files and deletion vectors of the current snapshot (or --snapshot/--ref): data file, position, partition, spec, delete file - like the reference's `position_deletes` table (without `row`).\n\nExample: icectl inspect position-deletes ./wh/db/events --json")

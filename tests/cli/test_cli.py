@@ -180,7 +180,8 @@ def test_every_view_has_json(tmp_path: Path) -> None:
     loc = tmp_path / "t"
     assert run("create", str(loc), "--schema", "id long, d date", "--partition", "d").returncode == 0
     for view in ("table", "schema", "partitions", "spec", "snapshots", "history", "refs", "manifests",
-                 "files", "entries", "all-files", "position-deletes", "metadata-log"):
+                 "files", "entries", "all-files", "position-deletes", "metadata-log", "all-manifests",
+                 "all-entries", "ancestors"):
         r = run("inspect", view, str(loc), "--json")
         assert r.returncode == 0, (view, r.stderr)
         json.loads(r.stdout)

@@ -73,6 +73,9 @@ SHOWN = {
     "manifests": ("added-snapshot-id",),
     "entries": ("snapshot-id",),
     "metadata-log": ("timestamp",),
+    "all-manifests": ("reference-snapshot-id", "added-snapshot-id"),
+    "all-entries": ("snapshot-id",),
+    "ancestors": ("snapshot-id", "timestamp"),
 }
 
 

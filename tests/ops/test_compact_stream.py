@@ -271,7 +271,7 @@ def test_rows_given_in_pieces_roll_like_rows_given_at_once(tmp_path: Path) -> No
     schema = Schema.from_json({"type": "struct", "schema-id": 0, "fields": [
         {"id": 1, "name": "id", "required": False, "type": "long"},
         {"id": 2, "name": "s", "required": False, "type": "string"}]})
-    data = pa.table({"id": pa.array(range(100_000), pa.int64()), "s": [f"v{i % 977}-{i}" for i in range(100_000)]})
+    data = pa.table({"id": pa.array(range(100_000), pa.int64()), "s": [f"v{i % 977}-{i * 2654435761 % 2**32:x}" for i in range(100_000)]})
     opts = ParquetWriteOptions(target_file_size_bytes=300_000, row_group_size_bytes=150_000, compression="zstd")
     names = iter(range(1000))
 

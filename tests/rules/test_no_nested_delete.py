@@ -57,7 +57,7 @@ CLASSIFIED: dict[str, str] = {
     "cache clear": CACHE, "cache info": READS,
     "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
     **{f"inspect {v}": READS for v in (
-        "all-files", "entries", "files", "history", "manifests", "metadata-log", "partitions",
+        "all-files", "all-manifests", "all-entries", "ancestors", "entries", "files", "history", "manifests", "metadata-log", "partitions",
         "position-deletes", "refs", "schema", "snapshot", "snapshots", "spec", "table")},
     "properties list": READS,
     **{c: COMMITS for c in (

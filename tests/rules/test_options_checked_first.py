@@ -87,6 +87,7 @@ READ_ONLY = {
     "inspect table", "inspect schema", "inspect partitions", "inspect spec", "inspect entries",
     "inspect all-files", "inspect position-deletes", "inspect snapshots", "inspect snapshot",
     "inspect history", "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
+    "inspect all-manifests", "inspect all-entries", "inspect ancestors",
 }
 
 # output options besides --field, and a bad value of each (input-format options are named

@@ -242,7 +242,8 @@ NO_COMMIT: dict[str, tuple[str, Args | None]] = {
         "plan", "check", "health", "scan", "changes", "cache info", "list", "properties list", "inspect table",
         "inspect schema", "inspect partitions", "inspect spec", "inspect entries", "inspect all-files",
         "inspect position-deletes", "inspect snapshots", "inspect snapshot", "inspect history",
-        "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log")},
+        "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
+        "inspect all-manifests", "inspect all-entries", "inspect ancestors")},
 }
 NO_COMMIT["drop --purge"] = ("deletes what the metadata reaches, then the metadata; commits nothing",
                              lambda w: ["drop", w.table, "--purge"])

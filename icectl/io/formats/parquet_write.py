@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from icectl.errors import IcectlError, InvalidInput, StorageError, UnsupportedFeature
+from icectl.io.formats.parquet_dictionary import dictionary_columns
 from icectl.io.storage.files import FileIO
 from icectl.spec import properties as props_
 from icectl.spec.schema import Schema
@@ -179,14 +180,35 @@ class WrittenFile:
     nan_counts: dict[int, int] | None = None  # of the ``nan_fields`` the writer was given
 
 
-def _open_writer(f: Any, schema: pa.Schema, options: ParquetWriteOptions, iceberg_json: str) -> Any:
+# the level the reference's Parquet writer uses when write.parquet.compression-level is unset
+# (parquet-mr's ZSTD default is 3, Hadoop's zlib default 6; Arrow's own defaults are 1 and 9)
+_DEFAULT_LEVELS = {"zstd": 3, "gzip": 6}
+
+
+def compression_level(options: ParquetWriteOptions) -> int | None:
+    """The compression level a file is written with: the table's, else the reference's default."""
     codec = _CODECS[options.compression]
-    level = options.compression_level if codec not in ("none", "snappy") else None
+    if codec in ("none", "snappy", "lz4"):
+        return None
+    return options.compression_level if options.compression_level is not None else _DEFAULT_LEVELS.get(codec)
+
+
+def _open_writer(f: Any, schema: pa.Schema, options: ParquetWriteOptions, iceberg_json: str,
+                 first_rows: pa.Table | None = None) -> Any:
+    """A Parquet writer with the table's options. The columns whose dictionary pays on
+    ``first_rows`` (the first rows the file receives) are dictionary-encoded, the others PLAIN,
+    as the reference decides on a column's first page (:mod:`.parquet_dictionary`); the page
+    index (column and offset indexes) is written, as the reference writes it."""
+    codec = _CODECS[options.compression]
+    dictionary: bool | list[str] = True
+    if first_rows is not None:
+        dictionary = dictionary_columns(first_rows, options.page_row_limit)
     writer = pq.ParquetWriter(
-        f, schema, compression=codec, compression_level=level, version="2.6",
+        f, schema, compression=codec, compression_level=compression_level(options), version="2.6",
         store_schema=False, store_decimal_as_integer=True, write_statistics=True,
-        use_dictionary=True, dictionary_pagesize_limit=options.dict_size_bytes,
+        use_dictionary=dictionary, dictionary_pagesize_limit=options.dict_size_bytes,
         data_page_size=options.page_size_bytes, max_rows_per_page=options.page_row_limit,
+        write_page_index=True,
     )
     writer.add_key_value_metadata({"iceberg.schema": iceberg_json})
     return writer
@@ -274,11 +296,11 @@ class RollingWriter:
         return min(rows_per_group, room)
 
     def _write_group(self) -> None:
-        if self._f is None:
-            self._open_file()
         n = min(self._next_group_rows(), self._pending_rows)
         data = self._pending[0] if len(self._pending) == 1 else pa.concat_tables(self._pending)
         group, rest = data.slice(0, n), data.slice(n)
+        if self._f is None:
+            self._open_file(group)
         self._pending = [rest] if rest.num_rows else []
         self._pending_rows = rest.num_rows
         try:
@@ -298,14 +320,14 @@ class RollingWriter:
         if size_now >= self.options.target_file_size_bytes:
             self._finish_file()
 
-    def _open_file(self) -> None:
+    def _open_file(self, first_rows: pa.Table) -> None:
         self._path = self.next_path()
         self._f = self.file_io.open(self._path, "wb")
         self._rows = 0
         self._nans = {fid: 0 for fid in self.nan_fields}
         self._stored_per_row = max(1.0, self._seen_bytes / max(1, self._seen_rows))
         try:
-            self._writer = _open_writer(self._f, self.schema, self.options, self.iceberg_json)
+            self._writer = _open_writer(self._f, self.schema, self.options, self.iceberg_json, first_rows)
         except BaseException:
             self.abort()
             raise

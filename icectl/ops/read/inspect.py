@@ -13,10 +13,9 @@ from typing import TYPE_CHECKING, Any
 from icectl.spec.metadata import TableMetadata, select_snapshot
 from icectl.spec.reserved import DATA, EQUALITY_DELETES, MANIFEST_DELETES, POSITION_DELETES
 from icectl.spec.snapshots import Snapshot, ancestor_ids
-from icectl.spec.types import IcebergType
-from icectl.spec.values import from_bytes, to_human
 from icectl.spec.views import (iso_ms, metadata_summary, partition_json, refs_by_snapshot, schema_view,
                                snapshot_row, spec_string, spec_view)
+from icectl.ops.read.inspect_all import summary_bound
 from icectl.table.commit.snapshot_manifests import live_entries, read_manifests
 
 if TYPE_CHECKING:
@@ -40,22 +39,6 @@ def partitions_view(md: TableMetadata) -> dict[str, Any]:
 def snapshots_view(md: TableMetadata) -> list[dict[str, Any]]:
     refs = refs_by_snapshot(md)
     return [snapshot_row(md, s, refs) for s in sorted(md.snapshots, key=lambda s: (s.timestamp_ms, s.sequence_number))]
-
-
-def _summary_value(t: IcebergType, b: bytes | None, transform: Any = None,
-                   source_type: IcebergType | None = None) -> str | None:
-    """A partition summary bound as text. Like the reference's ``manifests`` table, the
-    transform renders it (a year bound reads ``2024``, an hour ``2024-01-02-10``, and a missing
-    bound - all values null - reads ``null``, as the transform renders a null)."""
-    if b is None:
-        return transform.to_human_string(None, source_type) if transform is not None else None
-    try:
-        value = from_bytes(t, b)
-        if transform is not None:
-            return transform.to_human_string(value, source_type)
-        return to_human(t, value)
-    except Exception:  # noqa: BLE001 - an unreadable bound is shown raw, never fatal
-        return b.hex()
 
 
 def manifest_row(md: TableMetadata, m: ManifestFile) -> dict[str, Any]:
@@ -85,8 +68,8 @@ def manifest_row(md: TableMetadata, m: ManifestFile) -> dict[str, Any]:
                 "field": pf.name,
                 "contains-null": fs.contains_null,
                 "contains-nan": fs.contains_nan,
-                "lower-bound": _summary_value(pf.type, fs.lower_bound, field.transform, src_type),
-                "upper-bound": _summary_value(pf.type, fs.upper_bound, field.transform, src_type),
+                "lower-bound": summary_bound(pf.type, fs.lower_bound, field.transform, src_type),
+                "upper-bound": summary_bound(pf.type, fs.upper_bound, field.transform, src_type),
             })
     row["partition-summaries"] = summaries
     if md.format_version >= 3:
