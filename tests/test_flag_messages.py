@@ -28,6 +28,9 @@ ALLOWED = {
                                       "command line (its JSON contract), not a message"
        for flag in ("--delete-file-threshold", "--deletes", "--strategy", "--sort-order",
                     "--clean-expired-metadata", "--delete")},
+    **{("ops/health/html_page.py", prop): "a CSS custom property of the report's style sheet (CSS "
+                                           "spells them with two dashes), not a flag"
+       for prop in ("--bad", "--bar", "--due", "--ink", "--line", "--mute", "--ok", "--rest", "--target")},
 }
 
 

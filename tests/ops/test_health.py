@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from clirun import icectl, icectl_json
-from ops_support import make_table, small_files
+from support.tables import empty_table, small_files
 
 from icectl.ops.health import DIMENSIONS, DUE, read_policy, table_health
 from icectl.ops.read.inspect import files_view, manifests_view
@@ -23,7 +23,7 @@ def _fig(report, dim: str) -> dict:
 
 
 def test_figures_equal_the_inspect_views(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=6)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=6)
     report = table_health(t)
     md = t.metadata
     files = files_view(t.io, md, md.current_snapshot())
@@ -63,14 +63,14 @@ def test_thresholds_come_from_table_properties(tmp_path: Path) -> None:
 
 
 def test_a_healthy_table_has_nothing_due(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=1, props={"write.target-file-size-bytes": "1000"})
+    t = small_files(tmp_path / "wh" / "db" / "t", n=1, properties={"write.target-file-size-bytes": "1000"})
     report = table_health(t)
     assert not report.due, [v.problem for v in report.verdicts]
     assert report.status == "ok"
 
 
 def test_the_compact_verdict_predicts_what_compact_does(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=6)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=6)
     report = table_health(t)
     v = next(v for v in report.verdicts if v.code == "small-files")
     assert v.severity == DUE and v.command[:2] == ("icectl", "compact")
@@ -82,7 +82,7 @@ def test_the_compact_verdict_predicts_what_compact_does(tmp_path: Path) -> None:
 
 
 def test_the_rewrite_manifests_verdict_predicts_its_effect(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=6)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=6)
     v = next(v for v in table_health(t).verdicts if v.code == "scattered-manifests")
     expected = {e.measure: e.after for e in v.effects}
     r = icectl(*v.command[1:])
@@ -93,7 +93,7 @@ def test_the_rewrite_manifests_verdict_predicts_its_effect(tmp_path: Path) -> No
 
 
 def test_the_cli_json_and_exit_code(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=6)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=6)
     r = icectl("health", t.location, "--json")
     assert r.exit_code == 14, r.output
     import json
@@ -110,20 +110,20 @@ def test_the_cli_json_and_exit_code(tmp_path: Path) -> None:
             assert set(e) == {"measure", "unit", "before", "after"}
     thresholds = doc["thresholds"]
     assert thresholds["target-file-size"]["property"] == "write.target-file-size-bytes"
-    healthy = make_table(tmp_path / "h", "id long")
+    healthy = empty_table(tmp_path / "h" / "wh" / "db" / "t", "id long")
     assert icectl_json("health", healthy.location, "--json")["status"] == "ok"
 
 
 @pytest.mark.parametrize("args", [["--sort", "nonsense"]])
 def test_bad_options_are_invalid_input(tmp_path: Path, args: list[str]) -> None:
-    t = make_table(tmp_path, "id long")
+    t = empty_table(tmp_path / "wh" / "db" / "t", "id long")
     r = icectl("health", t.location, *args)
     assert r.exit_code == 2 and "--sort" in r.stderr, r.output
 
 
 def _deleted(tmp_path: Path) -> Table:
     """small_files with position deletes in both partitions (one delete commit)."""
-    t = small_files(tmp_path, n=6)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=6)
     ids = ", ".join(str(i * 10 + k) for i in range(6) for k in (0, 1, 5))  # 3 rows of each of the 12 files
     r = icectl("delete", t.location, "--filter", f"id in ({ids})")
     assert r.exit_code == 0, r.output
@@ -172,7 +172,7 @@ def test_dangling_deletes_and_compact_deletes(tmp_path: Path) -> None:
 
 
 def test_expirable_snapshots_and_the_bytes_only_they_hold(tmp_path: Path) -> None:
-    t = small_files(tmp_path, n=6)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=6)
     assert icectl("compact", t.location).exit_code == 0
     assert icectl("properties", "set", t.location, "history.expire.max-snapshot-age-ms=1").exit_code == 0
     t = Table.load(t.location)
@@ -202,7 +202,7 @@ def test_layout_overlap_depth(tmp_path: Path) -> None:
 
     assert overlap_depths([(1, 5), (2, 6), (7, 9)]) == ((1 + 2 + 1) / 3, 2)
     assert overlap_depths([(1, 1), (1, 1)]) == (2.0, 2)
-    t = make_table(tmp_path, "id long, v string", sort="id")
+    t = empty_table(tmp_path / "wh" / "db" / "t", "id long, v string", sort="id")
     for i in range(6):  # every file spans the whole id range: a point filter reads all six
         write_rows(Table.load(t.location), pa.table({"id": pa.array([0, 100 + i], pa.int64()), "v": ["x", "y"]}))
     lay = table_health(Table.load(t.location)).dimension("layout")
@@ -220,7 +220,7 @@ def test_layout_overlap_depth(tmp_path: Path) -> None:
 def test_orphans_only_when_listed(tmp_path: Path) -> None:
     import os
 
-    t = small_files(tmp_path, n=1)
+    t = small_files(tmp_path / "wh" / "db" / "t", n=1)
     stray = Path(t.location) / "data" / "stray.parquet"
     stray.write_bytes(b"x" * 123)
     old = 1_000_000_000
@@ -243,7 +243,7 @@ def test_the_compaction_forecast_equals_the_compaction_plan(tmp_path: Path, case
     from icectl.ops.maintain.compact import plan_compaction
     from icectl.ops.write.rows import write_rows
 
-    t = _deleted(tmp_path) if case == "deletes" else small_files(tmp_path, n=7)
+    t = _deleted(tmp_path) if case == "deletes" else small_files(tmp_path / "wh" / "db" / "t", n=7)
     if case == "evolved-spec":
         assert icectl("partition", "add", t.location, "bucket(2, id)").exit_code == 0
         for i in range(3):
@@ -261,9 +261,9 @@ def test_the_compaction_forecast_equals_the_compaction_plan(tmp_path: Path, case
 def test_the_warehouse_view_worst_first(tmp_path: Path) -> None:
     import json
 
-    bad = small_files(tmp_path / "a", n=6)  # due: small files, scattered manifests
+    bad = small_files(tmp_path / "a" / "wh" / "db" / "t", n=6)  # due: small files, scattered manifests
     wh = Path(bad.location).parent.parent
-    good = make_table(tmp_path, "id long")
+    good = empty_table(tmp_path / "wh" / "db" / "t", "id long")
     Path(good.location).rename(wh / "db" / "good")
     broken = wh / "db" / "broken" / "metadata"
     broken.mkdir(parents=True)

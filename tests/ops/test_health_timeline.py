@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from icectl.ops.health.timeline import TOTALS, snapshot_timeline
+from icectl.ops.health.timeline import CHANGES, TOTALS, snapshot_timeline
 from icectl.spec.snapshots import Snapshot
 
 
@@ -27,7 +27,7 @@ def test_rows_in_commit_order_with_totals_or_null():
     assert [rows[2][k] for k in TOTALS] == [7, None, None, None]
     assert rows[2] == {"snapshot-id": 3, "parent-snapshot-id": 2, "sequence-number": 3, "timestamp-ms": 3000,
                        "operation": "delete", "total-records": 7, "total-data-files": None,
-                       "total-delete-files": None, "total-files-size": None}
+                       "total-delete-files": None, "total-files-size": None, **dict.fromkeys(CHANGES)}
 
 
 def test_no_snapshots_no_rows():

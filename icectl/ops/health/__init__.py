@@ -69,8 +69,8 @@ snapshot; the tests in tests/interop check it):
   partition-specs, gc-enabled, expirable-snapshots, expirable-refs, bytes-/files-/manifests-
   held-by-expirable-snapshots (file- and manifest-bytes apart), all-manifests, all-files,
   all-files-bytes (``all_files``), reachable-files, reachable-file-bytes and ``timeline``: one row
-  per snapshot, oldest first (snapshot-id, parent-id, timestamp-ms, operation and the summary's
-  counts: added-/deleted-records, added-/deleted-data-files, added-/removed-delete-files,
+  per snapshot, oldest first (snapshot-id, parent-snapshot-id, sequence-number, timestamp-ms,
+  operation and the summary's counts: added-/deleted-records, added-/deleted-data-files, added-/removed-delete-files,
   added-/removed-files-size, total-records, total-data-files, total-delete-files,
   total-files-size, total-position-deletes, total-equality-deletes; null where absent);
 * ``layout``: chosen (columns given, not the sort order's) and ``columns``: per column, column,

@@ -38,7 +38,7 @@ def render_html(report: Any) -> str:
     name = doc.get("identifier") or doc.get("table") or "table"
     subtitle = f"{doc.get('table', '')}, judged {_when(doc.get('generated-at-ms'))}"
     return document(f"Health of {name}", subtitle, body,
-                    footer=f"icectl health, {_when(doc.get('generated-at-ms'))}; every figure as in --json")
+                    footer=f"icectl health, {_when(doc.get('generated-at-ms'))}; every figure as in its JSON report")
 
 
 def _when(ms: Any) -> str:

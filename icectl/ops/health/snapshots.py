@@ -86,31 +86,6 @@ def _expirable(facts: TableFacts, now: int) -> tuple[tuple[int, ...], tuple[str,
     return plan.expired_ids, plan.removed_refs
 
 
-# summary keys (the snapshot summary's totals and changes) each timeline row carries, as integers
-TIMELINE_KEYS = ("added-records", "deleted-records", "added-data-files", "deleted-data-files",
-                 "added-delete-files", "removed-delete-files", "added-files-size", "removed-files-size",
-                 "total-records", "total-data-files", "total-delete-files", "total-files-size",
-                 "total-position-deletes", "total-equality-deletes")
-
-
-def _timeline(snaps: list[Any]) -> list[dict[str, Any]]:
-    """One row per snapshot, oldest first: id, parent, time, operation and summary counts (None
-    where the summary has no such key)."""
-    rows = []
-    for s in snaps:
-        summary = s.summary or {}
-        row: dict[str, Any] = {"snapshot-id": s.snapshot_id, "parent-id": s.parent_snapshot_id,
-                               "timestamp-ms": s.timestamp_ms, "operation": summary.get("operation")}
-        for k in TIMELINE_KEYS:
-            v = summary.get(k)
-            try:
-                row[k] = int(v) if v is not None else None
-            except ValueError:
-                row[k] = None
-        rows.append(row)
-    return rows
-
-
 def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location: str, metadata_file: str | None,
                         now: int, workers: int | None = None, progress: Progress | None = None) -> Dimension:
     md = facts.md
@@ -159,7 +134,6 @@ def snapshots_dimension(io: FileIO, facts: TableFacts, policy: Policy, location:
         "all-files-bytes": all_bytes,
         "reachable-files": len(distinct_files),
         "reachable-file-bytes": sum(distinct_files.values()),
-        "timeline": _timeline(snaps),
     }
     verdicts = []
     if len(expired_ids) > policy["max-expirable-snapshots"]:
