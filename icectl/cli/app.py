@@ -65,7 +65,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewrite-manifests": ("rewrite_manifests_cmd", "Rewrite TABLE's manifests so each holds the entries of neighbouring partitions, at the target size."),
     "maintain": ("maintain_cmd", "Run the maintenance TABLE's health says is due, in order: expire snapshots, remove orphan files, rewrite delete files (compact --deletes), compact data files, rewrite manifests."),
     "cache": ("cache_cmd", "Inspect or empty the cache of decoded manifests that `icectl plan` and `icectl scan` share across runs."),
-    "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot, history, refs, manifests, files, entries, all-files, position-deletes, metadata-log."),
+    "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot, history, refs, manifests, files, entries, all-files, all-manifests, all-entries, ancestors, position-deletes, metadata-log."),
     "schema": ("schema_cmds", "Evolve a table's schema."),
     "partition": ("partition_cmds", "Evolve a table's partition spec."),
     "sort-order": ("sort_order_cmds", "Set or clear the table's default sort order (how writers should order rows in files)."),

@@ -15,7 +15,7 @@ from icectl.cli.app import COMMANDS, app, load_module_commands
 
 CLI = Path(__file__).resolve().parents[2] / "icectl" / "cli"
 SHARED = {"__init__", "app", "common", "output", "entry", "runner", "plan_run", "parallel_out", "rows_out", "result_fields",
-          "typer_compat"}
+          "typer_compat", "health_html"}
 
 
 def test_the_table_names_every_command_module_and_its_one_line_help() -> None:
