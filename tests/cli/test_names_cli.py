@@ -142,7 +142,7 @@ def _choice_options() -> list[tuple[str, str, list[str]]]:
 
 def test_options_with_fixed_values_complete_them() -> None:
     choices = _choice_options()
-    assert ("compact", "--strategy", ["binpack", "sort"]) in choices
+    assert ("compact", "--strategy", ["binpack", "sort", "zorder"]) in choices
     for name, option, words in choices:
         assert complete(f"icectl {name} T {option} ") == words, (name, option)
 

@@ -20,7 +20,8 @@ from icectl.spec import zorder as Z
 from icectl.table.table import Table
 
 from clirun import icectl
-from tests.ops.ops_support import InProcess, files_on_disk, make_table, rows
+from ops_support import InProcess, files_on_disk, rows
+from support.tables import empty_table
 
 _I64 = st.integers(-2**63, 2**63 - 1)
 _COLUMNS = {
@@ -85,7 +86,7 @@ def test_sort_keys_order_rows_as_their_bytes():
 def _points(tmp_path: Path, name: str, seed: int, domain: int, files: int = 8, n: int = 4000) -> Table:
     # two columns of one range (the reference interleaves the raw forms, without rescaling: a
     # column whose values differ only in its low bits would be ordered after the other)
-    t = make_table(tmp_path / name, "a long, b int")
+    t = empty_table(tmp_path / name / "wh" / "db" / "t", "a long, b int")
     rnd = random.Random(seed)
     for _ in range(files):
         write_rows(Table.load(t.location), pa.table({
@@ -154,7 +155,7 @@ def test_sort_strategy_with_a_zorder_term_is_the_zorder_strategy(tmp_path: Path)
 
 
 def test_identity_partition_columns_are_ignored_with_a_warning(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "a long, p string", partition="p")
+    t = empty_table(tmp_path / "wh" / "db" / "t", "a long, p string", partition="p")
     for i in range(5):
         write_rows(Table.load(t.location), pa.table({"a": pa.array([i, -i], pa.int64()), "p": ["x", "y"]}))
     p = icectl("compact", t.location, "--strategy", "zorder", "--columns", "p,a", "--json")
@@ -164,7 +165,7 @@ def test_identity_partition_columns_are_ignored_with_a_warning(tmp_path: Path) -
 
 
 def test_bad_zorder_input_is_one_line_with_its_exit_code_and_writes_nothing(tmp_path: Path) -> None:
-    t = make_table(tmp_path, "a long, d decimal(9,2), p string", partition="p")
+    t = empty_table(tmp_path / "wh" / "db" / "t", "a long, d decimal(9,2), p string", partition="p")
     for i in range(5):
         write_rows(Table.load(t.location), pa.table({"a": pa.array([i], pa.int64()),
                                                      "d": pa.array([None], pa.decimal128(9, 2)),
