@@ -20,12 +20,12 @@ import os
 from dataclasses import dataclass
 from typing import Mapping
 
+from icectl.catalog import CATALOG_ENV
 from icectl.catalog.yaml_subset import parse_yaml_mapping
 from icectl.errors import InvalidInput, NotFound, StorageError, UnsupportedFeature
 
 __all__ = ["CatalogConfig", "CATALOG_ENV", "resolve_config", "config_files", "catalog_names"]
 
-CATALOG_ENV = "ICECTL_CATALOG"
 CONFIG_FILE = ".pyiceberg.yaml"
 DEFAULT_NAME = "default"
 

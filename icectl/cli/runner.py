@@ -13,7 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
-from icectl.catalog.config import CATALOG_ENV  # (also re-exported: the default of --catalog)
+from icectl.catalog import CATALOG_ENV  # (also re-exported: the default of --catalog)
 from icectl.cli.output import err
 from icectl.errors import (EXIT_HANGUP, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, IcectlError,
                            Interrupted, StorageError)
