@@ -44,43 +44,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from proc_tree import descendants, status_kb  # noqa: E402
+from proc_tree import run_measured  # noqa: E402
 
 INTEROP = os.path.join(os.path.dirname(HERE), "tests", "interop")
 NAMESPACE, TABLE = "bench", "t"
 CATS = ("a", "b", "c", "d")
 
 
-# ---------------------------------------------------------------- memory of a process tree
-
-def run_measured(cmd: list[str], env: dict | None = None) -> tuple[float, float, str]:
-    """(wall seconds, peak MiB of the process tree's summed RSS, stdout) of one process."""
-    peak = [0]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                            env=env, text=True)
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            tree = [proc.pid, *descendants(proc.pid)]
-            peak[0] = max(peak[0], sum(status_kb(p, "VmRSS") for p in tree))
-            done.wait(0.05)
-
-    t0 = time.perf_counter()
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out, err = proc.communicate()
-    wall = time.perf_counter() - t0
-    done.set()
-    sampler.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{' '.join(cmd[:5])} ... exited {proc.returncode}\n{err[-3000:]}")
-    return wall, peak[0] / 1024, out
 
 
 # ---------------------------------------------------------------- Spark child (fresh process)
