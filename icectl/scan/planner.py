@@ -406,8 +406,10 @@ def _index_deletes(scan: _Scan, selected: Iterable[tuple[ManifestFile, bool, str
         wanted = {DELETE_FILE_PATH_ID} | filter_ids
         mc = _load(scan.io, m, wanted, set(nan_ids))
         eq_ids = {fid for ids in mc.equality_ids if ids for fid in ids}
-        if eq_ids - wanted:
-            mc = _load(scan.io, m, wanted | eq_ids, set(nan_ids))
+        # NaN counts of float keys tell whether their ranges may prune (DeleteIndex)
+        eq_nan = {fid for fid in eq_ids if scan.field_type(fid) in (FLOAT, DOUBLE)}
+        if eq_ids - wanted or eq_nan - nan_ids:
+            mc = _load(scan.io, m, wanted | eq_ids, set(nan_ids) | eq_nan)
         idx = [i for i in range(mc.count)
                if mc.status[i] != DELETED and mc.content[i] != DATA
                and si.partition_matches(mc.partition_tuple(i))]

@@ -10,8 +10,10 @@ With ``d`` the data file's data sequence number and ``D`` the delete file's:
   same spec and partition;
 * equality deletes written under an unpartitioned spec are global; the others match the same
   spec and partition. They are also pruned per data file with the equality columns' statistics:
-  non-overlapping value ranges (not on float and double keys: NaN is in no bounds, yet a NaN
-  key deletes NaN rows), or one side all null while the other has no nulls.
+  non-overlapping value ranges, or one side all null while the other has no nulls. On float
+  and double keys NaN is in no bounds, yet a NaN key deletes NaN rows: ranges are compared only
+  when one side is known to hold no NaN (Java compares them always), and a zero bound counts as
+  both -0.0 and 0.0 (writers differ in which zero they record).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class DeleteRef:
     upper_bounds: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     null_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
     value_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    nan_counts: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
     def from_data_file(cls, f: DataFile, data_sequence_number: int, manifest_path: str = "") -> "DeleteRef":
@@ -70,7 +73,7 @@ class DeleteRef:
             content_size_in_bytes=f.content_size_in_bytes, equality_ids=f.equality_ids,
             manifest_path=manifest_path, lower_bounds=dict(f.lower_bounds or {}),
             upper_bounds=dict(f.upper_bounds or {}), null_counts=dict(f.null_value_counts or {}),
-            value_counts=dict(f.value_counts or {}))
+            value_counts=dict(f.value_counts or {}), nan_counts=dict(f.nan_value_counts or {}))
 
     @classmethod
     def from_columns(cls, mc: ManifestColumns, i: int, spec_id: int, manifest_path: str) -> "DeleteRef":
@@ -80,11 +83,14 @@ class DeleteRef:
         upper: dict = {}
         nulls: dict = {}
         values: dict = {}
+        nans: dict = {}
         for fid, st in mc.stats.items():
             lower[fid] = st.lower[i]
             upper[fid] = st.upper[i]
             nulls[fid] = st.null_counts[i]
             values[fid] = st.value_counts[i]
+            if fid in mc.nan_decoded:
+                nans[fid] = st.nan_counts[i]
         referenced = mc.referenced_data_file[i]
         content = mc.content[i]
         if content != EQUALITY_DELETES:
@@ -100,7 +106,8 @@ class DeleteRef:
             partition=mc.partition_tuple(i), referenced_data_file=referenced,
             content_offset=mc.content_offset[i], content_size_in_bytes=mc.content_size_in_bytes[i],
             equality_ids=tuple(eq) if eq is not None else None, manifest_path=manifest_path,
-            lower_bounds=lower, upper_bounds=upper, null_counts=nulls, value_counts=values)
+            lower_bounds=lower, upper_bounds=upper, null_counts=nulls, value_counts=values,
+            nan_counts=nans)
 
     @property
     def is_dv(self) -> bool:
@@ -128,6 +135,7 @@ class DataStats:
     upper: dict[int, bytes | None]
     null_counts: dict[int, int | None]
     value_counts: dict[int, int | None]
+    nan_counts: dict[int, int | None] = field(default_factory=dict)  # decoded ones only
 
     @classmethod
     def from_columns(cls, mc: ManifestColumns, i: int, eq_ids: Iterable[int]) -> "DataStats":
@@ -137,7 +145,8 @@ class DataStats:
         ids = [f for f in eq_ids if f in st]
         return cls(lower={f: st[f].lower[i] for f in ids}, upper={f: st[f].upper[i] for f in ids},
                    null_counts={f: st[f].null_counts[i] for f in ids},
-                   value_counts={f: st[f].value_counts[i] for f in ids})
+                   value_counts={f: st[f].value_counts[i] for f in ids},
+                   nan_counts={f: st[f].nan_counts[i] for f in ids if f in mc.nan_decoded})
 
 
 class _BySequence:
@@ -257,9 +266,12 @@ class DeleteIndex:
                 return False
             if _all_null(x_nulls, d.value_counts.get(fid)) and _all_non_null(d_nulls):
                 return False
-            if t is None or t in (FLOAT, DOUBLE):
-                # NaN is in no bounds, but a NaN key deletes the NaN rows: ranges prove nothing
-                # (Java compares them anyway; icectl attaches the delete and stays sound)
+            floating = t in (FLOAT, DOUBLE)
+            if t is None or (floating and not (_no_nan(data.nan_counts.get(fid))
+                                               or _no_nan(d.nan_counts.get(fid)))):
+                # NaN is in no bounds, but a NaN key deletes the NaN rows: unless one side holds
+                # no NaN, ranges prove nothing (Java compares them anyway; icectl attaches the
+                # delete and stays sound)
                 continue
             lo, hi = data.lower.get(fid), data.upper.get(fid)
             xlo, xhi = d.lower_bounds.get(fid), d.upper_bounds.get(fid)
@@ -274,6 +286,9 @@ class DeleteIndex:
                     (a, b), (c, e) = uuid_bounds(a, b), uuid_bounds(c, e)
                     if a is None or c is None:
                         continue
+                if floating:  # a recorded zero may stand for either zero
+                    a, c = (-0.0 if v == 0 else v for v in (a, c))
+                    b, e = (0.0 if v == 0 else v for v in (b, e))
                 if k(a) > k(e) or k(c) > k(b):
                     return False
             except Exception:  # noqa: BLE001 - unreadable bounds: keep the delete
@@ -296,6 +311,10 @@ def _all_null(nulls: int | None, values: int | None) -> bool:
 
 def _all_non_null(nulls: int | None) -> bool:
     return nulls is not None and nulls <= 0
+
+
+def _no_nan(count: int | None) -> bool:
+    return count is not None and count <= 0
 
 
 def delete_target(f: DataFile) -> str | None:

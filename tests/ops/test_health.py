@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+import pyarrow as pa
 from clirun import icectl, icectl_json
 from support.tables import empty_table, small_files
 
 from icectl.ops.health import DIMENSIONS, DUE, read_policy, table_health
 from icectl.ops.read.inspect import files_view, manifests_view
 from icectl.ops.read.inspect_tables import partitions_table
+from icectl.ops.write.rows import write_rows
 from icectl.table.table import Table
 
 
@@ -290,3 +292,26 @@ def test_the_snapshot_timeline(tmp_path: Path) -> None:
     assert [r["operation"] for r in rows] == ["append"] * 6 + ["delete"]
     assert rows[-1]["total-data-files"] == 12 and rows[-1]["added-delete-files"] > 0
     assert rows[-1]["total-records"] == int(snaps[-1].summary["total-records"])
+
+
+@pytest.mark.parametrize("key,values", [("id", "id\n3\n4\n"), ("v", "v\n-0.0\n-1.5\n")])
+def test_equality_deletes_counted_on_the_files_the_plan_attaches_them_to(tmp_path: Path, key: str,
+                                                                         values: str) -> None:
+    """Health's delete figures prune equality deletes by the key columns' ranges (NaN counts of
+    float keys too) as the planner does: both count the same data files with deletes."""
+    t = empty_table(tmp_path / "t", "id long, v double", properties={"write.delete.mode": "merge-on-read"})
+    for i in range(4):  # ids 10*i..10*i+9, v from -10*i-0.5 down: disjoint ranges per file
+        write_rows(Table.load(t.location), pa.table({"id": pa.array(range(10 * i, 10 * i + 10), pa.int64()),
+                                                     "v": [-(10.0 * i + k + 0.5) for k in range(10)]}))
+    keys = tmp_path / "keys.csv"
+    keys.write_text(values)
+    r = icectl("delete", t.location, "--equality", key, "--from", str(keys))
+    assert r.exit_code == 0, r.output
+    t = Table.load(t.location)
+    # health first: a decode the plan caches would carry the statistics health asks for too
+    f = table_health(t).dimension("deletes").figures
+    tasks = icectl_json("plan", t.location)["files"]
+    attached = [x for x in tasks if x["delete-files"]]
+    assert 0 < len(attached) < len(tasks)  # the key ranges prune
+    assert f["equality-delete-files"] == 1
+    assert f["data-files-with-deletes"] == len(attached)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from icectl.table.delete_index import DataStats, DeleteIndex, DeleteRef, targeted_path
 from icectl.scan.tasks import pack, split_offsets_valid, split_ranges
 from icectl.spec.manifests import EQUALITY_DELETES, POSITION_DELETES
-from icectl.spec.types import LONG, STRING
+from icectl.spec.types import DOUBLE, LONG, STRING
 from icectl.spec.values import to_bytes
 
 # -- splits -------------------------------------------------------------------------------------
@@ -126,6 +126,42 @@ def test_equality_deletes_pruned_by_statistics() -> None:
     assert not applies(eq(None, None, nulls=0, values=3), data(None, None, nulls=10, values=10))
     # only nulls in the deletes, no nulls in the data file
     assert not applies(eq(None, None, nulls=3, values=3), data(0, 5, nulls=0))
+
+
+def test_equality_deletes_on_float_keys_pruned_only_when_one_side_has_no_nan() -> None:
+    """NaN is in no bounds, yet a NaN key deletes NaN rows: float ranges prune only when the data
+    file or the delete file is known to hold no NaN, and a recorded zero stands for both zeros
+    (a Spark-written equality delete of (NaN, -inf) keys against data files of only -0.0 or 100.0
+    was attached by icectl and not by Java: the data files' NaN counts were 0)."""
+    def eq(lo, hi, nans=None):
+        return _d("e", EQUALITY_DELETES, seq=9, eq=(3,),
+                  lower_bounds={3: to_bytes(DOUBLE, lo)} if lo is not None else {},
+                  upper_bounds={3: to_bytes(DOUBLE, hi)} if hi is not None else {},
+                  null_counts={3: 0}, value_counts={3: 4},
+                  nan_counts={} if nans is None else {3: nans})
+
+    def data(lo, hi, nans=None):
+        return DataStats(lower={3: to_bytes(DOUBLE, lo) if lo is not None else None},
+                         upper={3: to_bytes(DOUBLE, hi) if hi is not None else None},
+                         null_counts={3: 0}, value_counts={3: 3},
+                         nan_counts={} if nans is None else {3: nans})
+
+    def applies(d, stats) -> bool:
+        index = DeleteIndex([d], {9}, {3: DOUBLE}.get)
+        return bool(index.for_data_file("f", 0, ("a",), 1, stats))
+
+    inf = float("inf")
+    assert not applies(eq(-inf, -inf), data(-0.0, -0.0, nans=0))  # the fuzzer's case
+    assert not applies(eq(-inf, -inf), data(100.0, 100.0, nans=0))
+    assert not applies(eq(-inf, -inf, nans=0), data(100.0, 100.0))  # no NaN among the deletes
+    assert applies(eq(-inf, -inf), data(100.0, 100.0))  # NaN counts unknown on both sides
+    assert applies(eq(-inf, -inf, nans=2), data(100.0, 100.0, nans=1))  # NaN may delete NaN
+    assert applies(eq(-inf, -inf), data(-inf, 1.0, nans=0))  # overlapping
+    assert applies(eq(None, None), data(1.0, 2.0, nans=0))  # only NaN deleted: no bounds
+    # either zero may stand behind a recorded one
+    assert applies(eq(-0.0, -0.0, nans=0), data(0.0, 5.0, nans=0))
+    assert applies(eq(0.0, 0.0, nans=0), data(-5.0, -0.0, nans=0))
+    assert not applies(eq(0.5, 1.0, nans=0), data(-5.0, 0.0, nans=0))
 
 
 # -- the index against the plain scan of lists it replaced (a reference kept here only) -------

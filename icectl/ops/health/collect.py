@@ -17,6 +17,7 @@ from icectl.io.manifest.manifest_list import load_manifest_list
 from icectl.scan.parallel import load_in_order
 from icectl.spec.manifests import DATA, DELETED, EQUALITY_DELETES, MANIFEST_DELETES, ManifestFile
 from icectl.spec.partition_identity import partition_key
+from icectl.spec.types import DOUBLE, FLOAT
 from icectl.table.commit.snapshot_manifests import read_manifests
 from icectl.table.delete_index import DELETE_FILE_PATH_ID
 
@@ -95,16 +96,17 @@ class TableFacts:
                     yield m, mc, i
 
 
-def _request(m: ManifestFile, wanted: frozenset[int]) -> Any:
-    return manifest_request(m.manifest_path, m.manifest_length, wanted_stats=wanted, nan_stats=frozenset(),
+def _request(m: ManifestFile, wanted: frozenset[int], nan: frozenset[int] = frozenset()) -> Any:
+    return manifest_request(m.manifest_path, m.manifest_length, wanted_stats=wanted, nan_stats=nan,
                             added_snapshot_id=m.added_snapshot_id, sequence_number=m.sequence_number,
                             first_row_id=m.first_row_id)
 
 
 def decode_manifests(io: FileIO, manifests: Sequence[ManifestFile], wanted: frozenset[int], workers: int | None,
-             progress: Progress | None, done: list[int], total: int) -> list[tuple[ManifestFile, ManifestColumns]]:
+             progress: Progress | None, done: list[int], total: int,
+             nan: frozenset[int] = frozenset()) -> list[tuple[ManifestFile, ManifestColumns]]:
     out = []
-    for m, mc in zip(manifests, load_in_order(io, [_request(m, wanted) for m in manifests], workers)):
+    for m, mc in zip(manifests, load_in_order(io, [_request(m, wanted, nan) for m in manifests], workers)):
         out.append((m, mc))
         done[0] += 1
         if progress is not None:
@@ -131,10 +133,17 @@ def collect_facts(io: FileIO, md: TableMetadata, snapshot: Snapshot | None, *, s
         if mc.content[i] == EQUALITY_DELETES and mc.equality_ids[i]:
             eq_ids.update(mc.equality_ids[i])
     facts.equality_ids = frozenset(eq_ids)
+    # the equality keys' statistics on both sides (NaN counts of float keys too) prune equality
+    # deletes per data file as the planner's delete index does
+    eq_nan = frozenset(fid for fid in eq_ids if (f := md.schema.find_field_or_none(fid)) is not None
+                       and f.type in (FLOAT, DOUBLE))
+    if eq_ids:
+        facts.deletes = decode_manifests(io, delete_ms, frozenset({DELETE_FILE_PATH_ID}) | facts.equality_ids,
+                                         workers, None, [0], 0, eq_nan)
     wanted = frozenset(layout_ids) | facts.equality_ids
     # decoded with the delete manifests' equality ids as well: a table whose delete manifests
     # also hold data entries (never written so) would otherwise miss nothing but statistics
-    facts.data = decode_manifests(io, data_ms, wanted, workers, progress, done, len(manifests))
+    facts.data = decode_manifests(io, data_ms, wanted, workers, progress, done, len(manifests), eq_nan)
     parts = facts.partitions
     sizes, files = facts.data_sizes, facts.files
     for m, mc in facts.data:
