@@ -10,7 +10,8 @@ import uuid
 from pathlib import Path
 
 import pyarrow as pa
-from hypothesis import given, settings, strategies as st
+import pyarrow.parquet as pq
+from hypothesis import Phase, given, settings, strategies as st
 
 from icectl.ops.compute.zorder import zorder_bytes, zorder_keys
 from icectl.ops.maintain.compact import CompactOptions, compact_table
@@ -132,6 +133,41 @@ def test_zorder_beats_a_linear_sort_on_box_filters(tmp_path_factory, seed, domai
         boxes.append(f"a >= {a0} and a < {a0 + sa} and b >= {b0} and b < {b0 + sb}")
     zread, lread = _files_read(z, boxes), _files_read(lin, boxes)
     assert zread < lread, (zread, lread)
+
+
+@settings(max_examples=3, deadline=None, database=None, phases=(Phase.generate,))
+@given(seed=st.integers(0, 2**32 - 1), domain=st.sampled_from([1_000, 65_536, 1_000_000]))
+def test_files_are_cut_at_z_cell_edges_near_equal_shares(tmp_path_factory, seed, domain) -> None:
+    """Each cut between output files lies within 5% of its equal-share boundary (k shares into
+    the group: no drift), where the adjacent z-values share the shortest prefix in that window
+    (the edge of the largest z-cell there), and the group still becomes its expected number of
+    files."""
+    tmp_path = tmp_path_factory.mktemp("cells")
+    t = _points(tmp_path, "t", seed, domain, files=4, n=2500)
+    target = sum(f.file_size_in_bytes for f in plan_scan(t).files) // 12
+    r = compact_table(t, options=CompactOptions(strategy="zorder", zorder_columns=("a", "b"),
+                                                target_file_size=target, rewrite_all=True), engine=InProcess())
+    assert r.committed and r.added_data_files == 12
+    files = []
+    for f in plan_scan(Table.load(t.location)).files:
+        data = pq.read_table(f.path, columns=["a", "b"])
+        files.append([Z.zorder_value(["long", "long"], [a, b])
+                      for a, b in zip(data.column("a").to_pylist(), data.column("b").to_pylist())])
+    files.sort(key=lambda values: values[0])
+    values = [v for f in files for v in f]
+    assert values == sorted(values)
+    share = -(-len(values) // 12)
+    slack = share // 20
+
+    def split(j: int) -> int:  # bits in which the values either side of a cut before row j differ
+        return (int.from_bytes(values[j - 1], "big") ^ int.from_bytes(values[j], "big")).bit_length()
+
+    at = 0
+    for k, f in enumerate(files[:-1], start=1):
+        at += len(f)
+        window = range(k * share - slack, k * share + slack + 1)
+        assert at in window, (k, at, k * share)
+        assert split(at) == max(split(j) for j in window)
 
 
 def test_sort_strategy_with_a_zorder_term_is_the_zorder_strategy(tmp_path: Path) -> None:

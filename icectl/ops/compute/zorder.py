@@ -11,6 +11,11 @@ with Arrow kernels on whole columns (no per-row Python):
   arrays in turn is sorting them by the interleaved bytes, unsigned and big-endian.
 
 A property test runs both implementations on the same values of every type.
+
+:func:`cell_boundary` picks where a z-ordered run of rows is cut into files: near an equal
+share, at the edge of the largest z-cell there (the adjacent values sharing the shortest
+prefix), so each file covers fewer, squarer cells and range filters on the columns read fewer
+files.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from icectl.spec.schema import Schema
 from icectl.spec.zorder import (BINARY_FORM, BOOL_FORM, DAYS_FORM, FLOAT_FORM, LONG_FORM, SECONDS_FORM,
                                 STRING_FORM, ZOrder, form_kind, form_size, output_size)
 
-__all__ = ["zorder_keys", "zorder_sort_keys", "zorder_bytes", "column_forms"]
+__all__ = ["zorder_keys", "zorder_sort_keys", "zorder_bytes", "column_forms", "cell_boundary"]
 
 _SIGN = pa.scalar(-(2**63), pa.int64())
 _CANONICAL_NAN = pa.scalar(0x7FF8000000000000, pa.int64())
@@ -256,3 +261,19 @@ def zorder_bytes(data: pa.Table, order: ZOrder, schema: Schema) -> list[bytes]:
     chunks = zorder_keys(cols, kinds, order.var_length_contribution, order.max_output_size)
     rows = zip(*[c.to_pylist() for c in chunks]) if chunks else iter([()] * data.num_rows)
     return [b"".join(v.to_bytes(8, "big") for v in row)[:size] for row in rows]
+
+
+def cell_boundary(rows: pa.Table, order: ZOrder, schema: Schema, lo: int, hi: int, ideal: int) -> int:
+    """The index in ``[lo, hi]`` (``0 < lo <= hi < rows.num_rows``) of the first row of a new
+    file cut from ``rows`` (in z-order): where a row's value and the previous one share the
+    shortest prefix, the one nearest ``ideal`` among equals."""
+    values = zorder_bytes(rows.slice(lo - 1, hi - lo + 2), order, schema)
+    best, best_key = lo, None
+    previous = int.from_bytes(values[0], "big")
+    for j, v in enumerate(values[1:], start=lo):
+        current = int.from_bytes(v, "big")
+        key = (-(previous ^ current).bit_length(), abs(j - ideal))
+        if best_key is None or key < best_key:
+            best, best_key = j, key
+        previous = current
+    return best

@@ -181,7 +181,8 @@ def plan_compaction(table: Table, filter_text: str | None = None, options: Compa
             tasks = []
             # z-order: the group's rows in its expected number of files, equal shares, as the
             # reference range-partitions a z-ordered group into that many files
-            per_task = dict(common, rows_per_file=_share(group, size, rules)) \
+            per_task = dict(common, rows_per_file=_share(group, size, rules),
+                            files_per_partition=rules.expected_output_files(size)) \
                 if isinstance(order, ZOrder) else common
             for chunk in chunks:
                 tasks.append(RewriteTask(inputs=task_inputs(chunk), task_index=counter[0], **per_task))

@@ -75,6 +75,7 @@ class RewriteTask:
     storage_options: dict[str, Any] = field(default_factory=dict)
     buffer_bytes: int = 0  # rows held in memory before sorted runs spill (0: the default)
     rows_per_file: int | None = None  # also roll output files after this many rows (z-order)
+    files_per_partition: int | None = None  # and into at most this many files per partition
 
     @property
     def input_bytes(self) -> int:
@@ -188,7 +189,8 @@ def run_rewrite_task(task: RewriteTask) -> RewriteTaskResult:
     written: list[str] = []
     sink = DataFileSink(table, data_location(task.table_location, task.properties), written,
                         operation_id=task.operation_id, task_index=task.task_index,
-                        buffer_bytes=task.buffer_bytes or None, rows_per_file=task.rows_per_file)
+                        buffer_bytes=task.buffer_bytes or None, rows_per_file=task.rows_per_file,
+                        files_per_partition=task.files_per_partition)
     try:
         read, dropped, rewritten = _stream_rows(table, schema, task, sink.write)
         files = sink.close()

@@ -33,6 +33,7 @@ from icectl.io.formats.parquet import footer_metrics
 from icectl.io.formats.parquet_write import ParquetWriteOptions, RollingWriter, arrow_schema
 from icectl.ops.compute.partition import partition_groups, partition_sort_key
 from icectl.ops.compute.sort import sort_indices
+from icectl.ops.compute.zorder import cell_boundary
 from icectl.ops.write.spill_sort import RUN_BYTES_DEFAULT, SpillSorter
 from icectl.spec.manifests import DATA, DataFile
 from icectl.spec.metrics import metrics_config
@@ -40,6 +41,7 @@ from icectl.spec.name_mapping import table_name_mapping
 from icectl.spec.partition_identity import partition_key
 from icectl.spec.partition_path import partition_path
 from icectl.spec.types import DOUBLE, FLOAT
+from icectl.spec.zorder import ZOrder
 from icectl.table.locations import data_location
 
 if TYPE_CHECKING:
@@ -56,9 +58,11 @@ class DataFileSink:
 
     def __init__(self, table: Table, data_dir: str, written_paths: list[str], *,
                  operation_id: str | None = None, task_index: int = 0,
-                 buffer_bytes: int | None = None, rows_per_file: int | None = None) -> None:
+                 buffer_bytes: int | None = None, rows_per_file: int | None = None,
+                 files_per_partition: int | None = None) -> None:
         md = table.metadata
         self.rows_per_file = rows_per_file  # also roll a partition's file after this many rows
+        self.files_per_partition = files_per_partition  # ... into at most this many files
         self.io = table.io
         self.schema, self.spec, self.order = md.schema, md.spec, md.sort_order
         self.sorted = self.order is not None and any(not f.transform.is_void for f in self.order.fields)
@@ -148,6 +152,7 @@ class _Partition:
         self.writer = self._new_writer()
         self.closed: list[Any] = []  # files of writers rolled at rows_per_file
         self.rows_in_writer = 0
+        self.target = sink.rows_per_file  # rows of this writer up to the next equal-share boundary
         self.sorter = SpillSorter(sink.order, sink.schema, sink.buffer_bytes) if sink.sorted else None
 
     @property
@@ -165,13 +170,33 @@ class _Partition:
         if cap is None:
             self.writer.write(rows)
             return
+        # z-order: each cut within 5% of its equal-share boundary, at a z-cell's edge (the
+        # boundaries stay k * cap rows into the partition, so shares do not drift)
+        order = self.sink.order
+        slack = cap // 20 if isinstance(order, ZOrder) else 0
+        most = self.sink.files_per_partition
         while rows.num_rows:
-            n = min(rows.num_rows, cap - self.rows_in_writer)
+            if most is not None and len(self.closed) + 1 >= most:
+                self.writer.write(rows)  # the last file takes the rest
+                self.rows_in_writer += rows.num_rows
+                return
+            need = self.target - self.rows_in_writer
+            lo, hi = max(1, need - slack), min(rows.num_rows - 1, need + slack)
+            if slack and need + slack <= 0:
+                n, cut = 0, True  # past the window (rows came one at a time): cut here
+            elif rows.num_rows < need - slack or (slack and hi < lo):
+                n, cut = rows.num_rows, False  # no boundary in these rows
+            elif slack:
+                n, cut = cell_boundary(rows, order, self.sink.schema, lo, hi, need), True
+            else:
+                n = min(rows.num_rows, need)
+                cut = n == need
             self.writer.write(rows.slice(0, n))
             rows = rows.slice(n)
             self.rows_in_writer += n
-            if self.rows_in_writer >= cap:
+            if cut:
                 self.closed += self.writer.close()
+                self.target = cap - (self.rows_in_writer - self.target)
                 self.writer, self.rows_in_writer = self._new_writer(), 0
 
     def relieve(self) -> None:
