@@ -45,6 +45,7 @@ add_files procedure with a path source: its name=value directories (%XX-escaped,
 __HIVE_DEFAULT_PARTITION__ for null) must be the table's partition fields, and give each file's
 partition (checked against its statistics); hidden files and directories (. or _ prefix, e.g.
 _SUCCESS) and files that are not Parquet are skipped. Files already in the table are refused.
+It takes no FILE arguments and no --from-list.
 
 Examples:
 
@@ -158,7 +159,7 @@ def append(
             tbl,
             paths,
             partition_values=parse_key_values(partition, "--partition"),
-            file_format=file_format,
+            file_format="parquet" if from_dir is not None else file_format,
             summary_properties=parse_key_values(summary, "--summary"),
             branch=branch,
             max_workers=workers,
@@ -189,10 +190,12 @@ def _from_dir(tbl: Table, directory: Optional[str], paths: list[str],
 
     if directory is None:
         return None
+    if paths:
+        raise InvalidInput("--from-dir takes no FILE arguments and no --from-list")
     listing, texts = directory_files(tbl.io, directory, tbl.metadata)
     for path, reason in listing.skipped:
         err(f"icectl: note: skipped {path}: {reason}")
-    if not listing.files and not paths and not allow_empty:
+    if not listing.files and not allow_empty:
         raise InvalidInput(f"no Parquet data files under {listing.root} (--allow-empty makes no files a no-op)")
     paths.extend(p for p, _ in listing.files)
     return texts

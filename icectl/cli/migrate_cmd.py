@@ -145,7 +145,7 @@ def snapshot_table(
 
 
 def _report(result: Any, json_out: bool, said: str) -> None:
-    for path, reason in result.skipped_files:
+    for path, reason in result.ignored_files:
         err(f"icectl: note: skipped {path}: {reason}")
     if json_out:
         emit_json(result.to_json())
@@ -156,4 +156,4 @@ def _report(result: Any, json_out: bool, said: str) -> None:
                 ("partition-spec", result.partition_spec), ("field-ids", result.field_ids),
                 ("snapshot-id", a.snapshot_id), ("added-files", a.added_files),
                 ("added-records", a.added_records), ("added-files-size", a.added_files_size),
-                ("skipped-files", len(result.skipped_files)), ("metadata-file", a.metadata_location)])
+                ("ignored-files", len(result.ignored_files)), ("metadata-file", a.metadata_location)])

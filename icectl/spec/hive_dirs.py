@@ -16,7 +16,8 @@ long, a decimal with no fraction (an integer beyond a long, up to 38 digits), a 
 (``yyyy-MM-dd HH:mm:ss[.fraction]``, read in UTC: Spark reads it in its session time zone), a
 date (``yyyy-MM-dd``), else a string; the column's type is the widest of its values' types as
 Spark widens them (int < long < decimal, int < double, date < timestamp; long or a decimal with a
-double, and any other mix, is a string); a column of nulls only is a string.
+double, and any other mix, is a string); a column of nulls only is a string (Spark's discovery
+types it NullType, which no Iceberg v1 or v2 column can be).
 """
 
 from __future__ import annotations

@@ -269,7 +269,7 @@ class AdoptResult(JsonResult):
     partition_spec: str
     field_ids: str  # "files" (the files' own) or "name-mapping"
     properties: dict[str, str]
-    skipped_files: tuple[tuple[str, str], ...] = json_field(value=pairs("path", "reason"))
+    ignored_files: tuple[tuple[str, str], ...] = json_field(value=pairs("path", "reason"))
     append: AppendResult = json_field(flatten=True)
 
 
@@ -308,7 +308,7 @@ def _adopt(mode: str, directory: str, location: str | None, *, catalog: Any, ide
                        partition_spec=spec_string(table.metadata.spec, table.metadata.schema),
                        field_ids="files" if keep else "name-mapping",
                        properties={k: v for k, v in table.metadata.properties.items() if k in props},
-                       skipped_files=listing.skipped, append=appended)
+                       ignored_files=listing.skipped, append=appended)
 
 
 def _refuse_overlap(source: str, location: str) -> None:
