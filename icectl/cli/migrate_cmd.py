@@ -27,7 +27,8 @@ _LAYOUT = """The directory holds Parquet files under name=value partition direct
 __HIVE_DEFAULT_PARTITION__ for null. Hidden files and directories (names starting with . or _,
 e.g. _SUCCESS, _temporary/) and files that are not Parquet are skipped and named in the result.
 
-The schema is the first file's (every column optional, as Spark reads Parquet), with the
+The schema is the union of the files' columns (every column optional, as Spark reads Parquet; a
+type that differs between files takes the wider one, int to long, float to double), with the
 partition keys the files lack added as columns at the end, typed as Spark's partition discovery
 infers them (int, long, decimal, double, timestamp, date, else string; timestamps in UTC). The
 partition spec is identity on every key. Files without Parquet field ids are read through the

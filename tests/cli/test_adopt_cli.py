@@ -135,6 +135,26 @@ def test_partition_column_in_the_files_too(tmp_path) -> None:
     assert sorted(r["k"] for r in _scan(str(root))) == [-2, 1]
 
 
+def test_the_schema_is_the_union_of_the_files(tmp_path) -> None:
+    """Later partitions with an added column and a widened type (as an evolving Hive table has):
+    the union, the wider type; older files read the added column as null."""
+    root = tmp_path / "evolved"
+    _file(root / "d=2024-01-01" / "a.parquet", pa.table({"id": pa.array([1], pa.int32()), "v": [1.5]}))
+    _file(root / "d=2024-01-02" / "b.parquet", pa.table({"id": pa.array([2**40], pa.int64()), "v": [2.5],
+                                                         "note": ["new"]}))
+    out = icectl_json("migrate", str(root), "--json")
+    assert out["schema"] == "id long, v double, note string, d date"
+    rows = sorted((r["id"], r["note"], r["d"]) for r in _scan(root))
+    assert rows == [(1, None, "2024-01-01"), (2**40, "new", "2024-01-02")]
+    bad = tmp_path / "clash"
+    _file(bad / "d=1" / "a.parquet", pa.table({"id": pa.array([1], pa.int64())}))
+    _file(bad / "d=2" / "b.parquet", pa.table({"id": ["x"]}))
+    before = _tree(tmp_path)
+    r = icectl("migrate", str(bad))
+    assert r.exit_code == 5 and "does not fit column 'id'" in r.stderr, r.output
+    assert _tree(tmp_path) == before
+
+
 @pytest.mark.parametrize("layout, message", [
     ({"k=1/a.parquet": 1, "b.parquet": 2}, "conflicting partition directories"),
     ({"k=1/a.parquet": 1, "j=1/b.parquet": 2}, "conflicting partition directories"),

@@ -15,10 +15,12 @@ whose bytes start with Parquet's magic ``PAR1``) and skips, naming them in the r
 names and files of other kinds (:mod:`icectl.spec.hive_dirs` says which). Every kept file must
 sit under the same sequence of ``key=value`` directories.
 
-The new table's schema is the first file's (in path order) with every column optional, as
-Spark reads Parquet; its field ids when the file carries them, else fresh ids and the name
-mapping ``schema.name-mapping.default`` (as Java's migrate writes it) so that readers find the
-columns by name. Partition keys the files do not hold become columns at the end, of the type
+The new table's schema is the union of the files' columns (in order of first appearance, path
+order; a column whose type differs takes the wider one when one promotes to the other, int to
+long, float to double, else the files are refused), every column optional, as Spark reads
+Parquet; the files' field ids when every file carries them (columns matched by id), else fresh
+ids and the name mapping ``schema.name-mapping.default`` (as Java's migrate writes it) so that
+readers find the columns by name. Partition keys the files do not hold become columns at the end, of the type
 Spark's partition discovery infers (:func:`icectl.spec.hive_dirs.infer_partition_type`); the
 spec is identity on every key, in path order. Each file's footer gives its metrics (the same
 reading as ``append``'s, :mod:`icectl.ops.write.data_files`), and its partition value from its
@@ -29,16 +31,18 @@ before anything is written.
 
 from __future__ import annotations
 
+import itertools
 import os
 import posixpath
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from icectl.errors import InvalidInput, NotFound, UnsupportedFeature, ValidationError
 from icectl.io.formats.parquet import ParquetField, parquet_schema_fields
 from icectl.io.storage.files import FileIO, has_scheme, identity
 from icectl.ops.write.append import AppendResult, append_data_files
-from icectl.ops.write.data_files import ScanContext, describe, scan_all
+from icectl.ops.write.data_files import DEFAULT_WORKERS, ScanContext, describe, scan_all
 from icectl.spec.hive_dirs import infer_partition_type, partition_parts, skipped_name
 from icectl.spec.manifests import DataFile
 from icectl.spec.metadata import TableMetadata, new_table_metadata
@@ -50,7 +54,7 @@ from icectl.spec.result_json import JsonResult, json_field, pairs
 from icectl.spec.schema import Schema
 from icectl.spec.sorting import UNSORTED_ORDER
 from icectl.spec.transforms import IDENTITY
-from icectl.spec.types import IcebergType, ListType, MapType, NestedField, StructType
+from icectl.spec.types import IcebergType, ListType, MapType, NestedField, StructType, is_promotion_allowed
 from icectl.spec.views import schema_string, spec_string
 
 __all__ = ["Listing", "AdoptResult", "list_directory", "directory_files", "migrate_directory",
@@ -168,11 +172,11 @@ def _has_ids(fields: Sequence[ParquetField]) -> bool:
     return bool(fields) and every(fields)
 
 
-def _file_schema(io: FileIO, path: str) -> tuple[list[NestedField], bool]:
-    """The columns of a Parquet file, all optional; whether the ids are the file's."""
+def _file_schema(io: FileIO, path: str, counter: Iterator[int]) -> tuple[list[NestedField], bool]:
+    """The columns of a Parquet file, all optional; whether the ids are the file's (else they
+    come from ``counter``, shared by the files, so that they never clash)."""
     fields = parquet_schema_fields(io, path, None)
     keep = _has_ids(fields)
-    counter = iter(range(1, 1 << 31))
 
     def next_id(file_id: int | None) -> int:
         return file_id if keep and file_id is not None else next(counter)
@@ -180,10 +184,42 @@ def _file_schema(io: FileIO, path: str) -> tuple[list[NestedField], bool]:
     return [_field(f, path, next_id) for f in fields], keep
 
 
-def _table_schema(io: FileIO, listing: Listing) -> tuple[Schema, bool]:
+def _union(schemas: Sequence[tuple[str, list[NestedField], bool]]) -> tuple[list[NestedField], bool]:
+    """The columns of every file, in order of first appearance, matched by field id when every
+    file has ids, else by name; a column whose type differs between files takes the wider type
+    when one promotes to the other, else the files are refused."""
+    keep = all(k for _, _, k in schemas)
+    merged: dict[Any, tuple[str, NestedField]] = {}
+    for path, columns, _ in schemas:
+        for c in columns:
+            key = c.field_id if keep else c.name
+            seen = merged.get(key)
+            if seen is None:
+                merged[key] = (path, c)
+            elif str(seen[1].type) != str(c.type) or seen[1].name != c.name:
+                if seen[1].name == c.name and is_promotion_allowed(seen[1].type, c.type):
+                    merged[key] = (seen[0], replace(seen[1], type=c.type))
+                elif not (seen[1].name == c.name and is_promotion_allowed(c.type, seen[1].type)):
+                    raise ValidationError(
+                        f"{path}: column {c.name!r} ({c.type}) does not fit column {seen[1].name!r} "
+                        f"({seen[1].type}) of {seen[0]}; the files need one schema")
+    columns = [c for _, c in merged.values()]
+    names = [c.name for c in columns]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise ValidationError(f"the files give column {dup!r} different field ids")
+    return columns, keep
+
+
+def _table_schema(io: FileIO, listing: Listing, max_workers: int | None) -> tuple[Schema, bool]:
     """The new table's schema (partition keys the files lack appended) and whether its ids are
     the files' own."""
-    columns, keep = _file_schema(io, listing.files[0][0])
+    counter = itertools.count(1)
+    paths = [p for p, _ in listing.files]
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers or DEFAULT_WORKERS, len(paths))),
+                            thread_name_prefix="icectl-schema") as pool:
+        read = list(pool.map(lambda p: (p, *_file_schema(io, p, counter)), paths))
+    columns, keep = _union(read)
     names = {c.name for c in columns}
     next_id = Schema(tuple(columns)).highest_field_id() + 1
     values: dict[str, list[str]] = {k: [] for k in listing.keys}
@@ -285,7 +321,7 @@ def _adopt(mode: str, directory: str, location: str | None, *, catalog: Any, ide
         raise InvalidInput(f"no Parquet data files under {listing.root}")
     props = {k: v for k, v in (properties or {}).items()}
     props |= ({MIGRATED_PROPERTY: "true"} if mode == "migrate" else {SNAPSHOT_PROPERTY: "true", GC_ENABLED: "false"})
-    schema, keep = _table_schema(io, listing)
+    schema, keep = _table_schema(io, listing, max_workers)
     state: dict[str, Any] = {}
 
     def build(where: str) -> TableMetadata:
