@@ -75,6 +75,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tag": ("refs_cmds", "Create, drop and replace tags (named, fixed snapshots)."),
     "list": ("warehouse_cmds", "List the tables and namespaces of a warehouse (or of one NAMESPACE of it)."),
     "drop": ("warehouse_cmds", "Drop a table: without --purge, remove its metadata/ directory (no catalog finds the table any more; its data files stay where they are); with --purge, also delete every file its metadata reaches that lies inside the table location (data and delete files, manifests, manifest lists, statistics), then the directories left empty."),
+    "migrate": ("migrate_cmd", "Make the Hive-style Parquet directory DIR an Iceberg table in place, as Spark's migrate procedure does (no data is copied)."),
+    "snapshot-table": ("migrate_cmd", "Create the table TABLE referencing the files of the Hive-style Parquet directory DIR, leaving DIR untouched, as Spark's snapshot procedure does."),
     "register": ("warehouse_cmds", "Adopt a table another catalog manages (e.g. pyiceberg's SqlCatalog, whose metadata files are named NNNNN-uuid.metadata.json) as the filesystem table IDENT, so that icectl can change it and Spark's Hadoop catalog finds it."),
 }
 

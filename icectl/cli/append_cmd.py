@@ -40,6 +40,13 @@ already on the branch (head or a retained ancestor) commits nothing and exits 0.
 partitions), commits the rest and exits 15 (partly done), naming each file and its reason.
 --rewrite-spanning reads a file whose rows span partitions and writes them partitioned.
 
+--from-dir DIR appends every Parquet file under the Hive-style directory DIR, as Spark's
+add_files procedure with a path source: its name=value directories (%XX-escaped,
+__HIVE_DEFAULT_PARTITION__ for null) must be the table's partition fields, and give each file's
+partition (checked against its statistics); hidden files and directories (. or _ prefix, e.g.
+_SUCCESS) and files that are not Parquet are skipped. Files already in the table are refused.
+It takes no FILE arguments and no --from-list.
+
 Examples:
 
 \b
@@ -51,6 +58,7 @@ Examples:
   find /data/in -name '*.parquet' | icectl append ./wh/db/events - --skip-existing --allow-empty --json
   find /data/in -name '*.parquet' | icectl append ./wh/db/events - --copy --skip-duplicates --on-error skip --rewrite-spanning
   icectl append ./wh/db/events /data/in/day.parquet --move --idempotency-key load-2024-06-01
+  icectl append ./wh/db/events --from-dir /data/hive/events
 """
 
 
@@ -86,6 +94,11 @@ def _given_paths(files: Optional[List[str]], from_list: Optional[str], allow_emp
     return paths
 
 
+FromDirOpt = Annotated[Optional[str], typer.Option(
+    "--from-dir", metavar="DIR", help="Append the Parquet files under the Hive-style directory DIR "
+    "(name=value partition directories; hidden and non-Parquet files skipped).")]
+
+
 @handle_errors(returns="icectl.ops.write.append:AppendResult")
 def append(
     table: TableArg,
@@ -94,6 +107,7 @@ def append(
         show_default=False)] = None,
     from_list: Annotated[Optional[str], typer.Option(
         "--from-list", help="Read data file paths from this file, one a line (- for stdin).")] = None,
+    from_dir: FromDirOpt = None,
     partition: Annotated[Optional[List[str]], typer.Option(
         "--partition", "-p", help="Partition value FIELD=VALUE for every file, in partition-path "
         "text (e.g. ts_day=2024-01-02). Repeatable.")] = None,
@@ -135,17 +149,17 @@ def append(
 ) -> None:
     from icectl.ops.write.append import append_files, check_summary_properties
 
-    paths = _given_paths(files, from_list, allow_empty)
+    paths = _given_paths(files, from_list, allow_empty or from_dir is not None)
     check_summary_properties(parse_key_values(summary, "--summary"))
     if copy and move:
         raise InvalidInput("--copy and --move exclude each other")
-    tbl = load_table(table, warehouse)
+    path_values = _from_dir(tbl := load_table(table, warehouse), from_dir, paths, allow_empty)
     with Progress() as progress:
         result = append_files(
             tbl,
             paths,
             partition_values=parse_key_values(partition, "--partition"),
-            file_format=file_format,
+            file_format="parquet" if from_dir is not None else file_format,
             summary_properties=parse_key_values(summary, "--summary"),
             branch=branch,
             max_workers=workers,
@@ -157,6 +171,7 @@ def append(
             on_error=on_error.strip().lower(),
             rewrite_spanning=rewrite_spanning,
             idempotency_key=idempotency_key,
+            path_values=path_values,
         )
     report_ingest(result)
     if json_out:
@@ -165,6 +180,25 @@ def append(
         _render(result)
     if result.partial:
         raise typer.Exit(EXIT_PARTIAL)
+
+
+def _from_dir(tbl: Table, directory: Optional[str], paths: list[str],
+              allow_empty: bool) -> dict[str, dict[str, str]] | None:
+    """Add the Parquet files of ``directory`` (--from-dir) to ``paths``; their partition texts
+    by path (None without --from-dir)."""
+    from icectl.ops.write.adopt import directory_files
+
+    if directory is None:
+        return None
+    if paths:
+        raise InvalidInput("--from-dir takes no FILE arguments and no --from-list")
+    listing, texts = directory_files(tbl.io, directory, tbl.metadata)
+    for path, reason in listing.skipped:
+        err(f"icectl: note: skipped {path}: {reason}")
+    if not listing.files and not allow_empty:
+        raise InvalidInput(f"no Parquet data files under {listing.root} (--allow-empty makes no files a no-op)")
+    paths.extend(p for p, _ in listing.files)
+    return texts
 
 
 def report_ingest(result: Any) -> None:

@@ -7,7 +7,8 @@
    the residual filter's, the equality deletes' key columns (read by field id even when later
    dropped from the schema) and, on v3 with metadata columns, the row-lineage columns;
 2. columns are found by Parquet field id (else through the table's name mapping); renamed
-   columns follow their id, columns the file lacks read as their v3 initial default or null,
+   columns follow their id, columns the file lacks read as the file's identity partition value
+   (a table adopted from Hive-style directories), else their v3 initial default or null,
    promoted types are widened (:func:`icectl.scan.arrow_values.conform`);
 3. rows deleted by position delete files, deletion vectors and equality deletes are dropped (the
    planner has already attached to each file the deletes whose sequence numbers apply);
@@ -44,6 +45,7 @@ from icectl.io.formats.parquet import parquet_schema_fields
 from icectl.io.formats.parquet_write import arrow_field, arrow_type
 from icectl.io.formats.puffin import read_deletion_vector
 from icectl.scan.arrow_filter import comparable, constant_mask, row_mask
+from icectl.scan.missing_columns import identity_constants, initial_default
 from icectl.scan.arrow_values import (
     conform,
     field_chain,
@@ -281,6 +283,7 @@ class _FileReader:
         self.eq_deletes = [d for d in f.deletes if d.content == EQUALITY_DELETES]
         self.lineage = scan.with_metadata and scan.format_version >= 3 and not count_only
         self._types: dict[tuple, dict[int, Any]] = {}
+        self.constants = identity_constants(md, f.spec_id, f.partition)
 
     # deletes ---------------------------------------------------------------------------------
 
@@ -449,7 +452,9 @@ class _FileReader:
                 file_ids: dict) -> Any:
         if fid in cols:
             return conform(cols[fid], f.type, arrow_fields[file_ids[fid]])
-        return internal_to_arrow([_default(f)] * n, f.type)
+        if fid in self.constants:  # a column the file lacks, of an identity partition
+            return internal_to_arrow([self.constants[fid]] * n, f.type)
+        return internal_to_arrow([initial_default(f)] * n, f.type)
 
     def _field_values(self, fid: int, n: int, cols: dict, arrow_fields: dict,
                       file_ids: dict) -> Any:
@@ -582,14 +587,6 @@ def _open_parquet(file_io: FileIO, path: str) -> Iterator[Any]:
         return
     with file_io.open(path, "rb") as fh:
         yield pq.ParquetFile(fh)
-
-
-def _default(f: NestedField) -> Any:
-    if not f.has_initial_default:
-        return None
-    from icectl.spec.values import from_json_value
-
-    return from_json_value(f.type, f.initial_default)
 
 
 def _empty_batches(pf: Any, groups: Sequence[int]) -> Iterator[pa.RecordBatch]:

@@ -26,6 +26,7 @@ from icectl.cli.app import app
 INVOCATIONS: list[tuple[str, list[str]]] = [
     ("write", ["{data}"]),
     ("append", ["{parquet}"]),
+    ("append", ["--from-dir", "{hive}"]),
     ("upsert", ["{upsert}", "--key", "id"]),
     ("delete", ["--filter", "id = 2"]),
     ("scan", []),
@@ -93,7 +94,8 @@ INVOCATIONS: list[tuple[str, list[str]]] = [
 # commands whose TABLE names a table that does not exist yet, or that are not about one table:
 # each has its own tests (test_catalog_cli.py)
 ELSEWHERE = {"create": "test_create_and_register_round_trip", "register": "test_create_and_register_round_trip",
-             "list": "test_list_namespaces_and_tables"}
+             "list": "test_list_namespaces_and_tables",
+             "snapshot-table": "test_adopt_catalog.py::test_snapshot_table_into_a_catalog"}
 
 
 def table_commands() -> list[str]:
@@ -165,10 +167,14 @@ def _inputs(tmp_path, home: str) -> dict[str, str]:
                              "k": ["u", "v"]}), d / "more.parquet")
     pq.write_table(pa.Table.from_arrays([pa.array([7], pa.int64()), pa.array([1.5])], schema=pa.schema(
         [pa.field("id", pa.int64(), nullable=False), pa.field("extra", pa.float64())])), d / "wider.parquet")
+    (d / "hive").mkdir()  # an unpartitioned Hive-style directory: a _SUCCESS marker and one file
+    (d / "hive" / "_SUCCESS").write_text("")
+    pq.write_table(pa.table({"id": pa.array([8], pa.int64()), "s": ["h"], "n": pa.array([80], pa.int32()),
+                             "k": ["t"]}), d / "hive" / "part-0.parquet")
     (d / "changes.json").write_text(json.dumps([{"op": "add", "column": "region", "type": "string", "after": "id"},
                                                 {"op": "rename", "column": "extra", "to": "score"}]))
     return {"data": str(d / "data.csv"), "upsert": str(d / "upsert.csv"), "parquet": str(d / "more.parquet"),
-            "wider": str(d / "wider.parquet"), "changes": str(d / "changes.json")}
+            "wider": str(d / "wider.parquet"), "changes": str(d / "changes.json"), "hive": str(d / "hive")}
 
 
 def _snapshots(target: list[str]) -> list[str]:

@@ -53,7 +53,7 @@ CREATES = "creates or registers a table; refuses a location at, above or below a
 CLASSIFIED: dict[str, str] = {
     "orphans": DELETES, "expire": DELETES, "drop": DELETES, "append": DELETES,  # (--move)
     "maintain": DELETES,  # (its expire and orphans steps)
-    "create": CREATES, "register": CREATES,
+    "create": CREATES, "register": CREATES, "migrate": CREATES, "snapshot-table": CREATES,
     "cache clear": CACHE, "cache info": READS,
     "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
     **{f"inspect {v}": READS for v in (

@@ -79,6 +79,8 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
     "tag replace": [("replace", ["{T}", "t1", "--snapshot-id", "{S2}"])],
     "drop": [("drop", ["{T}"]), ("purge", ["{T}", "--purge"])],
     "register": [("register", ["db.reg", "-w", "{W}", "--metadata", "{W}/db/reg/metadata/00000-a.metadata.json"])],
+    "migrate": [("migrate", ["{D}/hive"])],
+    "snapshot-table": [("snapshot-table", ["{D}/hive", "{NEW}"])],
 }
 
 # commands that write nothing (their output options may be checked while they print)
@@ -150,6 +152,8 @@ def _workspace(root: Path) -> dict[str, str]:
     pq.write_table(pa.table({"id": [1], "name": ["x"], "n": [1], "wide": ["w"]},
                             schema=required.append(pa.field("wide", pa.string()))), d / "wider.parquet")
     (d / "changes.json").write_text(json.dumps([{"op": "add", "column": "region", "type": "string"}]))
+    (d / "hive" / "k=1").mkdir(parents=True)  # a Hive-style directory (migrate, snapshot-table)
+    pq.write_table(pa.table({"id": [3]}), d / "hive" / "k=1" / "part-0.parquet")
     (d / "maintain.json").write_text(json.dumps({"icectl.maintain.orphans.older-than": "0s"}))
     _ok("create", t, "--schema", "id long not null, name string not null, n int", "--partition",
         "bucket(4, id)", "--sort-order", "id desc", "--property", "k=v")

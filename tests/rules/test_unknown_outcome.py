@@ -125,6 +125,8 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Work:
     # inputs of the cases
     _parquet(inputs / "a.parquet", [100, 101], "a")
     _parquet(inputs / "union.parquet", [1], "a", extra=True)
+    (inputs / "hive" / "p=a").mkdir(parents=True)  # a Hive-style directory (migrate, snapshot-table)
+    _parquet(inputs / "hive" / "p=a" / "part-0.parquet", [400], "a")
     (inputs / "rows.csv").write_text("id,v,p,q\n200,n,a,1\n201,n,b,1\n")
     (inputs / "upsert.csv").write_text("id,v,p,q\n2,changed,a,1\n300,new,a,1\n")
     (inputs / "keys.csv").write_text("id\n12\n")
@@ -228,6 +230,8 @@ CASES: dict[str, dict[str, Args]] = {
     "tag drop": {"": lambda w: ["tag", "drop", w.table, "rel"]},
     "tag replace": {"": lambda w: ["tag", "replace", w.table, "rel", "--snapshot-id", w.ids[0]]},
     "register": {"": lambda w: ["register", "db.reg", "--metadata", _catalog_file(w), "-w", w.root]},
+    "migrate": {"": lambda w: ["migrate", w.file("hive")]},
+    "snapshot-table": {"": lambda w: ["snapshot-table", w.file("hive"), str(w.root / "db" / "snap")]},
 }
 
 # command -> why it never commits a table version (and, for those that write, what it is run with
@@ -302,8 +306,8 @@ def _variants() -> Iterator[object]:
 
 
 def _table_of(args: list[object], w: Work) -> str:
-    if args[0] == "create":
-        return str(args[1])
+    if args[0] in ("create", "migrate", "snapshot-table"):
+        return str(args[-1])
     if args[0] == "register":
         return str(w.root / "db" / "reg")
     return w.table3 if w.table3 in args else w.table
@@ -331,7 +335,7 @@ def test_an_unknown_commit_outcome_keeps_every_file(work: Work, inject, name: st
     table = _table_of(args, work)
     landed = Path(table, "metadata").exists() and any(
         _VERSION.match(p.name) for p in Path(table, "metadata").iterdir())
-    if how == "landed" or name not in ("create", "register"):
+    if how == "landed" or name not in ("create", "register", "migrate", "snapshot-table"):
         assert landed
         _assert_readable(table)
 

@@ -214,7 +214,7 @@ def append_files(
     placement: str = "in-place",
     on_error: str = "fail",
     rewrite_spanning: bool = False,
-    idempotency_key: str | None = None,
+    idempotency_key: str | None = None, path_values: Mapping[str, Mapping[str, str]] | None = None,
 ) -> AppendResult:
     """Append existing data files as one new snapshot of ``branch`` (see the module docs).
 
@@ -236,7 +236,7 @@ def append_files(
     and writes its rows as new partitioned files under the data location (instead of refusing it). ``idempotency_key`` is recorded in the snapshot summary; when the
     branch head or a retained ancestor already carries it - also one a concurrent writer
     committed while this one retried - nothing is committed (``committed_by`` names it).
-    """
+    ``path_values``: partition texts by path, of files in an adopted directory (ops.write.adopt)."""
     mode = skip_mode(skip_existing)
     if placement not in PLACEMENTS:
         raise InvalidInput(f"unknown placement {placement!r} (expected one of {', '.join(PLACEMENTS)})",
@@ -249,7 +249,7 @@ def append_files(
         raise InvalidInput("no data files to append")
     md = table.metadata
     _check_declared(declared, md.spec)
-    run = _Run(table, branch, idempotency_key, dict(summary_properties or {}), merge)
+    run = _Run(table, branch, idempotency_key, dict(summary_properties or {}), merge, path_values=dict(path_values or {}))
     head = _branch_head(md, branch)
     if idempotency_key is not None:
         if not idempotency_key.strip():
@@ -314,6 +314,7 @@ class _Run:
     quarantined: list[tuple[str, str]] = field(default_factory=list)
     digests: dict[str, str] = field(default_factory=dict)  # source -> content digest (by content)
     written: list[str] = field(default_factory=list)  # removed if the append commits nothing
+    path_values: dict[str, Mapping[str, str]] = field(default_factory=dict)  # by path (adopted directories)
 
     def producer(self, files: Sequence[tuple[DataFile, str]], uses_names: bool = False) -> "_AppendProducer":
         return _AppendProducer(self.table, files, add_name_mapping=uses_names, known=self.known,
@@ -355,7 +356,7 @@ def _read_files(run: _Run, md: TableMetadata, paths: list[str], declared: Mappin
     spanning: list[str] = []
     for sc in scanned:
         try:
-            files.append(describe(sc, md.spec, md.schema, declared))
+            files.append(describe(sc, md.spec, md.schema, declared, run.path_values.get(sc.path)))
         except SpansPartitions as e:
             if rewrite_spanning:
                 spanning.append(sc.path)

@@ -179,9 +179,9 @@ class SpansPartitions(ValidationError):
 
 
 def _place(scanned: Scanned, spec: PartitionSpec, schema: Schema,
-           declared: Mapping[str, str]) -> tuple:
+           declared: Mapping[str, str], path_values: Mapping[str, str] | None = None) -> tuple:
     """The partition tuple of one file (see the module docs), or ValidationError."""
-    from_path = hive_values(scanned.path)
+    from_path = hive_values(scanned.path) if path_values is None else path_values
     values = []
     for pf in spec.fields:
         src = schema.find_field_or_none(pf.source_id)
@@ -274,10 +274,12 @@ def scan_all(file_io: FileIO, paths: Sequence[str], fmt: str | None, schema: Sch
     return scanned
 
 
-def describe(s: Scanned, spec: PartitionSpec, schema: Schema,
-              declared: Mapping[str, str]) -> tuple[DataFile, str]:
-    """A scanned file as a data file of ``spec`` and its partition path."""
-    part = _place(s, spec, schema, declared)
+def describe(s: Scanned, spec: PartitionSpec, schema: Schema, declared: Mapping[str, str],
+             path_values: Mapping[str, str] | None = None) -> tuple[DataFile, str]:
+    """A scanned file as a data file of ``spec`` and its partition path. ``path_values``: the
+    partition texts of the file's directories when the caller parsed them (Hive's escaping, for
+    an adopted directory); by default they are read from its path as partition paths spell them."""
+    part = _place(s, spec, schema, declared, path_values)
     base_metrics = s.metrics or DataFile(DATA, "", s.file_format)
     df = replace(base_metrics, content=DATA, file_path=s.path, file_format=s.file_format,
                  partition=part, record_count=s.record_count, file_size_in_bytes=s.size,
