@@ -115,8 +115,8 @@ def _versions(table: Table, start_version: str | None, end_version: str | None
     older = [e.metadata_file for e in reversed(end.metadata.metadata_log)]  # newest first
     start_path = None
     if start_version is not None:
-        start_path = _find(older, start_version, "start_version", table) if older else None
-        if start_path is None:
+        start_path = _find(_version_names(table), start_version, "start_version", table)
+        if start_path not in older:
             raise InvalidInput(f"version {start_version!r} is not older than {posixpath.basename(end_path)}",
                                argument="start_version")
     paths = []
