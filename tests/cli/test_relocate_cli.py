@@ -172,3 +172,24 @@ def test_gzip_metadata_and_a_custom_source_prefix(tmp_path: Path) -> None:
     assert names == ["v1.gz.metadata.json", "v2.gz.metadata.json", "v3.gz.metadata.json"]
     assert _rows(moved) == _rows(t) == ["1", "2", "7", "id"]
     assert json.loads(_ok("inspect", "table", moved, "--json"))["location"] == str(moved)
+
+
+def test_an_unknown_outcome_of_a_version_file_keeps_every_file(table: Path, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from icectl.errors import CommitStateUnknown
+    from icectl.io.storage.files import FileIO
+
+    real = FileIO.rename_no_replace
+    seen: list[frozenset[str]] = []
+
+    def rename_no_replace(self, src, dst, durable=False):
+        if str(dst).endswith("/v2.metadata.json"):
+            seen.append(frozenset(_tree(tmp_path / "moved")))
+            raise CommitStateUnknown(f"cannot tell whether {dst} was created (injected)")
+        return real(self, src, dst, durable)
+
+    monkeypatch.setattr(FileIO, "rename_no_replace", rename_no_replace)
+    r = icectl("relocate", str(table), "--to", str(tmp_path / "moved"))
+    assert r.returncode == 12 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert len(seen) == 1 and "metadata/v1.metadata.json" in seen[0]
+    assert seen[0] <= frozenset(_tree(tmp_path / "moved"))  # nothing written before was removed

@@ -34,7 +34,7 @@ class PrefixMove:
         if rel is None:
             raise ValidationError(f"{what} {path} is not under the source prefix {self.source}",
                                   override="source_prefix",
-                                  effect="names the prefix the table's paths start with")
+                                  effect="gives a prefix every path of the table starts with")
         return rel
 
     def under(self, base: str, path: str, what: str = "file") -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from icectl import command_files
-from icectl.errors import AlreadyExists, InvalidInput, NotFound, ValidationError
+from icectl.errors import AlreadyExists, CommitStateUnknown, InvalidInput, NotFound, StorageError, ValidationError
 from icectl.io.storage.files import DestinationExists, FileIO, has_scheme, join
 from icectl.ops.relocate.paths import PrefixMove, relative_to
 from icectl.ops.relocate.rewrite import RewritePlan, Version, is_gzip_name, rewrite_table_files
@@ -182,17 +182,38 @@ def _copy_files(io: FileIO, sink: _Sink, copies: dict[str, int | None], incremen
     return copied, nbytes, skipped
 
 
+def _create_version(io: FileIO, path: str, data: bytes) -> None:
+    """Create the version file ``path`` whole or not at all, never over a file: on a disk a
+    flushed temporary file renamed without replacing, on object stores a conditional create. A
+    rename whose answer is lost is settled by reading the file back."""
+    if not io.storage(path).atomic_rename:
+        io.create_if_absent(path, data)
+        return
+    tmp = command_files.register(io, join(posixpath.dirname(path), f".{uuid.uuid4()}-relocate.tmp"))
+    io.write_exclusive(tmp, data, durable=True)
+    try:
+        io.rename_no_replace(tmp, path, durable=True)
+    except DestinationExists:
+        raise AlreadyExists(f"another writer created {path} meanwhile") from None
+    except CommitStateUnknown:
+        raise
+    except StorageError as e:
+        try:
+            landed = io.exists(path) and io.read(path) == data
+        except StorageError:
+            raise CommitStateUnknown(f"cannot tell whether {path} was created: {e}") from e
+        if not landed:
+            raise
+
+
 def _commit_versions(io: FileIO, sink: _Sink, plan: RewritePlan, target: str) -> str:
-    """Create the version files at the target, oldest first, never over a file; then the hint."""
+    """Create the version files at the target, oldest first; then the version hint."""
     last = ""
     with command_files.critical():
         for path in plan.versions:
             last = sink.move(path)
             command_files.register(io, last)
-            try:
-                io.create_if_absent(last, plan.rewritten[path])
-            except DestinationExists:
-                raise AlreadyExists(f"another writer created {last} meanwhile") from None
+            _create_version(io, last, plan.rewritten[path])
             sink.written.append(last)
     m = VERSION_NAME.match(posixpath.basename(last))
     if m is not None and posixpath.dirname(last) == store.metadata_dir(target):
