@@ -119,6 +119,8 @@ def test_copy_plan_writes_nothing_at_the_target(table: Path, tmp_path: Path) -> 
         Path(dst).parent.mkdir(parents=True, exist_ok=True)
         Path(dst).write_bytes(Path(src).read_bytes())
     assert _rows(target) == _rows(table)
+    # a new location holding a table is refused with a copy plan too
+    assert "a table already exists" in _refused(4, "relocate", table, "--to", target, "--copy-plan", plan)
     # a staging location that is not empty is refused
     assert "--staging" in _refused(4, "relocate", table, "--to", target, "--copy-plan", plan, "--staging", staging)
     # the default staging location is a new directory beside the plan

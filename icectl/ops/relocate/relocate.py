@@ -168,18 +168,26 @@ class _Sink:
 
 
 def _copy_files(io: FileIO, sink: _Sink, copies: dict[str, int | None], incremental: bool) -> tuple[int, int, int]:
-    copied = nbytes = skipped = 0
-    for src in sorted(copies):
+    """Copy the files as they are (in threads: the work waits on storage); (copied, bytes, skipped)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(src: str) -> int | None:
         dst = sink.move(src)
         if incremental and io.exists(dst) and io.info(dst).size == io.info(src).size:
-            skipped += 1  # (a statistics file an earlier version named, already copied)
-            continue
+            return None  # (a statistics file an earlier version named, already copied)
         command_files.register(io, dst)
         io.copy(src, dst)
-        sink.written.append(dst)
-        copied += 1
-        nbytes += io.info(dst).size if copies[src] is None else copies[src]
-    return copied, nbytes, skipped
+        with lock:
+            sink.written.append(dst)
+        return io.info(dst).size if copies[src] is None else copies[src]
+
+    import threading
+
+    lock = threading.Lock()
+    with ThreadPoolExecutor(max(1, min(command_files.io_threads(), len(copies)))) as pool:
+        sizes = list(pool.map(one, sorted(copies)))
+    done = [n for n in sizes if n is not None]
+    return len(done), sum(done), len(sizes) - len(done)
 
 
 def _create_version(io: FileIO, path: str, data: bytes) -> None:
@@ -257,6 +265,11 @@ def relocate_table(table: Table, target: str, *, source_prefix: str | None = Non
             raise ValidationError(f"the staging location {staging} is inside the table's location", argument="staging")
         if any(True for _ in io.walk(staging)):
             raise AlreadyExists(f"the staging location {staging} is not empty", argument="staging")
+        if start is None:
+            try:
+                refuse_nesting(io, target)
+            except StorageError:
+                pass  # (a new location this process cannot list: the copies are made elsewhere)
     plan = rewrite_table_files(io, move, versions, None if start is None else start.metadata)
     sink = _Sink(io, move, staging)
     copied = nbytes = skipped = 0
