@@ -195,3 +195,29 @@ def test_an_unknown_outcome_of_a_version_file_keeps_every_file(table: Path, tmp_
     assert r.returncode == 12 and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert len(seen) == 1 and "metadata/v1.metadata.json" in seen[0]
     assert seen[0] <= frozenset(_tree(tmp_path / "moved"))  # nothing written before was removed
+
+
+def test_an_end_version_then_the_rest_incrementally(table: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "moved"
+    out = icectl_json("relocate", str(table), "--to", str(moved), "--end-version", "2", "--json")
+    assert out["latest-version"] == "v2.metadata.json" and out["rewritten-metadata-files"] == 2
+    assert (moved / "metadata" / "version-hint.text").read_text() == "2"
+    assert not (moved / "metadata" / "v3.metadata.json").exists()
+    first = json.loads(_ok("inspect", "snapshots", table, "--json"))[0]["snapshot-id"]
+    assert _rows(moved) == sorted(_ok("scan", table, "--snapshot", first, "--format", "csv").splitlines())
+    assert out["rewritten-delete-files"] == 0
+    out = icectl_json("relocate", str(table), "--to", str(moved), "--start-version", "v2.metadata.json", "--json")
+    assert out["rewritten-delete-files"] >= 1 and out["copied-files"] == 0
+    assert _rows(moved) == _rows(table)
+
+
+def test_a_format_v1_table(tmp_path: Path) -> None:
+    t = tmp_path / "v1"
+    csv = tmp_path / "rows.csv"
+    csv.write_text("id,d\n1,2020-01-01\n2,1969-12-31\n3,\n")
+    _ok("create", t, "--schema", "id long, d date", "--partition", "year(d)", "--format-version", "1")
+    _ok("write", t, csv)
+    _ok("delete", t, "--filter", "id = 2")
+    moved = tmp_path / "v1-moved"
+    _ok("relocate", t, "--to", moved)
+    assert _rows(moved) == _rows(t) and len(_rows(t)) == 3

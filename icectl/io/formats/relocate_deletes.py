@@ -2,8 +2,8 @@
 
 * A Parquet position delete file is read whole and written again with its ``file_path`` column
   (reserved field id 2147483546) mapped through ``new_path``; every other column (``pos``, a
-  ``row`` struct), the Arrow schema with its field ids, the file's key-value metadata, the
-  codec and the row-group size are kept. Moving one prefix to another keeps the rows sorted by
+  ``row`` struct), the field ids, the file's key-value metadata, the codec and the row-group
+  size are kept. Moving one prefix to another keeps the rows sorted by
   path and position, as the spec wants them.
 * A Puffin file of deletion vectors (format v3) keeps every byte up to its footer, so each blob
   stays at the offset the manifests record; only the footer's JSON changes: each blob's
@@ -63,9 +63,15 @@ def relocated_position_deletes(data: bytes, new_path: NewPath, where: str) -> tu
     encoded = column.dictionary_encode()
     moved = pa.array([new_path(p) for p in encoded.dictionary.to_pylist()], type=column.type)
     table = table.set_column(i, table.schema.field(i), moved.take(encoded.indices))
+    kv = dict(md.metadata or {})
+    arrow_schema = kv.pop(b"ARROW:schema", None) is not None
     sink = io.BytesIO()
-    pq.write_table(table, sink, compression=codec, row_group_size=max(rows_per_group, 1),
-                   store_schema=False)
+    writer = pq.ParquetWriter(sink, table.schema.remove_metadata(), compression=codec, store_schema=arrow_schema)
+    if kv:  # the writer's key-value metadata (Java's iceberg.schema, delete-type ...), as it was
+        writer.add_key_value_metadata({k.decode("utf-8", "replace"): v.decode("utf-8", "replace")
+                                       for k, v in kv.items()})
+    writer.write_table(table.replace_schema_metadata(None), row_group_size=max(rows_per_group, 1))
+    writer.close()
     out = sink.getvalue()
     written = pq.ParquetFile(io.BytesIO(out)).metadata
     offsets = []
