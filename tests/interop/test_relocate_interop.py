@@ -76,6 +76,9 @@ def _check_relocated(spark: Any, source: Path, moved: Path, pyiceberg: bool = Tr
     if pyiceberg:  # (pyiceberg 0.x refuses tables with equality deletes)
         assert _pyiceberg_rows(moved) == _pyiceberg_rows(source) == expected
     assert _icectl_rows(moved) == _icectl_rows(source)
+    r = run_icectl("check", str(moved), "--deep", "--json")
+    problems = json.loads(r.stdout)["problems"]
+    assert [p for p in problems if p["severity"] == "error"] == [], problems
     # nothing of the new table points back at the source
     for p in moved.rglob("*"):
         if p.is_file() and p.suffix in (".json", ".avro"):

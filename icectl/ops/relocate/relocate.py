@@ -36,6 +36,7 @@ from icectl.io.storage.files import DestinationExists, FileIO, has_scheme, join
 from icectl.ops.relocate.paths import PrefixMove, relative_to
 from icectl.ops.relocate.rewrite import RewritePlan, Version, is_gzip_name, rewrite_table_files
 from icectl.spec.metadata import TableMetadata
+from icectl.spec.metadata_json import metadata_from_bytes
 from icectl.spec.result_json import JsonResult, json_field
 from icectl.table import store
 from icectl.table.catalog_files import find_catalog_version
@@ -102,7 +103,7 @@ def _read_version(io: FileIO, path: str) -> Version:
     if not io.exists(path):
         raise NotFound(f"metadata file {path} (in the metadata log) does not exist")
     data = io.read(path)
-    return Version(path, store.read_metadata(io, path), data[:2] == b"\x1f\x8b" or is_gzip_name(path))
+    return Version(path, metadata_from_bytes(data, path), data[:2] == b"\x1f\x8b" or is_gzip_name(path))
 
 
 def _versions(table: Table, start_version: str | None, end_version: str | None
