@@ -55,6 +55,7 @@ def test_relocated_table_is_whole_and_the_source_untouched(table: Path, tmp_path
     assert _tree(table) == before
     assert out["metadata-file"] == str(moved / "metadata" / "v3.metadata.json")
     assert (moved / "metadata" / "version-hint.text").read_text() == "3"
+    assert out["files-to-copy"] == len(_tree(moved)) - 1  # every file but the version hint
     assert _rows(moved) == _rows(table)
     assert set(_tree(moved)) - {"metadata/version-hint.text"} == set(_tree(table)) - {"metadata/version-hint.text"}
     check = icectl_json("check", str(moved), "--deep", "--json")

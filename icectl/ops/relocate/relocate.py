@@ -271,14 +271,11 @@ def relocate_table(table: Table, target: str, *, source_prefix: str | None = Non
                 refuse_nesting(io, target)
             except StorageError:
                 pass  # (a new location this process cannot list: the copies are made elsewhere)
-    plan = rewrite_table_files(io, move, versions, None if start is None else start.metadata)
     sink = _Sink(io, move, staging)
     copied = nbytes = skipped = 0
     metadata_file = None
     try:
-        for path, data in plan.rewritten.items():
-            if path not in plan.versions:
-                sink.put(path, data)
+        plan = rewrite_table_files(io, move, versions, None if start is None else start.metadata, sink.put)
         if copy_plan is None:
             copied, nbytes, skipped = _copy_files(io, sink, plan.copies, start is not None)
             metadata_file = _commit_versions(io, sink, plan, target)
@@ -297,5 +294,6 @@ def relocate_table(table: Table, target: str, *, source_prefix: str | None = Non
         staging_location=staging, copy_plan=copy_plan, rewritten_metadata_files=len(plan.versions),
         rewritten_manifest_lists=plan.manifest_lists, rewritten_manifests=plan.manifests,
         rewritten_delete_files=plan.delete_files,
-        copy_plan_entries=len(plan.rewritten) + len(plan.copies), copied_files=copied, copied_bytes=nbytes,
+        copy_plan_entries=len(sink.pairs) + (len(plan.versions) + len(plan.copies) if copy_plan is None else 0),
+        copied_files=copied, copied_bytes=nbytes,
         already_there=skipped, metadata_location=metadata_file)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 from dataclasses import dataclass, field
+from typing import Callable
 from icectl.errors import UnsupportedFeature
 from icectl.io.formats.relocate_deletes import relocated_deletion_vectors, relocated_position_deletes
 from icectl.io.manifest.relocate import (
@@ -54,8 +55,8 @@ class Version:
 
 @dataclass
 class RewritePlan:
-    """What a relocation writes (``rewritten``: source path -> new bytes, in the order to write
-    them, version files last and oldest first) and copies (source path -> size)."""
+    """What a relocation writes (the version files, by source path, oldest first: every other
+    rewritten file went to the sink as it was made) and copies (source path -> size)."""
 
     rewritten: dict[str, bytes] = field(default_factory=dict)
     versions: list[str] = field(default_factory=list)
@@ -98,8 +99,10 @@ def _statistics_files(md: TableMetadata) -> dict[str, int | None]:
 
 
 class _Rewriter:
-    def __init__(self, io: FileIO, move: PrefixMove, incremental: bool, new_snapshot_ids: set[int]):
+    def __init__(self, io: FileIO, move: PrefixMove, incremental: bool, new_snapshot_ids: set[int],
+                 put: Callable[[str, bytes], None]):
         self.io = io
+        self.put = put
         self.move = move
         self.incremental = incremental
         self.new_ids = new_snapshot_ids
@@ -128,7 +131,7 @@ class _Rewriter:
                 out, offsets = relocated_position_deletes(data, self.move, e.path)
             self._deletes[e.path] = DeleteRewrite(len(out), offsets)
             if self.new(e.snapshot_id):
-                self.plan.rewritten[e.path] = out
+                self.put(e.path, out)
                 self.plan.delete_files += 1
 
     def manifest(self, manifest: ManifestRef) -> int:
@@ -136,7 +139,7 @@ class _Rewriter:
         raw = self._read(manifest.path, "manifest")
         out = relocated_manifest(raw, self.move, self._deletes)
         if self.new(manifest.added_snapshot_id):
-            self.plan.rewritten[manifest.path] = out
+            self.put(manifest.path, out)
             self.plan.manifests += 1
             for e in content_refs(raw, manifest.added_snapshot_id):
                 if e.status != DELETED and e.content != POSITION_DELETES and self.new(e.snapshot_id):
@@ -157,18 +160,19 @@ class _Rewriter:
                 self._position_deletes(m)
         lengths = {p: self.manifest(m) for p, m in manifests.items()}
         for p, raw in raws.items():
-            self.plan.rewritten[p] = relocated_manifest_list(raw, self.move, lengths)
+            self.put(p, relocated_manifest_list(raw, self.move, lengths))
             self.plan.manifest_lists += 1
 
 
-def rewrite_table_files(io: FileIO, move: PrefixMove, versions: list[Version],
-                        start: TableMetadata | None) -> RewritePlan:
+def rewrite_table_files(io: FileIO, move: PrefixMove, versions: list[Version], start: TableMetadata | None,
+                        put: Callable[[str, bytes], None]) -> RewritePlan:
     """Rewrite ``versions`` (oldest first, the end version last) and what they reach that
-    ``start`` (the start version's metadata, None for all) does not have."""
+    ``start`` (the start version's metadata, None for all) does not have; every rewritten file
+    but the versions goes to ``put(source path, bytes)`` as soon as it is made."""
     end = versions[-1].metadata
     start_ids = set() if start is None else {s.snapshot_id for s in start.snapshots}
     new_ids = {s.snapshot_id for v in versions for s in v.metadata.snapshots} - start_ids
-    r = _Rewriter(io, move, start is not None, new_ids)
+    r = _Rewriter(io, move, start is not None, new_ids, put)
     r.snapshots([s.manifest_list for s in end.snapshots
                  if s.snapshot_id not in start_ids and s.manifest_list is not None])
     for v in versions:
