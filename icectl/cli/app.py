@@ -62,6 +62,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "changes": ("changes_cmd", "Print the rows TABLE's snapshots inserted and deleted after snapshot --from (exclusive) up to --to (default: the current one), as Spark's create_changelog_view shows them."),
     "upsert": ("upsert_cmd", "Upsert rows from DATA into TABLE by key: rows with the same key are replaced, new keys added."),
     "compact": ("compact_cmd", "Compact the data files of TABLE: rewrite small (or too big) files and files with many deleted rows into files of the target size, as Spark's rewrite_data_files procedure does, committed as one `replace` snapshot."),
+    "relocate": ("relocate_cmd", "Copy TABLE to another location with every path its metadata records rewritten, as Spark's rewrite_table_path procedure does."),
     "rewrite-manifests": ("rewrite_manifests_cmd", "Rewrite TABLE's manifests so each holds the entries of neighbouring partitions, at the target size."),
     "maintain": ("maintain_cmd", "Run the maintenance TABLE's health says is due, in order: expire snapshots, remove orphan files, rewrite delete files (compact --deletes), compact data files, rewrite manifests."),
     "cache": ("cache_cmd", "Inspect or empty the cache of decoded manifests that `icectl plan` and `icectl scan` share across runs."),

@@ -25,6 +25,7 @@ from icectl.cli.app import app
 # {wider}: a Parquet file with one more column, {changes}: a schema change list
 INVOCATIONS: list[tuple[str, list[str]]] = [
     ("write", ["{data}"]),
+    ("relocate", ["--to", "{relocated}"]),  # (before append adds files from outside the table)
     ("append", ["{parquet}"]),
     ("append", ["--from-dir", "{hive}"]),
     ("upsert", ["{upsert}", "--key", "id"]),
@@ -174,7 +175,8 @@ def _inputs(tmp_path, home: str) -> dict[str, str]:
     (d / "changes.json").write_text(json.dumps([{"op": "add", "column": "region", "type": "string", "after": "id"},
                                                 {"op": "rename", "column": "extra", "to": "score"}]))
     return {"data": str(d / "data.csv"), "upsert": str(d / "upsert.csv"), "parquet": str(d / "more.parquet"),
-            "wider": str(d / "wider.parquet"), "changes": str(d / "changes.json"), "hive": str(d / "hive")}
+            "wider": str(d / "wider.parquet"), "changes": str(d / "changes.json"), "hive": str(d / "hive"),
+            "relocated": str(d / "relocated")}
 
 
 def _snapshots(target: list[str]) -> list[str]:

@@ -54,6 +54,7 @@ CLASSIFIED: dict[str, str] = {
     "orphans": DELETES, "expire": DELETES, "drop": DELETES, "append": DELETES,  # (--move)
     "maintain": DELETES,  # (its expire and orphans steps)
     "create": CREATES, "register": CREATES, "migrate": CREATES, "snapshot-table": CREATES,
+    "relocate": CREATES,  # (a new table at another location; refuses one at, above or below a table)
     "cache clear": CACHE, "cache info": READS,
     "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
     **{f"inspect {v}": READS for v in (

@@ -43,6 +43,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
     "compact": [("data", ["{T}", "--min-input-files", "1"]),
                 ("deletes", ["{T}", "--deletes", "--min-input-files", "1"])],
     "rewrite-manifests": [("rewrite-manifests", ["{T}"])],
+    "relocate": [("relocate", ["{T}", "--to", "{NEW}"])],
     "maintain": [("maintain", ["{T}", "--policy", "{D}/maintain.json", "--allow-recent"])],
     "expire": [("expire", ["{T}", "--older-than", "0s", "--retain-last", "1"])],
     "orphans": [("delete", ["{T}", "--older-than", "0s", "--delete", "--allow-recent"])],

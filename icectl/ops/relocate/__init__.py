@@ -1,0 +1,1 @@
+"""Relocation: a table's metadata rewritten for another location, and its files copied there."""
