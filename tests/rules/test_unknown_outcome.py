@@ -308,8 +308,10 @@ def _variants() -> Iterator[object]:
 
 
 def _table_of(args: list[object], w: Work) -> str:
-    if args[0] in ("create", "migrate", "snapshot-table"):
-        return str(args[-1])
+    if args[0] in ("create", "migrate"):
+        return str(args[1])
+    if args[0] == "snapshot-table":
+        return str(args[2])
     if args[0] == "register":
         return str(w.root / "db" / "reg")
     return w.table3 if w.table3 in args else w.table
