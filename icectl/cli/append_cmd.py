@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
-from icectl.cli.common import values, JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
+from icectl.cli.common import (values, JsonOpt, Progress, TableArg, WapIdOpt, WarehouseOpt, emit_snapshot_result,
+                               handle_errors, load_table, note_staged, parse_key_values, stage_wap_id)
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import EXIT_PARTIAL, InvalidInput, NotFound, StorageError
 
@@ -130,6 +131,7 @@ def append(
     allow_empty: Annotated[bool, typer.Option(
         "--allow-empty", help="No files to append is a no-op (exit 0, nothing committed) "
         "instead of an error.")] = False,
+    wap_id: WapIdOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -140,6 +142,7 @@ def append(
     if copy and move:
         raise InvalidInput("--copy and --move exclude each other")
     tbl = load_table(table, warehouse)
+    stage_wap_id(tbl, wap_id, idempotency_key)
     with Progress() as progress:
         result = append_files(
             tbl,
@@ -159,6 +162,7 @@ def append(
             idempotency_key=idempotency_key,
         )
     report_ingest(result)
+    note_staged(tbl, result.snapshot_id if result.committed else None)
     if json_out:
         emit_json(result.to_json())
     else:

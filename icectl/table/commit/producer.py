@@ -64,6 +64,7 @@ from icectl.spec.properties import (  # re-exported: older homes of these names
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.types import StructType
+from icectl.spec.wap import STAGED_WAP_ID, check_can_stage
 from icectl.spec.values import to_bytes
 from icectl.table.branches import branch_to_commit
 from icectl.table.commit.idempotency import IDEMPOTENCY_KEY, AlreadyCommitted, snapshot_with_key
@@ -155,6 +156,9 @@ class SnapshotProducer:
 
     operation: str = "append"
     copy_entry_bytes: bool = True  # merges copy encoded data_file records (False: raw records)
+    # writes data (append, overwrite, row delta): staged, not committed to the branch, when the
+    # table handle has a WAP id (icectl.spec.wap); maintenance and cherry-picks never are
+    stages_with_wap_id: bool = False
 
     def __init__(
         self,
@@ -447,6 +451,9 @@ class SnapshotProducer:
             done = snapshot_with_key(base, parent, key)
             if done is not None:
                 raise AlreadyCommitted(key, done.snapshot_id, self.branch)
+        wap_id = self.table.wap_id if self.stages_with_wap_id else None
+        if wap_id is not None:  # checked on every attempt: the property may have changed
+            check_can_stage(base, wap_id)
         self.validate(base, parent)
         manifests = self.apply(base, parent, attempt)
         sequence_number = next_sequence_number(base)
@@ -468,6 +475,8 @@ class SnapshotProducer:
         changes = self.summary(base)
         for k, v in self.summary_properties.items():
             changes.set(k, v)
+        if wap_id is not None:
+            changes.set(STAGED_WAP_ID, wap_id)
         # Totals continue the branch head's; a branch that does not exist yet starts them from
         # zero even when its parent is main's head, as the reference does.
         head = base.refs.get(self.branch)
@@ -488,7 +497,7 @@ class SnapshotProducer:
             added_rows=added_rows,
         )
         self._manifests = tuple(manifests)
-        return add_snapshot(base, snapshot, self.branch)
+        return add_snapshot(base, snapshot, None if wap_id is not None else self.branch)
 
     def commit(self) -> ProducedSnapshot:
         """Commit the new snapshot (retrying on conflicts); the table follows the commit."""
@@ -555,6 +564,7 @@ class FastAppendProducer(SnapshotProducer):
     manifests, which are kept as they are; merged afterwards when the table asks for it."""
 
     operation = "append"
+    stages_with_wap_id = True
 
     def __init__(self, table: Table, files: Iterable[tuple[DataFile, str]] = (), *,
                  merge: bool | None = None, **kwargs):
