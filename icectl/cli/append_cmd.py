@@ -141,8 +141,7 @@ def append(
     check_summary_properties(parse_key_values(summary, "--summary"))
     if copy and move:
         raise InvalidInput("--copy and --move exclude each other")
-    tbl = load_table(table, warehouse)
-    stage_wap_id(tbl, wap_id, idempotency_key)
+    tbl = stage_wap_id(load_table(table, warehouse), wap_id, idempotency_key)
     with Progress() as progress:
         result = append_files(
             tbl,

@@ -247,16 +247,16 @@ WapIdOpt = Annotated[Optional[str], typer.Option(
     "with `icectl snapshot publish`.", show_default=False)]
 
 
-def stage_wap_id(tbl: Table, wap_id: Optional[str], idempotency_key: Optional[str] = None) -> None:
+def stage_wap_id(tbl: Table, wap_id: Optional[str], idempotency_key: Optional[str] = None) -> Table:
     """--wap-id: the command's data snapshot is staged (checked before anything is written)."""
     if wap_id is None:
-        return
+        return tbl
     if idempotency_key is not None:
         raise InvalidInput("--wap-id and --idempotency-key cannot be combined (a staged snapshot is "
                            "on no branch, where the key is looked for)")
     from icectl.ops.metadata.wap import stage_writes
 
-    stage_writes(tbl, wap_id)
+    return stage_writes(tbl, wap_id)
 
 
 def note_staged(tbl: Table, snapshot_id: Any) -> None:

@@ -24,7 +24,7 @@ from icectl.spec.snapshots import Snapshot, ancestor_ids, ancestors_of
 __all__ = [
     "STAGED_WAP_ID", "PUBLISHED_WAP_ID", "SOURCE_SNAPSHOT_ID", "REPLACE_PARTITIONS", "WAP_ENABLED",
     "staged_wap_id", "published_wap_id", "is_wap_id_published", "validate_wap_publish",
-    "check_can_stage", "is_staged",
+    "check_can_stage", "is_staged", "wap_summary",
 ]
 
 STAGED_WAP_ID = "wap.id"
@@ -40,6 +40,11 @@ def staged_wap_id(s: Snapshot | None) -> str | None:
 
 def published_wap_id(s: Snapshot | None) -> str | None:
     return None if s is None else s.summary_value(PUBLISHED_WAP_ID)
+
+
+def wap_summary(wap_id: str | None) -> dict[str, str]:
+    """The summary entry of a snapshot staged under ``wap_id`` (none for None)."""
+    return {} if wap_id is None else {STAGED_WAP_ID: wap_id}
 
 
 def is_wap_id_published(md: TableMetadata, wap_id: str) -> bool:
