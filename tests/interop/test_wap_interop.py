@@ -45,10 +45,11 @@ def dynamic(spark: Any):
     return session_conf(spark, spark_sql_sources_partitionOverwriteMode="dynamic")
 
 
-def twins(new_table: Callable[[str], IceTable], sql: Callable[[str], Any]) -> tuple[IceTable, IceTable]:
+def twins(new_table: Callable[[str], IceTable], sql: Callable[[str], Any],
+          prefix: str = "") -> tuple[IceTable, IceTable]:
     out = []
     for name in ("by_spark", "by_icectl"):
-        t = new_table(name)
+        t = new_table(prefix + name)
         sql(f"CREATE TABLE {t.ident} (id bigint, p string) USING iceberg PARTITIONED BY (p) "
             "TBLPROPERTIES ('format-version'='2', 'write.wap.enabled'='true')")
         sql(f"INSERT INTO {t.ident} VALUES (1, 'a'), (2, 'b'), (3, 'c')")
@@ -121,6 +122,9 @@ def assert_twins_agree(spark: Any, a: IceTable, b: IceTable) -> None:
     rows = spark_rows(spark, a)
     assert spark_rows(spark, b) == rows and icectl_rows(a) == rows and icectl_rows(b) == rows
     assert head_summary(spark, a) == head_summary(spark, b)
+    for t in (a, b):  # both histories, staged snapshots and all, are sound
+        checked = run_icectl("check", str(t.location), "--deep")
+        assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_publish_fast_forward_and_duplicate(spark, sql, new_table) -> None:
@@ -210,6 +214,15 @@ def test_cherry_pick_refusals_of_dynamic_overwrites(spark, sql, new_table) -> No
     r = run_icectl("snapshot", "publish", str(b.location), "w4")
     assert r.returncode == EXIT_VALIDATION and "changed a partition it replaces" in r.stderr, r.stderr
     assert current_id(spark, b) == before
+    # a file the overwrite removes is gone from main: a metadata-only DELETE dropped it
+    c, d = twins(new_table, sql, "gone_")
+    _stage_dynamic_overwrite(spark, sql, (c, d), "w10")
+    both((c, d), sql, "DELETE FROM {t} WHERE p = 'a'")
+    msg = spark_refusal(spark, f"CALL ice.system.publish_changes({proc(c)}, 'w10')")
+    assert "Missing required files to delete" in msg
+    r = run_icectl("snapshot", "publish", str(d.location), "w10")
+    assert r.returncode == EXIT_VALIDATION and "no longer in the table" in r.stderr, r.stderr
+    assert_twins_agree(spark, c, d)
     # a staged copy-on-write DELETE (an overwrite that is no dynamic one) only fast-forwards
     both((a, b), sql, "INSERT INTO {t} VALUES (41, 'c'), (43, 'c')")  # one file: DELETE rewrites it
     with wap(spark, "w9"):

@@ -29,6 +29,7 @@ from icectl.io.manifest import records as avro
 from icectl.spec.manifests import ADDED, DATA, DELETED, MANIFEST_DATA, DataFile
 from icectl.spec.metadata import TableMetadata, set_ref
 from icectl.spec.partition_identity import partition_key
+from icectl.spec.properties import MANIFEST_MERGE_ENABLED
 from icectl.spec.snapshots import BRANCH, MAIN_BRANCH, Snapshot, SnapshotRef, ancestor_ids, ancestors_of
 from icectl.spec.wap import PUBLISHED_WAP_ID, REPLACE_PARTITIONS, SOURCE_SNAPSHOT_ID, validate_wap_publish
 from icectl.table.table import Table
@@ -192,7 +193,9 @@ def _append_producer(table: Table, picked: Snapshot, added: list[DataFile], remo
             _check_attempt(base, picked)
             validate_wap_publish(base, picked.snapshot_id)
 
-    return _PickAppend(table, _with_paths(table.metadata, added), summary_properties=props)
+    # a merging producer in the reference: manifests merge unless the table turns it off
+    merge = table.metadata.property_as_bool(MANIFEST_MERGE_ENABLED, True)
+    return _PickAppend(table, _with_paths(table.metadata, added), summary_properties=props, merge=merge)
 
 
 def _overwrite_producer(table: Table, picked: Snapshot, added: list[DataFile], removed: list[DataFile],
