@@ -259,7 +259,15 @@ def test_spark_publishes_what_icectl_staged(spark, sql, new_table, tmp_path) -> 
 def test_what_spark_stages_and_what_it_does_not(spark, sql, new_table) -> None:
     """Spark stages the writes of its data writers; a DELETE of whole files goes to main at
     once (its metadata-only path ignores spark.wap.id). icectl stages both (README)."""
-    a, _ = twins(new_table, sql)
+    a, b = twins(new_table, sql)
+    # without write.wap.enabled Spark ignores spark.wap.id and writes to main; icectl refuses
+    sql(f"ALTER TABLE {b.ident} SET TBLPROPERTIES ('write.wap.enabled'='false')")
+    head = current_id(spark, b)
+    with wap(spark, "w0"):
+        sql(f"INSERT INTO {b.ident} VALUES (5, 'e')")
+    assert current_id(spark, b) != head and all(s["summary"].get("wap.id") is None for s in snapshots(spark, b))
+    r = run_icectl("delete", str(b.location), "--filter", "id = 5", "--wap-id", "w0")
+    assert r.returncode == EXIT_VALIDATION and "write.wap.enabled" in r.stderr, r.stderr
     head = current_id(spark, a)
     with wap(spark, "w7"):
         sql(f"DELETE FROM {a.ident} WHERE p = 'b'")
