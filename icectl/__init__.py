@@ -56,7 +56,7 @@ __version__ = "0.1.0"
 _API = ("load_table", "Table", "ScanResult")
 _ERRORS = ("IcectlError", "InvalidInput", "NotFound", "AlreadyExists", "ValidationError",
            "CommitConflict", "StorageError", "CorruptMetadata", "UnsupportedFeature",
-           "UnsafeStorage", "CommitStateUnknown", "WorkerLost", "Interrupted")
+           "UnsafeStorage", "CommitStateUnknown", "WorkerLost", "DuplicateWapCommit", "Interrupted")
 __all__ = [*_API, *_ERRORS, "__version__"]
 
 

@@ -241,6 +241,27 @@ class Table:
                                 branch=branch, max_workers=workers, skip_existing=skip_existing,
                                 idempotency_key=idempotency_key)
 
+    def stage(self, wap_id: str | None) -> "Table":
+        """Stage the data writes made through this object from now on (write, append, delete,
+        upsert) under the write-audit-publish id ``wap_id``, as ``--wap-id`` does and as Spark's
+        ``spark.wap.id`` does for a session (the table property ``write.wap.enabled`` must be
+        true); None stops staging. Returns this object."""
+        from icectl.ops.metadata.wap import stage_writes
+
+        if wap_id is None:
+            self._table.wap_id = None
+            return self
+        stage_writes(self._table, wap_id)
+        return self
+
+    def publish(self, wap_id: str) -> Any:
+        """Publish the snapshot staged with ``wap_id`` onto main, as ``icectl snapshot publish``
+        (Spark's ``publish_changes``); returns its :class:`icectl.ops.metadata.wap.PublishResult`."""
+        from icectl.ops.metadata.wap import publish_changes
+
+        with _operation():
+            return publish_changes(self._table, wap_id)
+
     def delete(self, filter: str, *, mode: str | None = None, branch: str | None = None,
                dry_run: bool = False, case_sensitive: bool = False) -> DeleteResult:
         """Delete the rows matching ``filter`` as one snapshot, as ``icectl delete --filter``:

@@ -114,6 +114,16 @@ class WorkerLost(IcectlError):
     kind = "worker-lost"
 
 
+class DuplicateWapCommit(ValidationError):
+    """A write-audit-publish id that main's history already carries (staged and fast-forwarded
+    to, or published by a cherry-pick): publishing it again is refused, as the reference's
+    DuplicateWAPCommitException refuses it. Its own code, so a pipeline re-running a publish can
+    tell "already done" from a failure."""
+
+    exit_code = 16
+    kind = "duplicate-wap-commit"
+
+
 class Interrupted(KeyboardInterrupt):
     """The command was stopped by a signal (SIGINT, SIGTERM or SIGHUP): it ends as Ctrl-C does,
     removing the files of its unfinished work, with exit code 128 + the signal's number."""
@@ -159,6 +169,7 @@ EXIT_CODES: tuple[tuple[int, str, str], ...] = (
     (13, "worker-lost", "a worker process died (e.g. out of memory); the command's files were removed"),
     (EXIT_MAINTENANCE_DUE, "", "health found maintenance due (at least one verdict of severity due)"),
     (EXIT_PARTIAL, "", "partly done: some input files were quarantined (see the result), the rest committed"),
+    (16, "duplicate-wap-commit", "already published: the WAP id is in main's history (snapshot publish)"),
     (EXIT_INTERNAL, "internal", "internal error: a bug (report it with ICECTL_DEBUG=1 output)"),
     (EXIT_HANGUP, "interrupted", "hung up (SIGHUP); the unfinished command's files were removed"),
     (EXIT_INTERRUPTED, "interrupted", "interrupted (SIGINT, Ctrl-C); the unfinished command's files were removed"),
@@ -187,4 +198,5 @@ ERROR_KINDS: tuple[type[IcectlError], ...] = (
     UnsafeStorage,
     CommitStateUnknown,
     WorkerLost,
+    DuplicateWapCommit,
 )

@@ -71,7 +71,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "partition": ("partition_cmds", "Evolve a table's partition spec."),
     "sort-order": ("sort_order_cmds", "Set or clear the table's default sort order (how writers should order rows in files)."),
     "properties": ("properties_cmds", "Show and change table properties."),
-    "snapshot": ("refs_cmds", "Move main between snapshots: rollback, set-current, cherry-pick."),
+    "snapshot": ("refs_cmds", "Move main between snapshots: rollback, set-current, cherry-pick, publish."),
     "branch": ("refs_cmds", "Create, drop, replace and fast-forward branches."),
     "tag": ("refs_cmds", "Create, drop and replace tags (named, fixed snapshots)."),
     "list": ("warehouse_cmds", "List the tables and namespaces of a warehouse (or of one NAMESPACE of it)."),

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any, List, Optional
 
 import typer
 
-from icectl.cli.common import values, JsonOpt, Progress, TableArg, WarehouseOpt, emit_snapshot_result, handle_errors, load_table, parse_key_values
+from icectl.cli.common import (values, JsonOpt, Progress, TableArg, WapIdOpt, WarehouseOpt, emit_snapshot_result,
+                               handle_errors, load_table, note_staged, parse_key_values, stage_wap_id)
 from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import EXIT_PARTIAL, InvalidInput, NotFound, StorageError
 
@@ -144,6 +145,7 @@ def append(
     allow_empty: Annotated[bool, typer.Option(
         "--allow-empty", help="No files to append is a no-op (exit 0, nothing committed) "
         "instead of an error.")] = False,
+    wap_id: WapIdOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -153,7 +155,8 @@ def append(
     check_summary_properties(parse_key_values(summary, "--summary"))
     if copy and move:
         raise InvalidInput("--copy and --move exclude each other")
-    path_values = _from_dir(tbl := load_table(table, warehouse), from_dir, paths, allow_empty)
+    tbl = stage_wap_id(load_table(table, warehouse), wap_id, idempotency_key)
+    path_values = _from_dir(tbl, from_dir, paths, allow_empty)
     with Progress() as progress:
         result = append_files(
             tbl,
@@ -174,6 +177,7 @@ def append(
             path_values=path_values,
         )
     report_ingest(result)
+    note_staged(tbl, result.snapshot_id if result.committed else None)
     if json_out:
         emit_json(result.to_json())
     else:

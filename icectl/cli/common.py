@@ -241,6 +241,31 @@ SnapshotIdOpt = Annotated[Optional[int], typer.Option("--snapshot", help="Snapsh
 RefOpt = Annotated[Optional[str], typer.Option("--ref", help="Branch or tag name (instead of --snapshot).")]
 
 
+WapIdOpt = Annotated[Optional[str], typer.Option(
+    "--wap-id", metavar="ID", help="Stage the new snapshot under this write-audit-publish id instead "
+    "of committing it to the branch (the table property write.wap.enabled must be true); publish it "
+    "with `icectl snapshot publish`.", show_default=False)]
+
+
+def stage_wap_id(tbl: Table, wap_id: Optional[str], idempotency_key: Optional[str] = None) -> Table:
+    """--wap-id: the command's data snapshot is staged (checked before anything is written)."""
+    if wap_id is None:
+        return tbl
+    if idempotency_key is not None:
+        raise InvalidInput("--wap-id and --idempotency-key cannot be combined (a staged snapshot is "
+                           "on no branch, where the key is looked for)")
+    from icectl.ops.metadata.wap import stage_writes
+
+    return stage_writes(tbl, wap_id)
+
+
+def note_staged(tbl: Table, snapshot_id: Any) -> None:
+    """The stderr line of a write staged with --wap-id."""
+    if tbl.wap_id is not None and snapshot_id is not None:
+        err(f"staged snapshot {snapshot_id} with WAP id {tbl.wap_id!r}: no branch moved "
+            f"(publish it with: icectl snapshot publish {tbl.location} {tbl.wap_id})")
+
+
 def values(*choices: str) -> Callable[[str], list[str]]:
     """Shell completion of an option's values (``typer.Option(autocompletion=values(...))``)."""
     return lambda incomplete: [c for c in choices if c.startswith(incomplete or "")]

@@ -6,7 +6,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import values, JsonOpt, TableArg, WapIdOpt, WarehouseOpt, handle_errors, load_table, note_staged, stage_wap_id
 from icectl.cli.output import emit_json, emit_pairs
 from icectl.errors import InvalidInput
 
@@ -59,18 +59,21 @@ def delete(
     mode: Annotated[Optional[str], typer.Option("--mode", metavar="copy-on-write|merge-on-read", autocompletion=values("copy-on-write", "merge-on-read"), help="copy-on-write or merge-on-read (default: the table property write.delete.mode, else copy-on-write).")] = None,
     branch: Annotated[Optional[str], typer.Option("--branch", help="Delete on this branch (default: main).")] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Report what would be deleted; write nothing.")] = False,
+    wap_id: WapIdOpt = None,
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
     from icectl.ops.delete.merge_on_read import delete_rows
 
     if equality or from_file is not None:
-        _equality(table, filter_text, equality, from_file, mode, branch, dry_run, json_out, warehouse)
+        _equality(table, filter_text, equality, from_file, mode, branch, dry_run, json_out, warehouse, wap_id)
         return
     if filter_text is None:
         raise InvalidInput("give --filter EXPR, or --equality KEYS with --from FILE")
-    r = delete_rows(load_table(table, warehouse), filter_text, mode=mode, branch=branch,
-                    dry_run=dry_run)
+    tbl = load_table(table, warehouse)
+    stage_wap_id(tbl, wap_id)
+    r = delete_rows(tbl, filter_text, mode=mode, branch=branch, dry_run=dry_run)
+    note_staged(tbl, r.snapshot_id if r.committed else None)
     if json_out:
         emit_json(r.to_json())
         return
@@ -93,7 +96,7 @@ def delete(
 
 def _equality(table: str, filter_text: Optional[str], equality: Optional[List[str]], from_file: Optional[str],
               mode: Optional[str], branch: Optional[str], dry_run: bool, json_out: bool,
-              warehouse: Optional[str]) -> None:
+              warehouse: Optional[str], wap_id: Optional[str] = None) -> None:
     import sys
 
     from icectl.ops.delete.equality import delete_equality
@@ -104,8 +107,11 @@ def _equality(table: str, filter_text: Optional[str], equality: Optional[List[st
         raise InvalidInput("--equality KEYS and --from FILE go together")
     if mode is not None and mode != "merge-on-read":
         raise InvalidInput(f"--mode {mode}: equality deletes are merge-on-read only")
-    r = delete_equality(load_table(table, warehouse), equality, from_file, branch=branch,
+    tbl = load_table(table, warehouse)
+    stage_wap_id(tbl, wap_id)
+    r = delete_equality(tbl, equality, from_file, branch=branch,
                         dry_run=dry_run, stdin=sys.stdin.buffer if from_file == "-" else None)
+    note_staged(tbl, r.snapshot_id if r.committed else None)
     if json_out:
         emit_json(r.to_json())
         return

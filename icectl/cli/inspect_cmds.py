@@ -247,14 +247,21 @@ def _summary_brief(summary: dict[str, str]) -> str:
     return ", ".join(f"{k}={summary[k]}" for k in keys if k in summary)
 
 
-@app.command("snapshots", help="Every snapshot, oldest first, with its operation, refs and summary.\n\nExample: icectl inspect snapshots ./wh/db/events")
+@app.command("snapshots", help="Every snapshot, oldest first, with its operation, refs, WAP id (marked staged while main has not reached it) and summary.\n\nExample: icectl inspect snapshots ./wh/db/events")
 @handle_errors
 def inspect_snapshots(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
     t = load_table(table, warehouse)
     v = views.snapshots_view(t.metadata)
-    _show(v, json_out, ["snapshot-id", "parent-id", "seq", "timestamp", "operation", "refs", "summary"],
+    _show(v, json_out, ["snapshot-id", "parent-id", "seq", "timestamp", "operation", "refs", "wap-id", "summary"],
                        [[s["snapshot-id"], s["parent-snapshot-id"], s["sequence-number"], s["timestamp"], s["operation"],
-                         ",".join(s["refs"]), _summary_brief(s["summary"])] for s in v])
+                         ",".join(s["refs"]), _wap_cell(s), _summary_brief(s["summary"])] for s in v])
+
+
+def _wap_cell(s: dict[str, Any]) -> str:
+    """A snapshot's WAP id, marked while it is staged (main has not reached it)."""
+    if not s["wap-id"]:
+        return ""
+    return f"{s['wap-id']} (staged)" if s["staged"] else s["wap-id"]
 
 
 def _manifest_rows(ms: list[dict[str, Any]]) -> list[list[Any]]:

@@ -11,7 +11,12 @@ from icectl.cli.output import emit_json, emit_pairs, err
 from icectl.errors import InvalidInput
 
 snapshot_app = typer.Typer(
-    help="""Move main between snapshots: rollback, set-current, cherry-pick.
+    help="""Move main between snapshots: rollback, set-current, cherry-pick, publish.
+
+Write-audit-publish: with the table property write.wap.enabled=true, `append`, `write`,
+`delete` and `upsert --wap-id ID` stage their snapshot (wap.id in its summary, no branch moved;
+`inspect snapshots` marks it staged, `scan --snapshot` reads it); `snapshot publish TABLE ID`
+puts it on main, as Spark's publish_changes does.
 
 Examples:
 
@@ -20,6 +25,7 @@ Examples:
   icectl snapshot rollback ./wh/db/events --to-timestamp 2024-06-01T12:00:00Z
   icectl snapshot set-current ./wh/db/events 3051729675574597004
   icectl snapshot cherry-pick ./wh/db/events 8774422315590001134
+  icectl snapshot publish ./wh/db/events nightly-2024-06-01
 """,
     no_args_is_help=True, rich_markup_mode=None)
 
@@ -139,8 +145,11 @@ def set_current(
 
 
 @snapshot_app.command("cherry-pick", help="Apply a snapshot to main: fast-forward when its parent is main's head, "
-                      "else re-add the data files of an append snapshot as a new snapshot (source-snapshot-id "
-                      "in its summary). Other operations only fast-forward.\n\n"
+                      "else re-apply an append (its data files added again) or a dynamic partition overwrite "
+                      "(replace-partitions: its files added and removed again, refused when main changed a "
+                      "partition it replaces since its parent) as a new snapshot with source-snapshot-id (and "
+                      "published-wap-id for a staged one) in its summary. Other operations only fast-forward; a "
+                      "WAP id main already has is refused (exit 16).\n\n"
                       "Example: icectl snapshot cherry-pick ./wh/db/events 8774422315590001134")
 @handle_errors(returns="icectl.ops.metadata.refs:RefResult")
 def cherry_pick(
@@ -152,6 +161,33 @@ def cherry_pick(
     from icectl.ops.metadata.refs import cherry_pick as pick
 
     _show(pick(load_table(table, warehouse), snapshot_id), json_out)
+
+
+@snapshot_app.command("publish", help="Publish the snapshot staged with a WAP id (Spark's publish_changes): "
+                      "cherry-pick it onto main - a fast-forward when its parent is still main's head, else a new "
+                      "snapshot with published-wap-id. An unknown WAP id is exit 3; one main's history already has "
+                      "(staged or published) is exit 16.\n\n"
+                      "Example: icectl snapshot publish ./wh/db/events nightly-2024-06-01")
+@handle_errors(returns="icectl.ops.metadata.wap:PublishResult")
+def publish(
+    table: TableArg,
+    wap_id: Annotated[str, typer.Argument(metavar="WAP_ID", help="The WAP id the snapshot was staged with.",
+                                          show_default=False)],
+    warehouse: WarehouseOpt = None,
+    json_out: JsonOpt = False,
+) -> None:
+    from icectl.ops.metadata.wap import publish_changes
+
+    r = publish_changes(load_table(table, warehouse), wap_id)
+    if json_out:
+        emit_json(r.to_json())
+        return
+    how = "cherry-picked as snapshot" if r.created_snapshot else "fast-forwarded main to snapshot"
+    err(f"published WAP id {r.wap_id!r}: {how} {r.snapshot_id}")
+    emit_pairs([("wap-id", r.wap_id), ("source-snapshot-id", r.source_snapshot_id),
+                ("snapshot-id", r.snapshot_id), ("previous-snapshot-id", r.previous_snapshot_id),
+                ("created-snapshot", "true" if r.created_snapshot else "false"),
+                ("metadata-file", r.metadata_location)])
 
 
 # -- branch --------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from icectl.cli.common import values, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import values, JsonOpt, TableArg, WapIdOpt, WarehouseOpt, handle_errors, load_table, note_staged, stage_wap_id
 from icectl.cli.output import emit_json, emit_pairs
 from icectl.cli.write_cmd import RoundOpt
 
@@ -54,12 +54,14 @@ def upsert(
     idempotency_key: Annotated[Optional[str], typer.Option(
         "--idempotency-key", metavar="KEY", help="Commit nothing (exit 0) when KEY was already "
         "committed on the branch; recorded in the snapshot summary.")] = None,
+    wap_id: WapIdOpt = None,
     json_out: JsonOpt = False,
     warehouse: WarehouseOpt = None,
 ) -> None:
     from icectl.ops.delete.upsert import upsert_rows
 
     tbl = load_table(table, warehouse)
+    stage_wap_id(tbl, wap_id, idempotency_key)
     summary: dict[str, str] | None = None
     if idempotency_key is not None:
         from icectl.cli.append_cmd import idempotent_no_op
@@ -78,6 +80,7 @@ def upsert(
 
         report_key_committed(tbl, branch or "main", e.key, e.snapshot_id, json_out)
         return
+    note_staged(tbl, r.snapshot_id if r.committed else None)
     if json_out:
         emit_json(r.to_json())
         return

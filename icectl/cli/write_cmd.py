@@ -8,7 +8,8 @@ from typing import Annotated, List, Optional
 import typer
 
 from icectl.cli.common import (values, EngineOpt, EngineProgress, Progress, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt, WorkersOpt,
-                               emit_snapshot_result, handle_errors, load_table, make_engine, parse_key_values)
+                               WapIdOpt, emit_snapshot_result, handle_errors, load_table, make_engine, note_staged,
+                               parse_key_values, stage_wap_id)
 from icectl.cli.output import emit_json, err
 
 WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed as one new snapshot.
@@ -70,6 +71,7 @@ def write(
     idempotency_key: Annotated[Optional[str], typer.Option(
         "--idempotency-key", metavar="KEY", help="Commit nothing (exit 0) when KEY was already "
         "committed on the branch; recorded in the snapshot summary.")] = None,
+    wap_id: WapIdOpt = None,
     engine: EngineOpt = "local",
     workers: WorkersOpt = None,
     spark_master: SparkMasterOpt = None,
@@ -85,6 +87,7 @@ def write(
     check_summary_properties(extras)
     check_rounding(rounding)  # before any work starts
     tbl = load_table(table, warehouse)
+    stage_wap_id(tbl, wap_id, idempotency_key)
     if idempotency_key is not None:
         from icectl.cli.append_cmd import idempotent_no_op
 
@@ -107,6 +110,7 @@ def write(
         report_key_committed(tbl, branch, e.key, e.snapshot_id, json_out)
         return
     a = result.append
+    note_staged(tbl, a.snapshot_id if a.committed else None)
     if json_out:
         emit_json(result.to_json())
         return

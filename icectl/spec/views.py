@@ -17,6 +17,7 @@ from icectl.spec.snapshots import Snapshot
 from icectl.spec.sorting import SortOrder
 from icectl.spec.types import IcebergType, ListType, MapType, StructType
 from icectl.spec.values import to_json_value
+from icectl.spec.wap import is_staged, staged_wap_id
 
 __all__ = ["iso_ms", "type_string", "schema_string", "spec_string", "sort_order_string", "columns_view",
            "spec_view", "sort_order_view", "metadata_summary", "schema_view", "refs_by_snapshot",
@@ -199,6 +200,9 @@ def snapshot_row(md: TableMetadata, s: Snapshot, refs: dict[int, list[str]] | No
         # the operation is a field of its own, as in the reference's `snapshots` table
         "summary": {k: v for k, v in (s.summary or {}).items() if k != "operation"},
     }
+    # write-audit-publish: the id it was staged with; staged while main has not reached it
+    row["wap-id"] = staged_wap_id(s)
+    row["staged"] = is_staged(md, s)
     if md.format_version >= 3:
         row["first-row-id"] = s.first_row_id
         row["added-rows"] = s.added_rows

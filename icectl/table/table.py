@@ -132,6 +132,9 @@ class Table:
         self.warnings: list[str] = []  # problems met while committing (e.g. broken properties)
         # why this table cannot be changed (a catalog's table, a metadata file named directly)
         self.read_only = read_only
+        # a write-audit-publish id: the data snapshots committed through this handle are staged
+        # under it (added with wap.id in their summary, no branch moved), as Spark's spark.wap.id
+        self.wap_id: str | None = None
 
     # -- state -----------------------------------------------------------------------------
 

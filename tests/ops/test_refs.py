@@ -84,7 +84,7 @@ def test_cherry_pick_append_adds_its_files_as_a_new_snapshot(table):
 
 def test_cherry_pick_refusals(table):
     i = table.ids
-    with pytest.raises(ValidationError, match="not an append or a fast-forward"):
+    with pytest.raises(ValidationError, match="not an append, a dynamic partition overwrite or a fast-forward"):
         refs.cherry_pick(table, i["d2"])  # overwrite, parent d1 is not main's head
     refs.rollback_to_snapshot(table, i["s2"])
     with pytest.raises(ValidationError, match="already an ancestor"):

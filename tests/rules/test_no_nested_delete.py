@@ -65,7 +65,7 @@ CLASSIFIED: dict[str, str] = {
         "write", "delete", "upsert", "compact", "rewrite-manifests", "upgrade",
         "branch create", "branch drop", "branch fast-forward", "branch replace",
         "tag create", "tag drop", "tag replace",
-        "snapshot cherry-pick", "snapshot rollback", "snapshot set-current",
+        "snapshot cherry-pick", "snapshot publish", "snapshot rollback", "snapshot set-current",
         "partition add", "partition drop", "partition rename", "partition replace",
         "properties set", "properties unset", "sort-order set", "sort-order unset",
         "schema add", "schema apply", "schema doc", "schema drop", "schema identifier-fields set",

@@ -71,6 +71,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
     "snapshot rollback": [("rollback", ["{T}", "{S1}"])],
     "snapshot set-current": [("set-current", ["{T}", "{S1}"])],
     "snapshot cherry-pick": [("cherry-pick", ["{T}", "{S3}"])],
+    "snapshot publish": [("publish", ["{T}", "w1"])],
     "branch create": [("create", ["{T}", "nb"])],
     "branch drop": [("drop", ["{T}", "side"])],
     "branch replace": [("replace", ["{T}", "ff", "--snapshot-id", "{S2}"])],
@@ -167,6 +168,8 @@ def _workspace(root: Path) -> dict[str, str]:
     _ok("write", t, d / "rows.csv", "--branch", "side")
     _ok("branch", "create", t, "ff", "--snapshot-id", snaps[0])
     _ok("tag", "create", t, "t1")
+    _ok("properties", "set", t, "write.wap.enabled=true")
+    _ok("write", t, d / "rows.csv", "--wap-id", "w1")  # staged: on no branch
     s3 = next(r["snapshot-id"] for r in icectl_json("inspect", "refs", t) if r["name"] == "side")
     (t / "data" / "orphan.parquet").write_bytes(b"not referenced")
     # a table another catalog wrote: its metadata file named as pyiceberg names them

@@ -167,6 +167,22 @@ def _maintain_policy(w: Work) -> str:
     return str(path)
 
 
+def _wap_enabled(w: Work, args: list[object]) -> list[object]:
+    """``args``, run on the table once it enables write-audit-publish."""
+    _ok("properties", "set", w.table, "write.wap.enabled=true")
+    return args
+
+
+def _staged(w: Work, cherry_pick: bool) -> list[object]:
+    """Stage a write under WAP id w1 (main then moves on, with ``cherry_pick``, so publishing
+    picks it as a new snapshot instead of fast-forwarding): the publish is the case's commit."""
+    _ok("properties", "set", w.table, "write.wap.enabled=true")
+    _ok("write", w.table, w.file("rows.csv"), "--wap-id", "w1")
+    if cherry_pick:
+        _ok("append", w.table, w.file("a.parquet"))
+    return ["snapshot", "publish", w.table, "w1"]
+
+
 def _catalog_file(w: Work) -> str:
     return str(next((w.root / "db" / "reg" / "metadata").glob("00000-*.metadata.json")))
 
@@ -183,7 +199,8 @@ CASES: dict[str, dict[str, Args]] = {
         "--copy": lambda w: ["append", w.table, w.file("a.parquet"), "--copy"],
         "--move": lambda w: ["append", w.table, w.file("a.parquet"), "--move"],
     },
-    "write": {"": lambda w: ["write", w.table, w.file("rows.csv")]},
+    "write": {"": lambda w: ["write", w.table, w.file("rows.csv")],
+              "--wap-id": lambda w: _wap_enabled(w, ["write", w.table, w.file("rows.csv"), "--wap-id", "w2"])},
     "upgrade": {"": lambda w: ["upgrade", w.table, "--format-version", "3"]},
     "expire": {"": lambda w: ["expire", w.table, "--older-than", "0s", "--retain-last", "1"]},
     "delete": {
@@ -222,6 +239,7 @@ CASES: dict[str, dict[str, Args]] = {
     "snapshot rollback": {"": lambda w: ["snapshot", "rollback", w.table, w.ids[-2]]},
     "snapshot set-current": {"": lambda w: ["snapshot", "set-current", w.table, w.ids[0]]},
     "snapshot cherry-pick": {"": lambda w: ["snapshot", "cherry-pick", w.table, w.audit_head]},
+    "snapshot publish": {"fast-forward": lambda w: _staged(w, False), "cherry-pick": lambda w: _staged(w, True)},
     "branch create": {"": lambda w: ["branch", "create", w.table, "b2"]},
     "branch drop": {"": lambda w: ["branch", "drop", w.table, "audit"]},
     "branch replace": {"": lambda w: ["branch", "replace", w.table, "audit", "--to", "main"]},

@@ -3,12 +3,12 @@
 * ``rollback_to_snapshot`` - main goes back to one of its own ancestors;
 * ``rollback_to_time`` - main goes back to its newest ancestor strictly older than a time;
 * ``set_current_snapshot`` - main goes to any snapshot of the table;
-* ``cherry_pick`` - as ``CherryPickOperation``: a snapshot whose parent is main's head is
-  fast-forwarded to; an ``append`` snapshot from elsewhere is re-applied as a new snapshot on
-  main adding the same data files, with ``source-snapshot-id`` in its summary; refused for a
-  snapshot already in main's history or already picked; any other operation (overwrite, delete,
-  replace) only by fast-forward. (The reference also re-applies dynamic partition overwrites;
-  icectl refuses those unless they fast-forward.)
+* ``cherry_pick`` - as ``CherryPickOperation`` (:mod:`icectl.ops.metadata.cherry_pick`): a
+  snapshot whose parent is main's head is fast-forwarded to; an ``append`` or a dynamic
+  partition overwrite from elsewhere is re-applied as a new snapshot on main, with
+  ``source-snapshot-id`` (and ``published-wap-id`` for a staged one) in its summary; refused for
+  a snapshot already in main's history or already picked, or whose WAP id is published; any
+  other operation (overwrite, delete, replace) only by fast-forward.
 * branches: create, drop (never ``main``), replace (point at a snapshot, or at another ref's
   head), fast-forward (only when the branch head is an ancestor of the target; creates the
   branch when missing, as the reference does); tags: create, drop, replace.
@@ -25,11 +25,10 @@ from typing import Any
 
 from icectl.spec.timetext import format_ms
 from icectl.errors import AlreadyExists, InvalidInput, NotFound, ValidationError
-from icectl.io.manifest import records as avro
-from icectl.spec.manifests import ADDED, DATA, MANIFEST_DATA
 from icectl.spec.metadata import TableMetadata, remove_ref, set_ref
 from icectl.spec.result_json import JsonResult, json_field
 from icectl.spec.snapshots import BRANCH, MAIN_BRANCH, TAG, Snapshot, SnapshotRef, ancestor_ids, ancestors_of
+from icectl.spec.wap import SOURCE_SNAPSHOT_ID  # re-exported (its older home)
 from icectl.table.table import Table
 
 __all__ = [
@@ -37,8 +36,6 @@ __all__ = [
     "cherry_pick", "create_branch", "create_tag", "drop_branch", "drop_tag", "replace_branch",
     "replace_tag", "fast_forward_branch", "SOURCE_SNAPSHOT_ID",
 ]
-
-SOURCE_SNAPSHOT_ID = "source-snapshot-id"
 
 
 @dataclass(frozen=True)
@@ -174,68 +171,13 @@ def set_current_snapshot(table: Table, snapshot_id: int) -> RefResult:
 
 # -- cherry-pick ---------------------------------------------------------------------------------
 
-def _is_fast_forward(md: TableMetadata, picked: Snapshot) -> bool:
-    if md.current_snapshot_id is not None:
-        return picked.parent_snapshot_id is not None and picked.parent_snapshot_id == md.current_snapshot_id
-    return picked.parent_snapshot_id is None
-
-
-def _validate_not_picked(md: TableMetadata, snapshot_id: int) -> None:
-    for s in ancestors_of(md.current_snapshot_id, md.snapshot_by_id):
-        if s.snapshot_id == snapshot_id:
-            raise ValidationError(f"cannot cherry-pick snapshot {snapshot_id}: it is already an ancestor "
-                                  "of the current snapshot")
-        if s.summary_value(SOURCE_SNAPSHOT_ID) == str(snapshot_id):
-            raise ValidationError(f"cannot cherry-pick snapshot {snapshot_id}: already picked as "
-                                  f"snapshot {s.snapshot_id}")
-
-
 def cherry_pick(table: Table, snapshot_id: int) -> RefResult:
-    """Apply snapshot ``snapshot_id`` to main (see the module docs)."""
-    md = table.metadata
-    picked = _snapshot(md, snapshot_id)
-    before = md.refs.get(MAIN_BRANCH)
-    if _is_fast_forward(md, picked):
-        def update(base: TableMetadata) -> TableMetadata:
-            if not _is_fast_forward(base, picked):
-                raise ValidationError(f"cannot cherry-pick snapshot {snapshot_id}: main moved while "
-                                      "fast-forwarding")
-            existing = base.refs.get(MAIN_BRANCH)
-            ref = existing.with_snapshot(snapshot_id) if existing else SnapshotRef(snapshot_id, BRANCH)
-            return set_ref(base, MAIN_BRANCH, ref)
-        table.commit(update)
-        return _result(table, "cherry-pick", MAIN_BRANCH, before)
-    if picked.operation != "append":
-        raise ValidationError(
-            f"cannot cherry-pick snapshot {snapshot_id}: not an append or a fast-forward "
-            f"(operation {picked.operation!r}, parent {picked.parent_snapshot_id} is not the current snapshot)")
-    _validate_not_picked(md, snapshot_id)
+    """Apply snapshot ``snapshot_id`` to main (:mod:`icectl.ops.metadata.cherry_pick`)."""
+    from icectl.ops.metadata.cherry_pick import cherry_pick as pick
 
-    # The data files the picked snapshot added, re-added as a new append on main.
-    from icectl.table.commit.snapshot_manifests import read_manifests
-    from icectl.table.commit.producer import FastAppendProducer
-
-    added = []
-    for m in read_manifests(table.io, md, picked):
-        if m.content != MANIFEST_DATA or m.added_snapshot_id != snapshot_id:
-            continue
-        for e in avro.load_manifest(table.io, m):
-            if e.status == ADDED and e.snapshot_id == snapshot_id and e.data_file.content == DATA:
-                added.append(replace(e.data_file, first_row_id=None))
-
-    class _Pick(FastAppendProducer):
-        def validate(self, base: TableMetadata, parent: Snapshot | None) -> None:
-            if base.snapshot_by_id(snapshot_id) is None:
-                raise ValidationError(f"cannot cherry-pick snapshot {snapshot_id}: it was expired")
-            _validate_not_picked(base, snapshot_id)
-
-    spec_paths = []
-    for f in added:
-        spec_paths.append((f, ""))
-    producer = _Pick(table, spec_paths, summary_properties={SOURCE_SNAPSHOT_ID: str(snapshot_id)})
-    produced = producer.commit()
-    res = _result(table, "cherry-pick", MAIN_BRANCH, before, created=True)
-    return replace(res, snapshot_id=produced.snapshot.snapshot_id)
+    before, created = pick(table, snapshot_id)
+    res = _result(table, "cherry-pick", MAIN_BRANCH, before, created=created is not None)
+    return res if created is None else replace(res, snapshot_id=created)
 
 
 # -- branches and tags ---------------------------------------------------------------------------

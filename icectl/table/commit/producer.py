@@ -64,6 +64,7 @@ from icectl.spec.properties import (  # re-exported: older homes of these names
 from icectl.spec.snapshots import MAIN_BRANCH, Snapshot
 from icectl.spec.summary import SummaryBuilder, snapshot_summary
 from icectl.spec.types import StructType
+from icectl.spec.wap import check_can_stage, wap_summary
 from icectl.spec.values import to_bytes
 from icectl.table.branches import branch_to_commit
 from icectl.table.commit.idempotency import IDEMPOTENCY_KEY, AlreadyCommitted, snapshot_with_key
@@ -155,22 +156,19 @@ class SnapshotProducer:
 
     operation: str = "append"
     copy_entry_bytes: bool = True  # merges copy encoded data_file records (False: raw records)
+    # writes data (append, overwrite, row delta): staged, not committed to the branch, when the
+    # table handle has a WAP id (icectl.spec.wap); maintenance and cherry-picks never are
+    stages_with_wap_id: bool = False
 
-    def __init__(
-        self,
-        table: Table,
-        *,
-        branch: str = MAIN_BRANCH,
-        summary_properties: Mapping[str, str] | None = None,
-        snapshot_id: int | None = None,
-        policy: RetryPolicy | None = None,
-    ):
+    def __init__(self, table: Table, *, branch: str = MAIN_BRANCH, summary_properties: Mapping[str, str] | None = None,
+                 snapshot_id: int | None = None, policy: RetryPolicy | None = None):
         if not branch:
             raise ValidationError("invalid branch name: empty")
         self.table = table
         self.io = table.io
         self.branch = branch
-        self.summary_properties = dict(summary_properties or {})
+        self.wap_id = table.wap_id if self.stages_with_wap_id else None  # staged under it when set
+        self.summary_properties = {**(summary_properties or {}), **wap_summary(self.wap_id)}
         self.snapshot_id = snapshot_id if snapshot_id is not None else new_snapshot_id()
         self.commit_uuid = str(uuid.uuid4())
         self.policy = policy
@@ -447,6 +445,8 @@ class SnapshotProducer:
             done = snapshot_with_key(base, parent, key)
             if done is not None:
                 raise AlreadyCommitted(key, done.snapshot_id, self.branch)
+        if self.wap_id is not None:  # checked on every attempt: the property may have changed
+            check_can_stage(base, self.wap_id)
         self.validate(base, parent)
         manifests = self.apply(base, parent, attempt)
         sequence_number = next_sequence_number(base)
@@ -488,7 +488,7 @@ class SnapshotProducer:
             added_rows=added_rows,
         )
         self._manifests = tuple(manifests)
-        return add_snapshot(base, snapshot, self.branch)
+        return add_snapshot(base, snapshot, None if self.wap_id is not None else self.branch)
 
     def commit(self) -> ProducedSnapshot:
         """Commit the new snapshot (retrying on conflicts); the table follows the commit."""
@@ -555,6 +555,7 @@ class FastAppendProducer(SnapshotProducer):
     manifests, which are kept as they are; merged afterwards when the table asks for it."""
 
     operation = "append"
+    stages_with_wap_id = True
 
     def __init__(self, table: Table, files: Iterable[tuple[DataFile, str]] = (), *,
                  merge: bool | None = None, **kwargs):

@@ -267,6 +267,8 @@ class RewriteFilesProducer(SnapshotProducer):
 class OverwriteFilesProducer(RewriteFilesProducer):
     """Remove data files and add the rows they keep (copy-on-write deletes; module docs)."""
 
+    stages_with_wap_id = True
+
     def __init__(self, table: Table, *, starting_snapshot_id: int | None,
                  removed: Iterable[str | DataFile], added: Iterable[tuple[DataFile, str]] = (),
                  conflict_filter: Callable[[DataFile], bool] | None = None, **kwargs: Any):

@@ -86,6 +86,8 @@ class RowDeltaProducer(SnapshotProducer):
     ``check_new_data`` turns that check on (the default for the serializable level).
     """
 
+    stages_with_wap_id = True
+
     def __init__(self, table: Table, starting_snapshot_id: int | None, *,
                  added_data: Iterable[FileWithPath] = (),
                  added_deletes: Iterable[FileWithPath] = (),
