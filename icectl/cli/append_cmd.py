@@ -159,15 +159,10 @@ def append(
     path_values = _from_dir(tbl, from_dir, paths, allow_empty)
     with Progress() as progress:
         result = append_files(
-            tbl,
-            paths,
-            partition_values=parse_key_values(partition, "--partition"),
+            tbl, paths, partition_values=parse_key_values(partition, "--partition"),
             file_format="parquet" if from_dir is not None else file_format,
-            summary_properties=parse_key_values(summary, "--summary"),
-            branch=branch,
-            max_workers=workers,
-            merge=merge,
-            progress=progress.phase("reading footers"),
+            summary_properties=parse_key_values(summary, "--summary"), branch=branch,
+            max_workers=workers, merge=merge, progress=progress.phase("reading footers"),
             skip_existing="content" if skip_duplicates else skip_existing,
             allow_empty=allow_empty,
             placement="move" if move else "copy" if copy else "in-place",
