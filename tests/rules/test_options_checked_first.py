@@ -79,6 +79,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
     "tag replace": [("replace", ["{T}", "t1", "--snapshot-id", "{S2}"])],
     "drop": [("drop", ["{T}"]), ("purge", ["{T}", "--purge"])],
     "register": [("register", ["db.reg", "-w", "{W}", "--metadata", "{W}/db/reg/metadata/00000-a.metadata.json"])],
+    "stats partitions": [("partitions", ["{T}"])],
 }
 
 # commands that write nothing (their output options may be checked while they print)
@@ -87,7 +88,7 @@ READ_ONLY = {
     "inspect table", "inspect schema", "inspect partitions", "inspect spec", "inspect entries",
     "inspect all-files", "inspect position-deletes", "inspect snapshots", "inspect snapshot",
     "inspect history", "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
-    "inspect all-manifests", "inspect all-entries", "inspect ancestors",
+    "inspect all-manifests", "inspect all-entries", "inspect ancestors", "inspect partition-statistics",
 }
 
 # output options besides --field, and a bad value of each (input-format options are named

@@ -228,6 +228,7 @@ CASES: dict[str, dict[str, Args]] = {
     "tag drop": {"": lambda w: ["tag", "drop", w.table, "rel"]},
     "tag replace": {"": lambda w: ["tag", "replace", w.table, "rel", "--snapshot-id", w.ids[0]]},
     "register": {"": lambda w: ["register", "db.reg", "--metadata", _catalog_file(w), "-w", w.root]},
+    "stats partitions": {"": lambda w: ["stats", "partitions", w.table]},
 }
 
 # command -> why it never commits a table version (and, for those that write, what it is run with
@@ -243,7 +244,8 @@ NO_COMMIT: dict[str, tuple[str, Args | None]] = {
         "inspect schema", "inspect partitions", "inspect spec", "inspect entries", "inspect all-files",
         "inspect position-deletes", "inspect snapshots", "inspect snapshot", "inspect history",
         "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
-        "inspect all-manifests", "inspect all-entries", "inspect ancestors")},
+        "inspect all-manifests", "inspect all-entries", "inspect ancestors",
+        "inspect partition-statistics")},
 }
 NO_COMMIT["drop --purge"] = ("deletes what the metadata reaches, then the metadata; commits nothing",
                              lambda w: ["drop", w.table, "--purge"])
