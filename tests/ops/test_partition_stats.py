@@ -51,6 +51,13 @@ def test_signed_zeros_nan_and_null_are_rows_of_their_own_sorted_as_the_reference
     md = Table.load(str(loc)).metadata
     assert md.partition_statistics == ({"snapshot-id": out["snapshot-id"], "statistics-path": out["statistics-path"],
                                         "file-size-in-bytes": Path(out["statistics-path"]).stat().st_size},)
+    # the live figures agree with the `partitions` view (Spark's partitions table), one spec here
+    view = icectl_json("inspect", "partitions", str(loc))
+    assert sorted(json.dumps([p["partition"]["cat"], p["partition"]["v"] if isinstance(p["partition"]["v"], str)
+                              else _float_text(p["partition"]["v"]), p["record-count"], p["file-count"],
+                              p["total-data-file-size-in-bytes"]]) for p in view) == \
+        sorted(json.dumps([r["partition"]["cat"], _float_text(r["partition"]["v"]), r["data_record_count"],
+                           r["data_file_count"], r["total_data_file_size_in_bytes"]]) for r in rows)
     # the same rows, read back by the inspect view
     shown = icectl_json("inspect", "partition-statistics", str(loc), "--snapshot", str(out["snapshot-id"]))
     assert [(r["partition"]["cat"], r["partition"]["v"], r["data-record-count"]) for r in shown[0]["rows"]] == \

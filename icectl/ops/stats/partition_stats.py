@@ -42,7 +42,7 @@ from icectl.ops.stats.partition_stats_file import (
 )
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.partition_identity import partition_key
-from icectl.spec.partitioning import unified_partition_type
+from icectl.spec.partitioning import unified_partition_type, unified_partition_values
 from icectl.spec.reserved import ADDED, DATA, POSITION_DELETES
 from icectl.spec.result_json import JsonResult, json_field
 from icectl.spec.snapshots import Snapshot, ancestors_of, statistics_path, statistics_snapshot_id
@@ -122,13 +122,12 @@ class _Keys:
     """Places a file's partition in the unified type and keys (spec id, partition) pairs."""
 
     def __init__(self, md: TableMetadata, unified: StructType):
+        self.unified = unified
         self.ids = [f.field_id for f in unified.fields()]
-        self.spec_ids = {s.spec_id: [pf.field_id for pf in s.fields] for s in md.specs}
+        self.specs = md.specs_by_id()
 
     def coerce(self, spec_id: int, values: tuple) -> dict[int, Any]:
-        wanted = set(self.ids)
-        return {fid: v for fid, v in zip(self.spec_ids.get(spec_id, ()), values)
-                if fid in wanted and v is not None}
+        return unified_partition_values(self.specs.get(spec_id), values, self.unified)
 
     def key(self, spec_id: int, partition: dict[int, Any]) -> tuple:
         return spec_id, partition_key(tuple(partition.get(fid) for fid in self.ids))
