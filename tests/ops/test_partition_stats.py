@@ -194,3 +194,21 @@ def test_the_file_has_the_specs_schema_and_field_ids(tmp_path: Path) -> None:
     (row,) = _rows(out["statistics-path"])
     assert str(row["partition"]["ts_day"]) == "1969-12-31"  # a pre-1970 day, as a date
     assert pa.types.is_date32(schema.field("partition").type.field("ts_day").type)
+
+
+def test_a_commit_that_loses_a_race_keeps_its_file_and_the_winners_change(tmp_path: Path) -> None:
+    """The table moved on (a property) after the statistics were computed: the retry registers
+    the same file on the winner's metadata, and the file of the lost attempt is not removed."""
+    from icectl.ops.stats.partition_stats import write_partition_stats
+
+    loc = tmp_path / "t"
+    empty_table(loc, "id long, cat string", partition="cat")
+    write_text(loc, "id,cat\n1,a\n")
+    stale = Table.load(str(loc))
+    assert icectl("properties", "set", str(loc), "owner=ops").returncode == 0
+    result = write_partition_stats(stale)
+    assert result.committed and Path(result.statistics_path).exists()
+    md = Table.load(str(loc)).metadata
+    assert md.properties.get("owner") == "ops"
+    assert [e["statistics-path"] for e in md.partition_statistics] == [result.statistics_path]
+    assert [p.name for p in (loc / "metadata").glob("partition-stats-*")] == [Path(result.statistics_path).name]
