@@ -17,6 +17,7 @@ deletes in v2 and deletion vectors in v3, equality deletes in the NaN and -0.0 p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -28,6 +29,9 @@ import pytest
 
 from cli_support import icectl_json, run_icectl
 from spark_support import IceTable, java_table, sql_rows
+
+from icectl.ops.stats.partition_stats import compute_partition_stats
+from icectl.table.table import Table
 
 pytestmark = pytest.mark.interop
 
@@ -61,9 +65,13 @@ def _build(spark: Any, t: IceTable, format_version: int, keys_dir: Path) -> None
 
 
 def _more(spark: Any, t: IceTable) -> None:
-    spark.sql(f"INSERT INTO {t.ident} VALUES (12, 'a', double('-0.0')), (13, 'd', 3.0)")
+    spark.sql(f"INSERT INTO {t.ident} VALUES (12, 'a', double('-0.0'))")
+    spark.sql(f"INSERT INTO {t.ident} VALUES (13, 'd', 3.0)")  # a manifest of its own
     spark.sql(f"DELETE FROM {t.ident} WHERE id IN (7, 10)")
     spark.sql(f"DELETE FROM {t.ident} WHERE cat = 'd'")  # a partition emptied after the first file
+    # one more commit: the manifest holding d's deleted entry (and nothing live) is gone from the
+    # current snapshot, so only an incremental computation (from the previous file) has a row for d
+    spark.sql(f"INSERT INTO {t.ident} VALUES (14, 'e', 4.0)")
 
 
 def _norm(v: Any) -> Any:
@@ -160,7 +168,11 @@ def test_partition_stats_equal_javas_full_and_incremental(spark: Any, new_table:
     _unregister(spark, t, later)
     java_later = _java_compute(spark, t)
     assert _rows(out2["statistics-path"]) == _rows(java_later)
+    # both were incremental: Java read icectl's file (a full computation has no row for d)
     assert any(r["partition"]["cat"] == "d" and r["data_file_count"] == 0 for r in _rows(java_later))
+    table = Table.load(str(t.location))
+    full = compute_partition_stats(table.io, dataclasses.replace(table.metadata, partition_statistics=()))
+    assert full.incremental_from is None and not any(s.partition.get(1000) == "d" for s in full.rows)
 
 
 def test_expire_drops_partition_statistics_of_expired_snapshots_as_spark(spark: Any, new_table: Any) -> None:
