@@ -13,7 +13,7 @@ from icectl.ops.read import inspect as views
 app = typer.Typer(
     help="""Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot,
 history, refs, manifests, files, entries, all-files, all-manifests, all-entries, ancestors,
-position-deletes, metadata-log. Every view takes --json.
+position-deletes, partition-statistics, metadata-log. Every view takes --json.
 
 Examples:
 
@@ -245,6 +245,23 @@ def _summary_brief(summary: dict[str, str]) -> str:
     keys = ("added-data-files", "added-records", "deleted-data-files", "deleted-records",
             "added-delete-files", "removed-delete-files", "total-records", "total-data-files")
     return ", ".join(f"{k}={summary[k]}" for k in keys if k in summary)
+
+
+@app.command("partition-statistics", help="The registered partition statistics files (of --snapshot only, if given) and their rows: per partition and spec, data files, records, size, position and equality delete counts, deletion vectors, last update - as `icectl stats partitions` and Spark's compute_partition_stats write them.\n\nExample: icectl inspect partition-statistics ./wh/db/events --json")
+@handle_errors
+def inspect_partition_statistics(table: TableArg, snapshot: SnapshotIdOpt = None, warehouse: WarehouseOpt = None,
+                                 json_out: JsonOpt = False) -> None:
+    from icectl.ops.stats.partition_stats import read_partition_stats
+
+    t = load_table(table, warehouse)
+    v = [f.to_json() for f in read_partition_stats(t.io, t.metadata, snapshot)]
+    _show(v, json_out, ["snapshot", "partition", "spec", "records", "files", "size", "pos-del-recs",
+                        "pos-del-files", "dvs", "eq-del-recs", "eq-del-files", "last-updated-at", "last-snapshot"],
+          [[f["snapshot-id"], _partition_text(r["partition"]), r["spec-id"], r["data-record-count"],
+            r["data-file-count"], r["total-data-file-size-in-bytes"], r["position-delete-record-count"],
+            r["position-delete-file-count"], r["dv-count"], r["equality-delete-record-count"],
+            r["equality-delete-file-count"], _short(r["last-updated-at"]), _short(r["last-updated-snapshot-id"])]
+           for f in v for r in f["rows"]])
 
 
 @app.command("snapshots", help="Every snapshot, oldest first, with its operation, refs, WAP id (marked staged while main has not reached it) and summary.\n\nExample: icectl inspect snapshots ./wh/db/events")

@@ -25,7 +25,7 @@ from icectl.spec.types import (
 __all__ = [
     "PartitionField", "PartitionSpec", "UNPARTITIONED_SPEC", "PARTITION_DATA_ID_START",
     "build_spec", "default_partition_name", "resolve_source_column", "check_term_transform",
-    "unified_partition_type",
+    "unified_partition_type", "unified_partition_values",
 ]
 
 PARTITION_DATA_ID_START = 1000
@@ -321,3 +321,16 @@ def unified_partition_type(specs: Iterable[PartitionSpec], schema: Schema) -> St
         for f in ptype.fields():
             fields.setdefault(f.field_id, NestedField(f.field_id, f.name, f.type, required=False))
     return StructType(tuple(fields[k] for k in sorted(fields)))
+
+
+def unified_partition_values(spec: PartitionSpec | None, values: tuple,
+                             unified: StructType | None = None) -> dict[int, Any]:
+    """A file's partition tuple (in the order of its ``spec``'s fields) placed in the unified
+    partition type, as the reference coerces it: the non-null values by partition field id,
+    a field of the unified type the spec lacks (or an unknown spec, None) reading null; with
+    ``unified``, only the fields it has."""
+    if spec is None:
+        return {}
+    wanted = None if unified is None else {f.field_id for f in unified.fields()}
+    return {pf.field_id: v for pf, v in zip(spec.fields, values)
+            if v is not None and (wanted is None or pf.field_id in wanted)}

@@ -66,6 +66,8 @@ INVOCATIONS: list[tuple[str, list[str]]] = [
     ("schema union", ["{wider}"]),
     ("schema apply", ["{changes}"]),
     ("partition add", ["bucket(4, id)"]),
+    ("stats partitions", []),
+    ("inspect partition-statistics", []),
     ("partition rename", ["id_bucket_4", "b4"]),
     ("partition replace", ["b4", "truncate(2, s)"]),
     ("partition drop", ["s_trunc_2"]),

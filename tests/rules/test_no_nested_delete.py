@@ -59,7 +59,7 @@ CLASSIFIED: dict[str, str] = {
     "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
     **{f"inspect {v}": READS for v in (
         "all-files", "all-manifests", "all-entries", "ancestors", "entries", "files", "history", "manifests", "metadata-log", "partitions",
-        "position-deletes", "refs", "schema", "snapshot", "snapshots", "spec", "table")},
+        "partition-statistics", "position-deletes", "refs", "schema", "snapshot", "snapshots", "spec", "table")},
     "properties list": READS,
     **{c: COMMITS for c in (
         "write", "delete", "upsert", "compact", "rewrite-manifests", "upgrade",
@@ -70,7 +70,7 @@ CLASSIFIED: dict[str, str] = {
         "properties set", "properties unset", "sort-order set", "sort-order unset",
         "schema add", "schema apply", "schema doc", "schema drop", "schema identifier-fields set",
         "schema identifier-fields unset", "schema move", "schema optional", "schema promote",
-        "schema rename", "schema union")},
+        "schema rename", "schema union", "stats partitions")},
 }
 
 

@@ -83,6 +83,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
     "register": [("register", ["db.reg", "-w", "{W}", "--metadata", "{W}/db/reg/metadata/00000-a.metadata.json"])],
     "migrate": [("migrate", ["{D}/hive"])],
     "snapshot-table": [("snapshot-table", ["{D}/hive", "{NEW}"])],
+    "stats partitions": [("partitions", ["{T}"])],
 }
 
 # commands that write nothing (their output options may be checked while they print)
@@ -91,7 +92,7 @@ READ_ONLY = {
     "inspect table", "inspect schema", "inspect partitions", "inspect spec", "inspect entries",
     "inspect all-files", "inspect position-deletes", "inspect snapshots", "inspect snapshot",
     "inspect history", "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
-    "inspect all-manifests", "inspect all-entries", "inspect ancestors",
+    "inspect all-manifests", "inspect all-entries", "inspect ancestors", "inspect partition-statistics",
 }
 
 # output options besides --field, and a bad value of each (input-format options are named

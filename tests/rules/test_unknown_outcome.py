@@ -250,6 +250,7 @@ CASES: dict[str, dict[str, Args]] = {
     "register": {"": lambda w: ["register", "db.reg", "--metadata", _catalog_file(w), "-w", w.root]},
     "migrate": {"": lambda w: ["migrate", w.file("hive")]},
     "snapshot-table": {"": lambda w: ["snapshot-table", w.file("hive"), str(w.root / "db" / "snap")]},
+    "stats partitions": {"": lambda w: ["stats", "partitions", w.table]},
 }
 
 # command -> why it never commits a table version (and, for those that write, what it is run with
@@ -265,7 +266,8 @@ NO_COMMIT: dict[str, tuple[str, Args | None]] = {
         "inspect schema", "inspect partitions", "inspect spec", "inspect entries", "inspect all-files",
         "inspect position-deletes", "inspect snapshots", "inspect snapshot", "inspect history",
         "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
-        "inspect all-manifests", "inspect all-entries", "inspect ancestors")},
+        "inspect all-manifests", "inspect all-entries", "inspect ancestors",
+        "inspect partition-statistics")},
 }
 NO_COMMIT["relocate"] = ("commits no version of TABLE; the new table it creates elsewhere keeps every file "
                          "on an unknown outcome (tests/cli/test_relocate_cli.py)", None)

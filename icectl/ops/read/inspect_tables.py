@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from icectl.spec.metadata import TableMetadata
-from icectl.spec.partitioning import unified_partition_type
+from icectl.spec.partitioning import unified_partition_type, unified_partition_values
 from icectl.spec.reserved import DATA, POSITION_DELETES
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.views import iso_ms, json_value_or_text
@@ -31,12 +31,7 @@ def unified_partition_fields(md: TableMetadata) -> list[tuple[int, str, Any]]:
 
 def _unified_partition(md: TableMetadata, unified: list[tuple[int, str, Any]], spec_id: int,
                        values: tuple) -> dict[str, Any]:
-    by_id: dict[int, Any] = {}
-    try:
-        spec = md.spec_by_id(spec_id)
-        by_id = {pf.field_id: v for pf, v in zip(spec.fields, values)}
-    except Exception:  # noqa: BLE001 - an unknown spec: every field reads null
-        pass
+    by_id = unified_partition_values(md.specs_by_id().get(spec_id), values)
     out: dict[str, Any] = {}
     for fid, name, t in unified:
         v = by_id.get(fid)

@@ -1,0 +1,1 @@
+"""Table statistics: files the spec lets a table register for readers and planners."""
