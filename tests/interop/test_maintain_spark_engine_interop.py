@@ -19,13 +19,55 @@ from typing import Any
 
 from cli_support import icectl_json, run_icectl
 from expire_support import build_twins, files_left, labels, read_all
-from test_expire_interop import SPARK_COUNTS, retained
-from test_maintenance_interop import _manifest_partitions, _many_manifests
-from test_orphans_interop import plant
 
 from icectl.engines.spark import SparkEngine
-from icectl.ops.maintain.expire import expire_snapshots
+from icectl.io.manifest import records as avro
+from icectl.ops.maintain.expire import KINDS, expire_snapshots
 from icectl.table.table import Table
+
+SPARK_COUNTS = tuple(f"deleted_{kind}_count" for kind in KINDS)  # the procedure's column names
+OLD = time.time() - 5 * 86400
+
+
+def retained(location: str) -> tuple:
+    """Snapshots (by sequence number: ids are random) and refs left."""
+    md = Table.load(location).metadata
+    seqs = sorted(s.sequence_number for s in md.snapshots)
+    refs = sorted((n, md.snapshot_by_id(r.snapshot_id).sequence_number, r.type) for n, r in md.refs.items())
+    return seqs, refs
+
+
+def plant(location: str) -> None:
+    """Every file aged 5 days, then strays: old ones (hidden names, deep directories, outside
+    data/ and metadata/) and a young one."""
+    for root, _, names in os.walk(location):
+        for n in names:
+            os.utime(os.path.join(root, n), (OLD, OLD))
+    old = ["data/stray.parquet", "data/cat=x/stray.parquet", "data/.hidden.parquet", "data/_tmp/part.parquet",
+           "metadata/stray-m0.avro", "other/notes.txt", "data/cat=x/l2/l3/l4/deep.parquet"]
+    for rel in old + ["data/cat=y/young.parquet"]:
+        p = os.path.join(location, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "wb") as f:
+            f.write(b"stray")
+        if rel in old:
+            os.utime(p, (OLD, OLD))
+
+
+def many_manifests(spark, t) -> None:
+    """Five inserts into three partitions: five manifests, each holding every partition."""
+    spark.sql(f"""CREATE TABLE {t.ident} (id bigint, cat string) USING iceberg PARTITIONED BY (cat)
+                  TBLPROPERTIES ('format-version'='2')""")
+    for lo in range(0, 50, 10):
+        spark.sql(f"""INSERT INTO {t.ident} SELECT id, CASE WHEN id % 3 = 0 THEN 'x'
+                      WHEN id % 3 = 1 THEN 'y' ELSE 'z' END FROM range({lo}, {lo + 10})""")
+
+
+def manifest_partitions(t) -> list[list[tuple]]:
+    table = Table.load(str(t.location))
+    snap = table.metadata.current_snapshot()
+    return [[e.data_file.partition for e in avro.load_manifest(table.io, m) if e.is_live]
+            for m in avro.load_manifest_list(table.io, snap.manifest_list, table.metadata.format_version)]
 
 
 def metadata_view(loc: str) -> dict:
@@ -84,15 +126,8 @@ def test_orphans_on_spark_match_the_procedure_and_the_local_engine(spark, new_ta
     a, b, _ = build_twins(spark, new_table)
     la, lb = str(a.location), str(b.location)
     labels_a, labels_b = labels(la), labels(lb)
-    plant(la)
+    plant(la)  # a stray deeper than the levels icectl lists itself: a Spark task walks it
     plant(lb)
-    for loc in (la, lb):  # deeper than the levels icectl lists itself: a Spark task walks them
-        deep = os.path.join(loc, "data", "cat=x", "l2", "l3", "l4")
-        os.makedirs(deep)
-        with open(os.path.join(deep, "deep.parquet"), "wb") as f:
-            f.write(b"stray")
-        old = time.time() - 5 * 86400
-        os.utime(os.path.join(deep, "deep.parquet"), (old, old))
     aside = str(tmp_path / "aside")
     shutil.copytree(lb, aside, symlinks=True)
 
@@ -118,8 +153,8 @@ def test_orphans_on_spark_match_the_procedure_and_the_local_engine(spark, new_ta
 
 def test_rewrite_manifests_on_spark_matches_the_procedure_and_the_local_engine(spark, new_table, tmp_path):
     theirs, mine = new_table("theirs"), new_table("mine")
-    _many_manifests(spark, theirs)
-    _many_manifests(spark, mine)
+    many_manifests(spark, theirs)
+    many_manifests(spark, mine)
     aside = str(tmp_path / "aside")
     shutil.copytree(str(mine.location), aside, symlinks=True)
     spark.sql(f"CALL ice.system.rewrite_manifests('{theirs.namespace}.{theirs.name}')")
@@ -127,7 +162,7 @@ def test_rewrite_manifests_on_spark_matches_the_procedure_and_the_local_engine(s
     assert p.returncode == 0, p.stderr
     r = json.loads(p.stdout)
     assert r["committed"] and r["rewritten-manifests-count"] == 5 and r["entries-rewritten"] == 15
-    assert _manifest_partitions(mine) == _manifest_partitions(theirs)
+    assert manifest_partitions(mine) == manifest_partitions(theirs)
     keys = ("manifests-created", "manifests-replaced", "manifests-kept", "entries-processed", "total-data-files")
 
     def summary(loc: str) -> dict:
@@ -141,12 +176,12 @@ def test_rewrite_manifests_on_spark_matches_the_procedure_and_the_local_engine(s
     select = "SELECT id, cat FROM {} ORDER BY id"
     spark.sql(f"REFRESH TABLE {mine.ident}")
     assert spark.sql(select.format(mine.ident)).collect() == spark.sql(select.format(theirs.ident)).collect()
-    on_spark = (_manifest_partitions(mine), summary(str(mine.location)))
+    on_spark = (manifest_partitions(mine), summary(str(mine.location)))
 
     put_back(str(mine.location), aside)
     p = run_icectl("rewrite-manifests", mine.location, "--json")
     assert p.returncode == 0, p.stderr
-    assert (_manifest_partitions(mine), summary(str(mine.location))) == on_spark
+    assert (manifest_partitions(mine), summary(str(mine.location))) == on_spark
 
 
 def _utc(ms: int) -> str:

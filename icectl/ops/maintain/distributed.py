@@ -36,7 +36,7 @@ from icectl.spec.manifests import DELETED, ManifestEntry, ManifestFile
 from icectl.spec.snapshots import Snapshot
 
 __all__ = ["EngineManifestReader", "engine_lister", "engine_deleter", "engine_entry_loader",
-           "resolve_engine", "task_slots"]
+           "resolve_engine", "task_slots", "engine_reader"]
 
 DRIVER_LIST_DEPTH = 3  # levels listed by the driver before the rest goes to tasks
 DRIVER_LIST_MAX_SUBDIRS = 10  # a directory with more subdirectories is handed to tasks
@@ -127,20 +127,20 @@ def read_entries_task(task: ReadTask) -> list[list[ManifestEntry]]:
 @dataclass(frozen=True)
 class ListTask:
     storage_options: dict[str, Any]
-    specs: tuple[Any, ...]  # the table's partition specs (the hidden-name rule)
+    walk: Callable[..., Any]  # the orphan search's walk (module-level: pickled by reference)
+    hidden_rule: Callable[[Any], Callable[[str, bool], bool]]  # metadata -> hidden(name, is_dir)
+    specs: tuple[Any, ...]  # the table's partition specs (what the hidden-name rule reads)
     dirs: tuple[str, ...]
 
 
 def list_task(task: ListTask) -> tuple[list[FileInfo], list[str]]:
     """The files under each directory (walked whole) and the symbolic links met."""
-    from icectl.ops.maintain.orphans import _hidden_filter, _walk
-
     io = FileIO(task.storage_options or None)
-    hidden = _hidden_filter(SimpleNamespace(specs=task.specs))
+    hidden = task.hidden_rule(SimpleNamespace(specs=task.specs))
     files: list[FileInfo] = []
     links: list[str] = []
     for d in task.dirs:
-        files.extend(_walk(io, d, hidden, links))
+        files.extend(task.walk(io, d, hidden, links))
     return files, links
 
 
@@ -224,16 +224,29 @@ class EngineManifestReader:
         return out
 
 
-def engine_lister(engine: Any, specs: Sequence[Any]) -> Callable[..., Any]:
-    """A lister for ``orphans`` (the signature of its ``_walk``): object stores keep their one
-    paged listing in the driver; on a store with directories the driver lists the first levels
-    and the engine walks every deeper directory (see the module docs)."""
-    from icectl.ops.maintain.orphans import _walk
+def engine_reader(io: FileIO, format_version: int, workers: int, progress: Progress | None,
+                  incomplete: str, engine: Any) -> Any:
+    """The manifest reader of ``reachable`` for the in-process path (``engine`` None: this
+    process's ``workers`` threads), else one whose reads are ``engine`` tasks."""
+    if engine is None:
+        from icectl.ops.maintain.reachable import ManifestReader
+
+        return ManifestReader(io, format_version, max(1, workers), progress, incomplete=incomplete)
+    return EngineManifestReader(io, format_version, engine, progress, incomplete)
+
+
+def engine_lister(engine: Any, walk: Callable[..., Any], hidden_rule: Callable[[Any], Any],
+                  specs: Sequence[Any]) -> Callable[..., Any]:
+    """A lister with the signature of ``walk`` (the orphan search's: files under a root, links
+    never followed, hidden names skipped by the rule ``hidden_rule`` makes of the metadata's
+    ``specs``): object stores keep their one paged listing in the driver; on a store with
+    directories the driver lists the first levels and engine tasks run ``walk`` on every deeper
+    directory (see the module docs)."""
 
     def lister(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: list[str],
                every_key: list[str] | None = None) -> list[FileInfo]:
         if io.storage(root).flat:
-            return list(_walk(io, root, hidden, links, every_key))
+            return list(walk(io, root, hidden, links, every_key))
         files: list[FileInfo] = []
         deep: list[str] = []
         level = [root]
@@ -251,7 +264,8 @@ def engine_lister(engine: Any, specs: Sequence[Any]) -> Callable[..., Any]:
             level = below
             if not level:
                 break
-        tasks = [ListTask(io.storage_options, tuple(specs), tuple(c)) for c in _chunks(deep, engine)]
+        tasks = [ListTask(io.storage_options, walk, hidden_rule, tuple(specs), tuple(c))
+                 for c in _chunks(deep, engine)]
         for got, met in engine.map(list_task, tasks):
             files.extend(got)
             links.extend(met)

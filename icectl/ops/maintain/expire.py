@@ -505,10 +505,7 @@ def expire_snapshots(
     workers = max(1, max_workers or default_workers())
     io = table.io
     engine = distributed.resolve_engine(engine)
-    if engine is None:
-        reader: Any = ManifestReader(io, table.metadata.format_version, workers, progress, incomplete=_INCOMPLETE)
-    else:
-        reader = distributed.EngineManifestReader(io, table.metadata.format_version, engine, progress, _INCOMPLETE)
+    reader = distributed.engine_reader(io, table.metadata.format_version, workers, progress, _INCOMPLETE, engine)
     pending = [] if metadata_only else _pending_records(io, table.location)
     base = table.metadata
     if dry_run:

@@ -37,7 +37,7 @@ from icectl.io.storage.files import FileIO, FileInfo
 from icectl.ops.maintain.file_removal import (
     NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
 )
-from icectl.ops.maintain.reachable import ManifestReader, read_reachable
+from icectl.ops.maintain.reachable import read_reachable
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.result_json import (
     JsonResult, derived, failed_deletes, json_field, refused_deletes, skipped_in_other_tables)
@@ -123,13 +123,10 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
     A manifest list or manifest the metadata names but that is missing makes the referenced set
     unknowable: CorruptMetadata, rather than taking the files only it names for orphans.
     ``engine``: read the manifests in that engine's tasks (``ops/maintain/distributed.py``)."""
-    incomplete = "not looking for orphans while the table's metadata is incomplete"
-    if engine is not None:
-        from icectl.ops.maintain.distributed import EngineManifestReader
+    from icectl.ops.maintain.distributed import engine_reader
 
-        reader: Any = EngineManifestReader(io, md.format_version, engine, progress, incomplete)
-    else:
-        reader = ManifestReader(io, md.format_version, max(1, workers), progress, incomplete=incomplete)
+    reader = engine_reader(io, md.format_version, workers, progress,
+                           "not looking for orphans while the table's metadata is incomplete", engine)
     refs: set[str] = set(read_reachable(reader, md).all_paths)
     refs.add(normalize_path(metadata_location))
     refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
@@ -184,7 +181,8 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     from icectl.ops.maintain import distributed
 
     engine = distributed.resolve_engine(engine)
-    walk = _walk if engine is None else distributed.engine_lister(engine, table.metadata.specs)
+    walk = _walk if engine is None else distributed.engine_lister(engine, _walk, _hidden_filter,
+                                                                  table.metadata.specs)
     remove = delete_files if engine is None else distributed.engine_deleter(engine)
     io = table.io
     md = table.metadata
