@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Annotated, Iterator, List, Optional
+from typing import Annotated, Any, Iterator, List, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
+from icectl.cli.common import (EngineOpt, JsonOpt, Progress, SparkMasterOpt, TableArg, WarehouseOpt,
+                               handle_errors, load_table, make_engine, parse_time_option)
 from icectl.cli.output import emit_json, emit_pairs, err
 
 EXPIRE_HELP = """Expire old snapshots of TABLE and delete the files only they needed.
@@ -36,6 +37,10 @@ whose metadata records another location than TABLE (a copy made with cp -r) is r
 --older-than takes a timestamp (ISO-8601, UTC when no zone is given, or epoch millis) or a
 duration back from now (7d, 36h, 90m).
 
+With --engine spark the manifest lists and manifests are read, and the files deleted, in Spark
+tasks on the session (the active one, or one started with --spark-master); the rules, the
+commit and the result are the same as with the local engine, and the commit is made here.
+
 --json keys are kebab-case like every icectl view, except the six counts of deleted files
 (deleted_data_files_count, deleted_position_delete_files_count,
 deleted_equality_delete_files_count, deleted_manifest_files_count,
@@ -49,7 +54,17 @@ Examples:
   icectl expire ./wh/db/events --older-than 7d --retain-last 5
   icectl expire ./wh/db/events --older-than 2024-06-01T00:00:00Z --dry-run --json
   icectl expire db.events -w ./wh --snapshot-id 3051729675574597004 --clean-expired-metadata
+  icectl expire ./wh/db/events --older-than 7d --engine spark --spark-master "local[4]"
 """
+
+
+@contextmanager
+def maintenance_engine(engine: str, spark_master: Optional[str]) -> Iterator[Any]:
+    """The engine --engine names for a maintenance command: None for local (this process's
+    threads do the work), else the Spark engine, whose session is stopped at the end when this
+    command started it."""
+    with make_engine(engine, None, spark_master) as eng:
+        yield None if eng.name == "local" else eng
 
 
 @contextmanager
@@ -106,8 +121,10 @@ def expire(
         "--delete-outside-location", help="Also delete files recorded outside the table location "
         "(registered in place) once no retained snapshot needs them; default: keep and list them.")] = False,
     workers: Annotated[Optional[int], typer.Option(
-        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32).",
-        show_default=False)] = None,
+        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32; with "
+        "--engine spark: deleting threads per Spark task).", show_default=False)] = None,
+    engine: EngineOpt = "local",
+    spark_master: SparkMasterOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -115,12 +132,12 @@ def expire(
 
     cutoff = parse_time_option(older_than, "--older-than") if older_than is not None else None
     tbl = load_table(table, warehouse)
-    with Progress() as progress, naming_overrides():
+    with maintenance_engine(engine, spark_master) as eng, Progress() as progress, naming_overrides():
         result = expire_snapshots(
             tbl, older_than_ms=cutoff, retain_last=retain_last, snapshot_ids=snapshot_id or (),
             clean_expired_metadata=clean_expired_metadata, dry_run=dry_run,
             allow_location_mismatch=allow_location_mismatch, delete_outside_location=delete_outside_location,
-            max_workers=workers, progress=progress)
+            max_workers=workers, progress=progress, engine=eng)
     for path, error in result.failed:
         err(f"icectl: warning: could not delete {path}: {error}")
     warn_refused(result.refused)

@@ -6,8 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import JsonOpt, Progress, TableArg, WarehouseOpt, handle_errors, load_table, parse_time_option
-from icectl.cli.expire_cmd import naming_overrides, note_skipped, warn_refused
+from icectl.cli.common import (EngineOpt, JsonOpt, Progress, SparkMasterOpt, TableArg, WarehouseOpt,
+                               handle_errors, load_table, parse_time_option)
+from icectl.cli.expire_cmd import maintenance_engine, naming_overrides, note_skipped, warn_refused
 from icectl.cli.output import emit_json, emit_text, err
 
 ORPHANS_HELP = """List files under TABLE's location that the table's metadata does not reference; delete
@@ -27,12 +28,17 @@ ago or in the future, as Iceberg's remove_orphan_files procedure refuses it: a c
 may still be committing younger files, and deleting them loses its commit. --allow-recent lifts
 the 24-hour rule; use it only when no other writer can be at work on the table.
 
+With --engine spark the directories below the first levels of the location are listed, the
+manifests read and the orphans deleted in Spark tasks on the session (the active one, or one
+started with --spark-master); the rules and the result are the same as with the local engine.
+
 Examples:
 
 \b
   icectl orphans ./wh/db/events
   icectl orphans ./wh/db/events --older-than 7d --delete
   icectl orphans db.events -w ./wh --older-than 2024-06-01T00:00:00Z --json
+  icectl orphans ./wh/db/events --older-than 7d --delete --engine spark
 """
 
 
@@ -52,8 +58,10 @@ def orphans(
         "the future). Files a concurrent writer has not committed yet can be deleted, losing its "
         "commit.")] = False,
     workers: Annotated[Optional[int], typer.Option(
-        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32).",
-        show_default=False)] = None,
+        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32; with "
+        "--engine spark: deleting threads per Spark task).", show_default=False)] = None,
+    engine: EngineOpt = "local",
+    spark_master: SparkMasterOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
@@ -63,12 +71,13 @@ def orphans(
     cutoff = parse_time_option(older_than, "--older-than")
     tbl = load_table(table, warehouse)
     n_workers = workers or default_workers()
-    with Progress() as progress, naming_overrides():
+    with maintenance_engine(engine, spark_master) as eng, Progress() as progress, naming_overrides():
         if delete:
             result = delete_orphan_files(tbl, older_than_ms=cutoff, workers=n_workers, progress=progress,
-                                         allow_recent=allow_recent)
+                                         allow_recent=allow_recent, engine=eng)
         else:
-            result = find_orphan_files(tbl, older_than_ms=cutoff, workers=n_workers, progress=progress)
+            result = find_orphan_files(tbl, older_than_ms=cutoff, workers=n_workers, progress=progress,
+                                       engine=eng)
     for link in result.skipped_links:
         err(f"icectl: warning: not following the symbolic link {link} (links under a table are "
             "neither followed nor deleted)")

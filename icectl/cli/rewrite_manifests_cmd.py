@@ -6,7 +6,9 @@ from typing import Annotated, Optional
 
 import typer
 
-from icectl.cli.common import DryRunOpt, JsonOpt, TableArg, WarehouseOpt, handle_errors, load_table
+from icectl.cli.common import (DryRunOpt, EngineOpt, JsonOpt, SparkMasterOpt, TableArg, WarehouseOpt,
+                               handle_errors, load_table)
+from icectl.cli.expire_cmd import maintenance_engine
 from icectl.cli.output import emit_json, emit_pairs, err
 
 REWRITE_MANIFESTS_HELP = """Rewrite TABLE's manifests so each holds the entries of neighbouring partitions, at the target size.
@@ -21,12 +23,17 @@ manifests-created, manifests-kept and manifests-replaced (and entries-processed 
 procedure records it). A single manifest
 that already fits is left alone: then nothing is committed.
 
+With --engine spark the entries of the manifests to rewrite are read in Spark tasks on the
+session (the active one, or one started with --spark-master); clustering them and writing the
+new manifests stay with the commit, in this process, so the result is the local engine's.
+
 Examples:
 
 \b
   icectl rewrite-manifests ./wh/db/events
   icectl rewrite-manifests db.events -w ./wh --target-size 1048576 --json
   icectl rewrite-manifests ./wh/db/events --spec-id 0 --dry-run
+  icectl rewrite-manifests ./wh/db/events --engine spark
 """
 
 
@@ -44,13 +51,17 @@ def rewrite_manifests_cmd(
         help="Target manifest size in bytes (default: commit.manifest.target-size-bytes, 8 MB).")] = None,
     branch: Annotated[str, typer.Option("--branch", "-b", help="Rewrite this branch's head (default: main).")] = "main",
     dry_run: DryRunOpt = False,
+    engine: EngineOpt = "local",
+    spark_master: SparkMasterOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.maintain.rewrite_manifests import rewrite_manifests
 
-    r = rewrite_manifests(load_table(table, warehouse), spec_id=spec_id, target_size=target_size,
-                          branch=branch, dry_run=dry_run)
+    tbl = load_table(table, warehouse)
+    with maintenance_engine(engine, spark_master) as eng:
+        r = rewrite_manifests(tbl, spec_id=spec_id, target_size=target_size, branch=branch,
+                              dry_run=dry_run, engine=eng)
     if json_out:
         emit_json(r.to_json())
         return

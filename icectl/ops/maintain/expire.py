@@ -422,7 +422,8 @@ _ORDER = (_CONTENT_KINDS, ("manifest_files",), ("manifest_lists", "statistics_fi
 
 
 def _delete(io: FileIO, files: dict[str, list[str]], boundary: TableBoundary, workers: int,
-            progress: Progress | None, dry_run: bool) -> tuple[dict[str, tuple[str, ...]], Deletion]:
+            progress: Progress | None, dry_run: bool,
+            remove: Callable[..., Deletion] = delete_files) -> tuple[dict[str, tuple[str, ...]], Deletion]:
     """Delete (or with ``dry_run`` only check) the files group by group, stopping after a group
     with failures so a rerun still finds what is left. A file a link leads out of the table is
     refused and reported; a file recorded outside the location is an external one and goes
@@ -437,8 +438,8 @@ def _delete(io: FileIO, files: dict[str, list[str]], boundary: TableBoundary, wo
         if dry_run:
             step = classify(io, paths, boundary, allow_external=True, workers=workers)
         else:
-            step = delete_files(io, paths, boundary, allow_external=True, workers=workers,
-                                progress=progress, done_before=count, total=total)
+            step = remove(io, paths, boundary, allow_external=True, workers=workers,
+                          progress=progress, done_before=count, total=total)
         count += len(paths)
         for p in step.deleted:
             done[kind_of[p]].append(p)
@@ -482,6 +483,7 @@ def expire_snapshots(
     max_workers: int | None = None,
     progress: Progress | None = None,
     now: int | None = None,
+    engine: Any = None,
     _after_commit: Callable[[], None] | None = None,
 ) -> ExpireResult:
     """Expire snapshots of ``table`` and delete the files only they reached (see module docs).
@@ -490,7 +492,11 @@ def expire_snapshots(
     delete now (including those of unfinished earlier runs). ``allow_location_mismatch`` lets a
     table whose metadata names another location (a copy) expire its metadata only. Files outside
     the table location are kept (``kept_outside_location``) unless ``delete_outside_location``.
+    ``engine`` (an engine object or ``"spark"``; default: this process's threads): where the
+    manifest reads and the deletions run (``ops/maintain/distributed.py``); the commit is made
+    here either way.
     """
+    from icectl.ops.maintain import distributed
     from icectl.spec.timetext import now_ms
 
     req = _Request(older_than_ms, retain_last, tuple(snapshot_ids), clean_expired_metadata,
@@ -498,7 +504,8 @@ def expire_snapshots(
     metadata_only = _metadata_only(table, allow_location_mismatch)
     workers = max(1, max_workers or default_workers())
     io = table.io
-    reader = ManifestReader(io, table.metadata.format_version, workers, progress, incomplete=_INCOMPLETE)
+    engine = distributed.resolve_engine(engine)
+    reader = distributed.engine_reader(io, table.metadata.format_version, workers, progress, _INCOMPLETE, engine)
     pending = [] if metadata_only else _pending_records(io, table.location)
     base = table.metadata
     if dry_run:
@@ -510,7 +517,8 @@ def expire_snapshots(
     kept = [] if delete_outside_location else outside_location([p for v in files.values() for p in v], boundary)
     keep = set(kept)
     files = {k: [p for p in v if p not in keep] for k, v in files.items()}
-    done, outcome = _delete(io, files, boundary, workers, progress, dry_run)
+    done, outcome = _delete(io, files, boundary, workers, progress, dry_run,
+                            delete_files if engine is None else distributed.engine_deleter(engine))
     removed_dirs: list[str] = []
     if not dry_run:
         removed_dirs = remove_emptied_dirs(io, [p for k in _CONTENT_KINDS for p in done.get(k, ())],

@@ -30,14 +30,14 @@ files. Listing is read-only and accepts any cut-off.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO, FileInfo
 from icectl.ops.maintain.file_removal import (
     NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
 )
-from icectl.ops.maintain.reachable import ManifestReader, read_reachable
+from icectl.ops.maintain.reachable import read_reachable
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.result_json import (
     JsonResult, derived, failed_deletes, json_field, refused_deletes, skipped_in_other_tables)
@@ -117,13 +117,16 @@ def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: lis
 
 
 def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, location: str,
-                     workers: int = 8, progress: Progress | None = None) -> set[str]:
+                     workers: int = 8, progress: Progress | None = None, engine: Any = None) -> set[str]:
     """Normalised paths of every file the table's metadata references (see module docs).
 
     A manifest list or manifest the metadata names but that is missing makes the referenced set
-    unknowable: CorruptMetadata, rather than taking the files only it names for orphans."""
-    reader = ManifestReader(io, md.format_version, max(1, workers), progress,
-                            incomplete="not looking for orphans while the table's metadata is incomplete")
+    unknowable: CorruptMetadata, rather than taking the files only it names for orphans.
+    ``engine``: read the manifests in that engine's tasks (``ops/maintain/distributed.py``)."""
+    from icectl.ops.maintain.distributed import engine_reader
+
+    reader = engine_reader(io, md.format_version, workers, progress,
+                           "not looking for orphans while the table's metadata is incomplete", engine)
     refs: set[str] = set(read_reachable(reader, md).all_paths)
     refs.add(normalize_path(metadata_location))
     refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
@@ -132,19 +135,21 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
 
 
 def find_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
-                      progress: Progress | None = None) -> OrphanResult:
-    """List the orphan files of ``table`` (nothing is deleted)."""
+                      progress: Progress | None = None, engine: Any = None) -> OrphanResult:
+    """List the orphan files of ``table`` (nothing is deleted). ``engine`` (an engine object or
+    ``"spark"``; default: this process): where the listing and the manifest reads run."""
     _check_location(table)
-    return _run(table, older_than_ms, False, workers, progress)
+    return _run(table, older_than_ms, False, workers, progress, engine)
 
 
 def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
                         progress: Progress | None = None, allow_recent: bool = False,
-                        now: int | None = None) -> OrphanResult:
+                        now: int | None = None, engine: Any = None) -> OrphanResult:
     """Delete the orphan files of ``table``; failures and refusals are reported, not raised.
 
     Refused (nothing deleted): a table whose metadata records another location, ``gc.enabled``
-    false, and unless ``allow_recent`` a cut-off less than 24 hours before ``now``."""
+    false, and unless ``allow_recent`` a cut-off less than 24 hours before ``now``. ``engine``:
+    as for :func:`find_orphan_files`, the deletions too."""
     from icectl.spec.timetext import now_ms
 
     _check_location(table)
@@ -152,7 +157,7 @@ def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
         raise UnsupportedFeature(table.read_only)  # a catalog's table: its catalog owns its files
     require_gc_enabled(table.metadata.properties, "delete orphan files")
     require_old_enough(older_than_ms, now if now is not None else now_ms(), allow_recent)
-    return _run(table, older_than_ms, True, workers, progress)
+    return _run(table, older_than_ms, True, workers, progress, engine)
 
 
 def require_old_enough(older_than_ms: int, now: int, allow_recent: bool = False) -> None:
@@ -172,7 +177,13 @@ def _check_location(table: Table) -> None:
 
 
 def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
-         progress: Progress | None) -> OrphanResult:
+         progress: Progress | None, engine: Any = None) -> OrphanResult:
+    from icectl.ops.maintain import distributed
+
+    engine = distributed.resolve_engine(engine)
+    walk = _walk if engine is None else distributed.engine_lister(engine, _walk, _hidden_filter,
+                                                                  table.metadata.specs)
+    remove = delete_files if engine is None else distributed.engine_deleter(engine)
     io = table.io
     md = table.metadata
     location = table.location
@@ -183,18 +194,19 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
     links: list[str] = []
     every_key: list[str] = []
     for root in roots:
-        listed.extend(_walk(io, root, hidden, links, every_key))
+        listed.extend(walk(io, root, hidden, links, every_key))
     if io.storage(location).flat:  # the listing was complete: it says where tables are
         boundary.other_tables(io).know_listing(every_key)
     candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
-    refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()
+    refs = (referenced_files(io, md, table.metadata_location, location, workers, progress, engine)
+            if candidates else set())
     unreferenced = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
     orphans, others = boundary.other_tables(io).split(unreferenced, workers)
 
     failed: tuple[tuple[str, str], ...] = ()
     refused: tuple[tuple[str, str], ...] = ()
     if delete and orphans:
-        done = delete_files(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
+        done = remove(io, orphans, boundary, allow_external=False, workers=workers, progress=progress)
         failed, refused = tuple(done.failed), tuple(done.refused)
     return OrphanResult(location=location, older_than_ms=older_than_ms, orphan_files=tuple(orphans),
                         deleted=delete, failed=failed, listed_files=len(listed),

@@ -57,13 +57,22 @@ def _manifest_view(m: ManifestFile) -> dict[str, Any]:
 
 def rewrite_manifests(table: Table, *, spec_id: int | None = None, target_size: int | None = None,
                       branch: str = MAIN_BRANCH, dry_run: bool = False,
-                      summary_properties: Mapping[str, str] | None = None) -> RewriteManifestsResult:
+                      summary_properties: Mapping[str, str] | None = None,
+                      engine: Any = None) -> RewriteManifestsResult:
     """Rewrite the manifests of ``branch``'s head written for ``spec_id`` (default: the table's
     default spec) into manifests of ``target_size`` bytes (default
     ``commit.manifest.target-size-bytes``), clustered by partition. Nothing to rewrite (no
-    snapshot, no manifest of that spec, or one manifest that already fits) commits nothing."""
+    snapshot, no manifest of that spec, or one manifest that already fits) commits nothing.
+
+    ``engine`` (an engine object or ``"spark"``; default: this process): the entries of the
+    manifests to rewrite are read in its tasks; clustering them and writing the new manifests
+    stay with the commit, here (``ops/maintain/distributed.py``)."""
+    from icectl.ops.maintain import distributed
+
+    engine = distributed.resolve_engine(engine)
+    loader = None if engine is None else distributed.engine_entry_loader(engine, table.io)
     producer = RewriteManifestsProducer(table, spec_id=spec_id, target_size=target_size, branch=branch,
-                                        summary_properties=summary_properties)
+                                        summary_properties=summary_properties, entry_loader=loader)
     md = table.metadata
     target = target_size or manifest_target_size(md)
     _, ref = branch_to_commit(md, branch, may_start=True)

@@ -23,7 +23,7 @@ manifests it read), so it never loses a concurrent change.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from icectl.errors import ValidationError
 from icectl.io.manifest import records as avro
@@ -122,8 +122,12 @@ class RewriteManifestsProducer(SnapshotProducer):
     operation = "replace"
 
     def __init__(self, table: Table, *, spec_id: int | None = None, target_size: int | None = None,
+                 entry_loader: Callable[[Sequence[ManifestFile]], list[list[ManifestEntry]]] | None = None,
                  **kwargs: Any) -> None:
+        """``entry_loader``: reads every entry of each of the given manifests, in their order
+        (default: here, one after the other); an engine's loader reads them in its tasks."""
         super().__init__(table, **kwargs)
+        self.entry_loader = entry_loader
         md = table.metadata
         if spec_id is not None and spec_id not in {s.spec_id for s in md.specs}:
             raise ValidationError(f"the table has no partition spec with id {spec_id}")
@@ -160,8 +164,10 @@ class RewriteManifestsProducer(SnapshotProducer):
             if not sources:
                 continue
             live: list[ManifestEntry] = []
-            for m in sources:
-                for e in avro.load_manifest(self.io, m):
+            loaded = (self.entry_loader(sources) if self.entry_loader is not None
+                      else [avro.load_manifest(self.io, m) for m in sources])
+            for entries in loaded:
+                for e in entries:
                     if e.is_live:
                         live.append(replace(e, status=EXISTING))
             self.entries_processed += len(live)
