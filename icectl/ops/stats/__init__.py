@@ -1,0 +1,1 @@
+"""Table statistics: Puffin files of column sketches and partition statistics files."""
