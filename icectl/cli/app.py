@@ -65,7 +65,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rewrite-manifests": ("rewrite_manifests_cmd", "Rewrite TABLE's manifests so each holds the entries of neighbouring partitions, at the target size."),
     "maintain": ("maintain_cmd", "Run the maintenance TABLE's health says is due, in order: expire snapshots, remove orphan files, rewrite delete files (compact --deletes), compact data files, rewrite manifests."),
     "cache": ("cache_cmd", "Inspect or empty the cache of decoded manifests that `icectl plan` and `icectl scan` share across runs."),
-    "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot, history, refs, manifests, files, entries, all-files, all-manifests, all-entries, ancestors, position-deletes, metadata-log."),
+    "inspect": ("inspect_cmds", "Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot, history, refs, manifests, files, entries, all-files, all-manifests, all-entries, ancestors, position-deletes, metadata-log, statistics."),
     "schema": ("schema_cmds", "Evolve a table's schema."),
     "partition": ("partition_cmds", "Evolve a table's partition spec."),
     "sort-order": ("sort_order_cmds", "Set or clear the table's default sort order (how writers should order rows in files)."),
@@ -75,6 +75,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tag": ("refs_cmds", "Create, drop and replace tags (named, fixed snapshots)."),
     "list": ("warehouse_cmds", "List the tables and namespaces of a warehouse (or of one NAMESPACE of it)."),
     "drop": ("warehouse_cmds", "Drop a table: without --purge, remove its metadata/ directory (no catalog finds the table any more; its data files stay where they are); with --purge, also delete every file its metadata reaches that lies inside the table location (data and delete files, manifests, manifest lists, statistics), then the directories left empty."),
+    "stats": ("stats_cmd", "Compute table statistics files, as Spark's compute_table_stats procedure does."),
     "register": ("warehouse_cmds", "Adopt a table another catalog manages (e.g. pyiceberg's SqlCatalog, whose metadata files are named NNNNN-uuid.metadata.json) as the filesystem table IDENT, so that icectl can change it and Spark's Hadoop catalog finds it."),
 }
 

@@ -204,7 +204,7 @@ def compute_table_stats(table: Table, columns: Sequence[str] | None = None, *,
     if snap is None:
         return ComputeStatsResult(table.location, None, None, None, None, (), False, dry_run,
                                   table.metadata_location, ("the table has no snapshot",))
-    schema = md.schema_by_id(snap.schema_id) if snap.schema_id is not None else md.schema()
+    schema = md.schema_by_id(snap.schema_id) if snap.schema_id is not None else md.schema
     picked = stats_columns(schema, None if columns is None else list(columns))
     sketches = column_sketches(table, snap, picked, schema)
     blobs = [PuffinBlob(THETA_BLOB_TYPE, s.to_bytes(), (f.field_id,), {NDV_PROPERTY: str(s.ndv)},
