@@ -79,6 +79,8 @@ INVOCATIONS: list[tuple[str, list[str]]] = [
     ("snapshot rollback", ["{snap2}"]),
     ("snapshot set-current", ["{snap1}"]),
     ("snapshot cherry-pick", ["{snap2}"]),
+    ("stats compute", ["--columns", "id,s"]),
+    ("inspect statistics", []),
     ("compact", ["--min-input-files", "1"]),
     ("rewrite-manifests", []),
     ("expire", ["--older-than", "2100-01-01", "--retain-last", "2"]),

@@ -197,6 +197,7 @@ CASES: dict[str, dict[str, Args]] = {
         "v3": lambda w: ["compact", w.table3, "--min-input-files", "2", "--workers", "1"],
     },
     "rewrite-manifests": {"": lambda w: ["rewrite-manifests", w.table]},
+    "stats compute": {"": lambda w: ["stats", "compute", w.table]},
     "maintain": {"": lambda w: ["maintain", w.table, "--policy", _maintain_policy(w)]},
     "schema add": {"": lambda w: ["schema", "add", w.table, "z", "int"]},
     "schema drop": {"": lambda w: ["schema", "drop", w.table, "v"]},
@@ -243,7 +244,7 @@ NO_COMMIT: dict[str, tuple[str, Args | None]] = {
         "inspect schema", "inspect partitions", "inspect spec", "inspect entries", "inspect all-files",
         "inspect position-deletes", "inspect snapshots", "inspect snapshot", "inspect history",
         "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
-        "inspect all-manifests", "inspect all-entries", "inspect ancestors")},
+        "inspect all-manifests", "inspect all-entries", "inspect ancestors", "inspect statistics")},
 }
 NO_COMMIT["drop --purge"] = ("deletes what the metadata reaches, then the metadata; commits nothing",
                              lambda w: ["drop", w.table, "--purge"])

@@ -87,8 +87,8 @@ def stats_columns(schema: Schema, names: Sequence[str] | None) -> list[tuple[str
     for name in names:
         f = schema.find_field_or_none(name)
         if f is None:
-            raise NotFound(f"no column {name!r} in the snapshot's schema{schema.suggest(name)}",
-                           argument="columns")
+            raise InvalidInput(f"no column {name!r} in the snapshot's schema{schema.suggest(name)}",
+                               argument="columns")
         if not f.type.is_primitive:
             raise InvalidInput(f"cannot compute statistics of column {name!r} of type {f.type} "
                                f"(not a primitive type)", argument="columns")
