@@ -29,7 +29,7 @@ COMPUTE_HELP = """Write a Puffin statistics file of distinct-value sketches for 
 
 As Spark's compute_table_stats procedure: one apache-datasketches-theta-v1 blob per column
 (a DataSketches compact theta sketch, seed 9001, nominal size 4096: exact up to 4096 distinct
-values, an estimate within about 3% beyond), with the estimate as the blob property ndv, in
+values, about 1.6% relative standard error beyond), with the estimate as the blob property ndv, in
 metadata/<snapshot-id>-<uuid>.stats; the table's `statistics` then names the file for the
 snapshot (replacing any it had), committed as a metadata-only change. Spark reads the ndv
 values for its cost-based optimizer (spark.sql.cbo.enabled). Columns: every top-level column of
@@ -80,7 +80,7 @@ def stats_compute(
     emit_pairs([("committed", r.committed), ("snapshot-id", r.snapshot_id),
                 ("statistics-path", r.statistics_path if r.statistics_path else "(dry run: not written)"),
                 ("file-size-in-bytes", r.file_size_in_bytes),
-                ("metadata-file", r.metadata_location)],
+                ("metadata-file", r.metadata_file)],
                title="dry run: nothing written" if r.dry_run else None)
     emit_table(["field-id", "column", "type", "ndv", "exact"],
                [[c.field_id, c.name, c.type, c.ndv, c.exact] for c in r.columns])

@@ -71,7 +71,7 @@ class ComputeStatsResult(JsonResult):
     columns: tuple[ColumnStats, ...]
     committed: bool
     dry_run: bool
-    metadata_location: str | None
+    metadata_file: str | None
     warnings: tuple[str, ...] = field(default=())
 
 
