@@ -7,6 +7,7 @@ cost-based optimizer's column statistics) reads icectl's.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -129,3 +130,54 @@ def test_icectl_reads_sparks_statistics_in_inspect(spark: Any, ice_table: IceTab
             for b in f["blobs"]] == [(["c"], "7", 7.0, True, "zstd"), (["id"], "50", 50.0, True, "zstd")]
     text = run_icectl("inspect", "statistics", t.location)
     assert text.returncode == 0 and "apache-datasketches-theta-v1" in text.stdout
+
+
+def _two_snapshots_with_icectl_stats(spark: Any, t: IceTable) -> list[str]:
+    spark.sql(f"CREATE TABLE {t.ident} (id bigint, c string) USING iceberg")
+    paths = []
+    for i in range(2):
+        spark.sql(f"INSERT INTO {t.ident} VALUES ({i}, 'c{i}')")
+        paths.append(icectl_json("stats", "compute", t.location)["statistics-path"])
+    return paths
+
+
+def test_spark_and_icectl_expire_icectls_statistics_alike(spark: Any, new_table: Any) -> None:
+    a, b = new_table("a"), new_table("b")
+    in_a, in_b = _two_snapshots_with_icectl_stats(spark, a), _two_snapshots_with_icectl_stats(spark, b)
+    (row,) = spark.sql(f"CALL ice.system.expire_snapshots(table => '{a.namespace}.{a.name}', "
+                       f"older_than => TIMESTAMP '2100-01-01 00:00:00', retain_last => 1)").collect()
+    ours = icectl_json("expire", b.location, "--older-than", "2100-01-01", "--retain-last", "1")
+    assert row["deleted_statistics_files_count"] == ours["deleted_statistics_files_count"] == 1
+    assert [Path(p).exists() for p in in_a] == [Path(p).exists() for p in in_b] == [False, True]
+    spark.sql(f"REFRESH TABLE {a.ident}")
+    left = [r[0] for r in spark.sql(f"SELECT snapshot_id FROM {a.ident}.snapshots").collect()]
+    stats_a = icectl_json("inspect", "statistics", a.location)["statistics"]
+    stats_b = icectl_json("inspect", "statistics", b.location)["statistics"]
+    assert [s["snapshot-id"] for s in stats_a] == left and len(stats_b) == 1
+
+
+@pytest.mark.parametrize("split_size", [None, 1024])
+def test_sketches_of_many_files_and_tasks_equal_sparks(spark: Any, ice_table: IceTable,
+                                                        split_size: int | None) -> None:
+    """Three files of 6,000 ids each, 14,000 distinct. With a tiny split size each file is a task of
+    its own and the tasks' sketches are united: Spark's bytes. Read in one task, an estimating
+    sketch depends on the order of the task's files, which Java takes from its manifests read
+    in parallel (one manifest per insert here): then the estimate is Spark's within the
+    sketch's error, and exact sketches are still Spark's bytes."""
+    t = ice_table
+    props = "" if split_size is None else f" TBLPROPERTIES ('read.split.target-size'='{split_size}')"
+    spark.sql(f"CREATE TABLE {t.ident} (id bigint, c string) USING iceberg{props}")
+    for i in range(3):
+        spark.sql(f"INSERT INTO {t.ident} SELECT /*+ COALESCE(1) */ id + {i * 4000}, "
+                  f"CAST(id % 97 AS STRING) FROM range(6000)")
+    spark.sql(f"CALL ice.system.compute_table_stats(table => '{t.namespace}.{t.name}')").collect()
+    theirs = _sketches(str(t.location))
+    icectl_json("stats", "compute", t.location)
+    ours = _sketches(str(t.location))
+    assert parse_sketch(theirs[1][0]).theta < (1 << 63) - 1  # 14,000 distinct ids: estimated
+    assert ours[2] == theirs[2] and theirs[2][1] == {"ndv": "97"}
+    if split_size is not None:
+        assert ours == theirs
+    else:
+        est, ref = int(ours[1][1]["ndv"]), int(theirs[1][1]["ndv"])
+        assert abs(est - ref) < 0.02 * ref and abs(est - 14000) < 0.05 * 14000, (est, ref)

@@ -6,7 +6,10 @@ table's ``statistics``, as Iceberg Java's Spark action of that name does.
    their dotted names.
 2. The rows of the snapshot (deletes applied) are read task by task as the reference's
    ``planTasks`` packs them, each task feeding its own Alpha sketch, and the tasks' sketches
-   are combined by a theta union (:mod:`icectl.spec.theta`). A value's bytes are Iceberg's
+   are combined by a theta union (:mod:`icectl.spec.theta`). Exact sketches do not depend on
+   the order of the rows; an estimating one depends on the order within each task, which Java
+   takes from manifests read in parallel when a task holds files of several manifests (then
+   the bytes may differ from Spark's, the estimate within the sketch's error). A value's bytes are Iceberg's
    single-value serialization of it as Spark hands it over: a UUID is read by Spark as its
    text, so its text is hashed.
 3. ``metadata/<snapshot-id>-<uuid>.stats``: one ``apache-datasketches-theta-v1`` blob per column
