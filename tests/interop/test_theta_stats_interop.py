@@ -181,3 +181,17 @@ def test_sketches_of_many_files_and_tasks_equal_sparks(spark: Any, ice_table: Ic
     else:
         est, ref = int(ours[1][1]["ndv"]), int(theirs[1][1]["ndv"])
         assert abs(est - ref) < 0.02 * ref and abs(est - 14000) < 0.05 * 14000, (est, ref)
+
+
+def test_uuid_columns_are_sketched_as_spark_reads_them(spark: Any, ice_table: IceTable, tmp_path: Path) -> None:
+    """Spark reads a UUID column as text and sketches the text: so does icectl."""
+    t = ice_table
+    rows = tmp_path / "u.csv"
+    rows.write_text("id,u\n1,f79c3e09-677c-4bbd-a479-3f349cb785e7\n2,\n"
+                    "3,00000000-0000-0000-0000-000000000000\n4,f79c3e09-677c-4bbd-a479-3f349cb785e7\n")
+    assert run_icectl("create", t.location, "--schema", "id long, u uuid").returncode == 0
+    assert run_icectl("write", t.location, rows).returncode == 0
+    spark.sql(f"CALL ice.system.compute_table_stats(table => '{t.namespace}.{t.name}')").collect()
+    theirs = _sketches(str(t.location))
+    icectl_json("stats", "compute", t.location)
+    assert _sketches(str(t.location)) == theirs and theirs[2][1] == {"ndv": "2"}

@@ -127,7 +127,7 @@ def _distinct_bytes(t: IcebergType, arr: pa.Array) -> Iterator[bytes]:
     """The bytes of each distinct non-null value of ``arr``, in order of first appearance."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    if isinstance(arr.type, pa.ExtensionType):
+    if isinstance(arr, pa.ExtensionArray):
         arr = arr.storage
     if t in (FLOAT, DOUBLE):  # by bit pattern: -0.0 and each NaN keep their own bytes
         bits = INT if t == FLOAT else LONG
