@@ -89,8 +89,18 @@ class AlphaSketch:
                 self.kept = {x for x in self.kept if x < self.theta}
 
     def update_all(self, hashes: Iterable[int]) -> None:
+        """:meth:`update` with each of ``hashes`` in turn (the same steps, inlined)."""
+        theta, seen, kept = self.theta, self.seen, self.kept
         for h in hashes:
-            self.update(h)
+            if h <= 0 or h >= theta or h in kept:
+                continue
+            kept.add(h)
+            seen += 1
+            if seen > NOMINAL_ENTRIES:
+                theta = int(float(theta) * _ALPHA)
+                if len(kept) > 4 * NOMINAL_ENTRIES:
+                    kept = {x for x in kept if x < theta}
+        self.theta, self.seen, self.kept = theta, seen, kept
 
     def valid(self) -> tuple[int, set[int]]:
         """Theta and the hashes under it (the sketch's compact form)."""
@@ -184,5 +194,8 @@ def parse_sketch(data: bytes, what: str = "theta sketch") -> CompactSketch:
 
 
 def iter_hashes(values: Iterable[bytes]) -> Iterator[int]:
-    """The theta hash of every non-empty value."""
-    return (value_hash(v) for v in values if v)
+    """The theta hash (:func:`value_hash`) of every non-empty value (bytes or a buffer)."""
+    hash64, seed = mmh3.hash64, UPDATE_SEED
+    for v in values:
+        if len(v):
+            yield hash64(v, seed, signed=False)[0] >> 1

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -37,7 +37,7 @@ from icectl.spec.schema import Schema
 from icectl.spec.snapshots import Snapshot
 from icectl.spec.statistics import statistics_entry, with_statistics
 from icectl.spec.theta import (MAX_THETA, NDV_PROPERTY, THETA_BLOB_TYPE, AlphaSketch, CompactSketch,
-                               union, value_hash)
+                               union, iter_hashes)
 from icectl.spec.types import (BOOLEAN, DATE, DOUBLE, FLOAT, INT, LONG, STRING, TIME, TIMESTAMP,
                                TIMESTAMP_NS, TIMESTAMPTZ, TIMESTAMPTZ_NS, UUID, IcebergType,
                                NestedField, StructType)
@@ -123,20 +123,29 @@ def _column(batch: pa.RecordBatch, path: Sequence[str]) -> pa.Array:
     return arr
 
 
-def _distinct_bytes(t: IcebergType, arr: pa.Array) -> Iterator[bytes]:
-    """The bytes of each distinct non-null value of ``arr``, in order of first appearance."""
+_WIDTH = {INT: 4, LONG: 8}
+
+
+def _distinct_bytes(t: IcebergType, arr: pa.Array) -> Iterable[Any]:
+    """The bytes of each distinct non-null value of ``arr``, in order of first appearance (as
+    buffers for fixed-width values: their little-endian Arrow form is Iceberg's single-value
+    serialization of them)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     if isinstance(arr, pa.ExtensionArray):
         arr = arr.storage
     if t in (FLOAT, DOUBLE):  # by bit pattern: -0.0 and each NaN keep their own bytes
-        bits = INT if t == FLOAT else LONG
-        arr = arr.view(pa.int32() if t == FLOAT else pa.int64())
-        t = bits
+        t = INT if t == FLOAT else LONG
     elif t in _INT32:
-        arr = arr.view(pa.int32())
+        t = INT
     elif t in _INT64:
-        arr = arr.view(pa.int64())
+        t = LONG
+    if t in _WIDTH:
+        width = _WIDTH[t]
+        distinct = pc.unique(arr.view(pa.int32() if width == 4 else pa.int64()).drop_null())
+        start = distinct.offset * width
+        raw = distinct.buffers()[1].to_pybytes()[start:start + len(distinct) * width]
+        return (raw[i:i + width] for i in range(0, len(raw), width))
     values = pc.unique(arr.drop_null()).to_pylist()
     if t == UUID:  # Spark reads a UUID as its text, and sketches the text
         return (str(uuid.UUID(bytes=bytes(v))).encode() for v in values)
@@ -169,10 +178,9 @@ def column_sketches(table: Table, snapshot: Snapshot, columns: list[tuple[str, N
             done.add(planned.path)
             for batch in scan.file_batches(scan_files([planned])[0]):
                 for i, (_, f) in enumerate(columns):
-                    for data in _distinct_bytes(f.type, _column(batch, paths[i])):
-                        if data:  # DataSketches skips empty input
-                            seen_value[i] = True
-                            sketches[i].update(value_hash(data))
+                    hashes = list(iter_hashes(_distinct_bytes(f.type, _column(batch, paths[i]))))
+                    seen_value[i] = seen_value[i] or bool(hashes)  # (empty values are skipped)
+                    sketches[i].update_all(hashes)
         for i, s in enumerate(sketches):
             parts[i].append(s.valid())
     return [union(p, any_value=seen) for p, seen in zip(parts, seen_value)]
