@@ -101,3 +101,22 @@ def test_statistics_are_per_snapshot_and_expire_drops_those_of_expired_snapshots
     assert not Path(old["statistics-path"]).exists() and Path(current["statistics-path"]).exists()
     assert Path(replaced["statistics-path"]).exists()  # no longer referenced: an orphan, as Java leaves it
     assert [e["snapshot-id"] for e in Table.load(str(table)).metadata.statistics] == [second]
+
+
+def test_a_snapshot_expired_meanwhile_stops_the_commit_and_leaves_no_file(table: Path, monkeypatch) -> None:
+    import icectl.ops.stats.theta as theta
+    from icectl.errors import CommitConflict
+
+    first = Table.load(str(table)).metadata.snapshots[0].snapshot_id
+    compute = theta.column_sketches
+
+    def expire_meanwhile(*args, **kwargs):
+        out = compute(*args, **kwargs)
+        assert icectl("expire", table, "--snapshot-id", first).returncode == 0
+        return out
+
+    monkeypatch.setattr(theta, "column_sketches", expire_meanwhile)
+    with pytest.raises(CommitConflict, match=f"snapshot {first} was removed"):
+        theta.compute_table_stats(Table.load(str(table)), snapshot_id=first)
+    assert not list((table / "metadata").glob("*.stats"))
+    assert Table.load(str(table)).metadata.statistics == ()
