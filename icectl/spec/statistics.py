@@ -3,8 +3,10 @@
 An entry is ``{snapshot-id, statistics-path, file-size-in-bytes, file-footer-size-in-bytes,
 blob-metadata: [{type, snapshot-id, sequence-number, fields, properties}]}`` (``properties``
 left out when empty), the keys in the order Java's ``StatisticsFileParser`` writes them.
-Setting a snapshot's statistics replaces the file it had; the list comes out in the order
-Java's metadata builder gives it (a ``java.util.HashMap`` keyed by snapshot id).
+Setting a snapshot's statistics replaces the file it had; the list is ordered as Java's
+metadata builder orders it, by the buckets of a ``java.util.HashMap`` keyed by snapshot id.
+(Seen against Spark: six snapshots' statistics came out in this order but for two ids sharing
+a bucket, which Java listed the other way round; the rule for such ties is not yet known.)
 """
 
 from __future__ import annotations

@@ -195,3 +195,4 @@ def test_uuid_columns_are_sketched_as_spark_reads_them(spark: Any, ice_table: Ic
     theirs = _sketches(str(t.location))
     icectl_json("stats", "compute", t.location)
     assert _sketches(str(t.location)) == theirs and theirs[2][1] == {"ndv": "2"}
+
