@@ -13,7 +13,7 @@ from icectl.ops.read import inspect as views
 app = typer.Typer(
     help="""Show a table's metadata: table, schema, partitions, spec, snapshots, snapshot,
 history, refs, manifests, files, entries, all-files, all-manifests, all-entries, ancestors,
-position-deletes, partition-statistics, metadata-log. Every view takes --json.
+position-deletes, partition-statistics, metadata-log, statistics. Every view takes --json.
 
 Examples:
 
@@ -377,6 +377,19 @@ def inspect_metadata_log(table: TableArg, warehouse: WarehouseOpt = None, json_o
     t = load_table(table, warehouse)
     v = views.metadata_log_view(t.metadata, t.metadata_location)
     _show(v, json_out, ["timestamp", "current", "metadata-file"], [[e["timestamp"], e["current"], e["metadata-file"]] for e in v])
+
+
+@app.command("statistics", help="The table's statistics files (Puffin, as Spark's compute_table_stats and `icectl stats compute` write them) and their blobs: type, columns, ndv, and each theta sketch decoded (estimate, exact).\n\nExample: icectl inspect statistics ./wh/db/events --json")
+@handle_errors
+def inspect_statistics(table: TableArg, warehouse: WarehouseOpt = None, json_out: JsonOpt = False) -> None:
+    from icectl.ops.stats.view import statistics_view
+
+    t = load_table(table, warehouse)
+    v = statistics_view(t.io, t.metadata)
+    rows = [[f["snapshot-id"], f["statistics-path"], b["type"], ",".join(str(c) for c in b["columns"]),
+             _short(b["ndv"]), _short(b["sketch-exact"]), _short(f["error"])]
+            for f in v["statistics"] for b in f["blobs"] or [{"type": "", "columns": [], "ndv": None, "sketch-exact": None}]]
+    _show(v, json_out, ["snapshot-id", "statistics-path", "type", "columns", "ndv", "exact", "error"], rows)
 
 
 def register(root: typer.Typer) -> None:

@@ -86,6 +86,8 @@ INVOCATIONS: list[tuple[str, list[str]]] = [
     ("properties set", ["write.wap.enabled=true"]),
     ("write", ["{data}", "--wap-id", "w1"]),
     ("snapshot publish", ["w1"]),
+    ("stats compute", ["--columns", "id,s"]),
+    ("inspect statistics", []),
     ("compact", ["--min-input-files", "1"]),
     ("rewrite-manifests", []),
     ("expire", ["--older-than", "2100-01-01", "--retain-last", "2"]),

@@ -59,10 +59,10 @@ CLASSIFIED: dict[str, str] = {
     "changes": READS, "check": READS, "health": READS, "list": READS, "plan": READS, "scan": READS,
     **{f"inspect {v}": READS for v in (
         "all-files", "all-manifests", "all-entries", "ancestors", "entries", "files", "history", "manifests", "metadata-log", "partitions",
-        "partition-statistics", "position-deletes", "refs", "schema", "snapshot", "snapshots", "spec", "table")},
+        "partition-statistics", "statistics", "position-deletes", "refs", "schema", "snapshot", "snapshots", "spec", "table")},
     "properties list": READS,
     **{c: COMMITS for c in (
-        "write", "delete", "upsert", "compact", "rewrite-manifests", "upgrade",
+        "write", "delete", "upsert", "compact", "rewrite-manifests", "upgrade", "stats compute",
         "branch create", "branch drop", "branch fast-forward", "branch replace",
         "tag create", "tag drop", "tag replace",
         "snapshot cherry-pick", "snapshot publish", "snapshot rollback", "snapshot set-current",

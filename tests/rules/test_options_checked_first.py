@@ -44,6 +44,7 @@ WRITING: dict[str, list[tuple[str, list[str]]]] = {
                 ("deletes", ["{T}", "--deletes", "--min-input-files", "1"])],
     "rewrite-manifests": [("rewrite-manifests", ["{T}"])],
     "relocate": [("relocate", ["{T}", "--to", "{NEW}"])],
+    "stats compute": [("stats compute", ["{T}"])],
     "maintain": [("maintain", ["{T}", "--policy", "{D}/maintain.json", "--allow-recent"])],
     "expire": [("expire", ["{T}", "--older-than", "0s", "--retain-last", "1"])],
     "orphans": [("delete", ["{T}", "--older-than", "0s", "--delete", "--allow-recent"])],
@@ -93,6 +94,7 @@ READ_ONLY = {
     "inspect all-files", "inspect position-deletes", "inspect snapshots", "inspect snapshot",
     "inspect history", "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
     "inspect all-manifests", "inspect all-entries", "inspect ancestors", "inspect partition-statistics",
+    "inspect statistics",
 }
 
 # output options besides --field, and a bad value of each (input-format options are named

@@ -216,6 +216,7 @@ CASES: dict[str, dict[str, Args]] = {
         "v3": lambda w: ["compact", w.table3, "--min-input-files", "2", "--workers", "1"],
     },
     "rewrite-manifests": {"": lambda w: ["rewrite-manifests", w.table]},
+    "stats compute": {"": lambda w: ["stats", "compute", w.table]},
     "maintain": {"": lambda w: ["maintain", w.table, "--policy", _maintain_policy(w)]},
     "schema add": {"": lambda w: ["schema", "add", w.table, "z", "int"]},
     "schema drop": {"": lambda w: ["schema", "drop", w.table, "v"]},
@@ -267,7 +268,7 @@ NO_COMMIT: dict[str, tuple[str, Args | None]] = {
         "inspect position-deletes", "inspect snapshots", "inspect snapshot", "inspect history",
         "inspect refs", "inspect manifests", "inspect files", "inspect metadata-log",
         "inspect all-manifests", "inspect all-entries", "inspect ancestors",
-        "inspect partition-statistics")},
+        "inspect partition-statistics", "inspect statistics")},
 }
 NO_COMMIT["relocate"] = ("commits no version of TABLE; the new table it creates elsewhere keeps every file "
                          "on an unknown outcome (tests/cli/test_relocate_cli.py)", None)

@@ -19,9 +19,8 @@ length - 1) pairs), arrays (cardinality 16-bit values, at most 4096) or bitmaps 
 Anything that does not parse, or a CRC that does not match, is :class:`CorruptMetadata`.
 
 Writing: :func:`serialize_roaring64` (no run containers: arrays up to 4096 values, else 8 KiB
-bitmaps), :func:`deletion_vector_blob` and :func:`puffin_file`, a whole Puffin file: magic
-``PFA1``, the blobs, then the footer (magic, the JSON file metadata, its 4-byte little-endian
-length, 4 flag bytes (zero: the footer is not compressed), magic).
+bitmaps) and :func:`deletion_vector_blob`; the Puffin file around the blobs is
+:mod:`icectl.io.formats.puffin_file`'s (its names are re-exported here).
 """
 
 from __future__ import annotations
@@ -30,10 +29,10 @@ import struct
 import zlib
 from array import array
 from sys import byteorder
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable
 
 from icectl.errors import CorruptMetadata, IcectlError, StorageError
+from icectl.io.formats.puffin_file import PUFFIN_MAGIC, PuffinBlob, puffin_file
 from icectl.spec.reserved import ROW_POSITION_ID as ROW_POSITION_FIELD_ID
 
 if TYPE_CHECKING:
@@ -48,7 +47,6 @@ _COOKIE_NO_RUN = 12346
 _COOKIE_RUN = 12347
 _NO_OFFSET_THRESHOLD = 4
 _ARRAY_MAX = 4096
-PUFFIN_MAGIC = b"PFA1"
 DV_BLOB_TYPE = "deletion-vector-v1"
 
 
@@ -227,37 +225,3 @@ def deletion_vector_blob(positions: Iterable[int]) -> bytes:
     """A ``deletion-vector-v1`` blob: length, magic, bitmap, CRC-32 (see the module docs)."""
     body = DV_MAGIC + serialize_roaring64(positions)
     return struct.pack(">I", len(body)) + body + struct.pack(">I", zlib.crc32(body) & 0xFFFFFFFF)
-
-
-@dataclass(frozen=True)
-class PuffinBlob:
-    """A blob to write and its footer entry (``offset`` and ``length`` filled in by the writer)."""
-
-    type: str
-    data: bytes
-    fields: tuple[int, ...]
-    properties: Mapping[str, str] = field(default_factory=dict)
-    offset: int = 0
-    length: int = 0
-
-
-def puffin_file(blobs: Iterable[PuffinBlob], properties: Mapping[str, str] | None = None
-                ) -> tuple[bytes, list[PuffinBlob]]:
-    """A whole Puffin file of ``blobs`` (uncompressed) and the blobs with their offsets."""
-    import json
-    from dataclasses import replace
-
-    out = bytearray(PUFFIN_MAGIC)
-    placed: list[PuffinBlob] = []
-    for b in blobs:
-        placed.append(replace(b, offset=len(out), length=len(b.data)))
-        out += b.data
-    meta: dict[str, Any] = {"blobs": [
-        {"type": b.type, "fields": list(b.fields), "snapshot-id": -1, "sequence-number": -1,
-         "offset": b.offset, "length": b.length, "properties": dict(b.properties)}
-        for b in placed]}
-    if properties:
-        meta["properties"] = dict(properties)
-    payload = json.dumps(meta, separators=(",", ":")).encode("utf-8")
-    out += PUFFIN_MAGIC + payload + struct.pack("<I", len(payload)) + b"\0\0\0\0" + PUFFIN_MAGIC
-    return bytes(out), placed

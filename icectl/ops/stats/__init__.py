@@ -1,1 +1,1 @@
-"""Table statistics: files the spec lets a table register for readers and planners."""
+"""Table statistics: Puffin files of column sketches and partition statistics files."""
