@@ -35,7 +35,8 @@ from typing import Callable, Iterator
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO, FileInfo
 from icectl.ops.maintain.file_removal import (
-    NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
+    NeedsOverride, PathIdentities, TableBoundary, delete_files, location_mismatch, normalize_path,
+    require_gc_enabled,
 )
 from icectl.ops.maintain.reachable import ManifestReader, read_reachable
 from icectl.spec.metadata import TableMetadata
@@ -117,13 +118,16 @@ def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: lis
 
 
 def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, location: str,
-                     workers: int = 8, progress: Progress | None = None) -> set[str]:
+                     workers: int = 8, progress: Progress | None = None,
+                     identities: PathIdentities | None = None) -> set[str]:
     """Normalised paths of every file the table's metadata references (see module docs).
 
     A manifest list or manifest the metadata names but that is missing makes the referenced set
     unknowable: CorruptMetadata, rather than taking the files only it names for orphans."""
     reader = ManifestReader(io, md.format_version, max(1, workers), progress,
                             incomplete="not looking for orphans while the table's metadata is incomplete")
+    if identities is not None:
+        reader.identities = identities
     refs: set[str] = set(read_reachable(reader, md).all_paths)
     refs.add(normalize_path(metadata_location))
     refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
@@ -186,9 +190,12 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
         listed.extend(_walk(io, root, hidden, links, every_key))
     if io.storage(location).flat:  # the listing was complete: it says where tables are
         boundary.other_tables(io).know_listing(every_key)
-    candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
-    refs = referenced_files(io, md, table.metadata_location, location, workers, progress) if candidates else set()
-    unreferenced = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    norm = PathIdentities()
+    candidates = [(f.path, n) for f in listed if f.mtime_ms < older_than_ms
+                  and boundary.contains_identity(n := norm(f.path))]
+    refs = referenced_files(io, md, table.metadata_location, location, workers, progress, norm) \
+        if candidates else set()
+    unreferenced = sorted(p for p, n in candidates if n not in refs)
     orphans, others = boundary.other_tables(io).split(unreferenced, workers)
 
     failed: tuple[tuple[str, str], ...] = ()
