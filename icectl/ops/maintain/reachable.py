@@ -6,6 +6,16 @@ Reading is *strict* for everything a deletion must not touch: a missing manifest
 manifest of a snapshot that stays makes the reachable set unknowable, and taking live files for
 unreachable ones would delete them, so it raises CorruptMetadata instead. Expired snapshots are
 read leniently (an interrupted earlier run may already have deleted some of their files).
+
+Cost. The work follows what the history holds once, not what each snapshot repeats: a manifest
+list is read once, and each of its entries is decoded once per table however many later lists
+carry it (:class:`~icectl.io.manifest.manifest_list.SharedEntryReader` recognises an entry by
+its bytes); a manifest is read once, by the column decoder (paths, content and status columns,
+no record per entry); an expired snapshot's manifest whose list entry counts no live file is not
+read at all; paths are normalised per directory (:class:`~icectl.ops.maintain.file_removal.PathIdentities`).
+So a history of N snapshots of M manifests each costs N x M byte comparisons plus one decode of
+each distinct manifest list entry and of each manifest, and the memory held is one entry per
+distinct manifest plus the live file paths.
 """
 
 from __future__ import annotations
