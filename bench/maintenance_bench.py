@@ -27,8 +27,9 @@ is printed loudly and makes the exit status 1.
 Repetitions are interleaved (icectl first on even repetitions, Spark first on odd ones).
 Reported: median wall time, median peak resident set per process (icectl: the child's maxrss from
 wait4; Spark: the Python driver's maxrss plus the JVM's VmHWM read just before the session
-stops), the Spark/icectl ratios, the median CPU time of each process (user + system, from
-wait4: the Spark figure includes the JVM when the driver waits for it) and the 1-minute load
+stops), the Spark/icectl ratios, the median CPU time of each process (user + system: icectl's
+from wait4, Spark's the driver's from wait4 plus the JVM's read from /proc just before the
+session stops) and the 1-minute load
 average at the start of each run (the machine may be shared: a busy machine stretches both
 tools' wall times, Spark's session start the most).
 
@@ -81,9 +82,20 @@ def spark_child(spec: dict) -> None:
     rows = [[str(v) for v in r] for r in started.session.sql(spec["sql"]).collect()]
     t2 = time.perf_counter()
     jvm_kb = sum(status_kb(p, "VmHWM") for p in descendants(os.getpid()))
+    jvm_cpu = sum(cpu_seconds(p) for p in descendants(os.getpid()))
     started.session.stop()
     print(json.dumps({"rows": rows, "start-seconds": t1 - t0, "call-seconds": t2 - t1,
-                      "jvm-peak-kb": jvm_kb}))
+                      "jvm-peak-kb": jvm_kb, "jvm-cpu-seconds": jvm_cpu}))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------- parent
@@ -218,6 +230,7 @@ def run_one(tool: str, job: str, shape: dict, args, root: str) -> dict:
         rows = out["rows"]
         # expire_snapshots returns one row of counts; remove_orphan_files one row per orphan
         found = len(rows) if job == "orphans" else None
+        cpu += out.get("jvm-cpu-seconds", 0.0)  # the JVM is not a child the driver waits for
         res = {"wall": wall, "rss_mb": (rss_kb + out["jvm-peak-kb"]) / 1024, "found": found,
                "start": out["start-seconds"], "call": out["call-seconds"], "rows": rows[:1]}
     res.update(snapshots=snapshot_count(loc), files=files_left(loc), cpu=cpu, load=load)
