@@ -27,12 +27,22 @@ is printed loudly and makes the exit status 1.
 Repetitions are interleaved (icectl first on even repetitions, Spark first on odd ones).
 Reported: median wall time, median peak resident set per process (icectl: the child's maxrss from
 wait4; Spark: the Python driver's maxrss plus the JVM's VmHWM read just before the session
-stops), and the Spark/icectl ratios.
+stops), the Spark/icectl ratios, the median CPU time of each process (user + system: icectl's
+from wait4, Spark's the driver's from wait4 plus the JVM's read from /proc just before the
+session stops) and the 1-minute load
+average at the start of each run (the machine may be shared: a busy machine stretches both
+tools' wall times, Spark's session start the most).
+
+The fixture is synthesised (metadata and manifests written directly, data files empty), so
+10,000 snapshots build in minutes: each manifest list entry is encoded once and its bytes
+reused in every later list that carries the manifest. `--dir D --reuse` keeps and reuses the
+built fixture (the pristine copy and its shape) across invocations of the same size.
 
 Usage:
     python bench/maintenance_bench.py                       # 400 snapshots, 20,000 files, 3 reps
     python bench/maintenance_bench.py --full                # 2,000 snapshots, 100,000 files
     python bench/maintenance_bench.py --snapshots 1000 --files 50000 --reps 5 --json
+    python bench/maintenance_bench.py --snapshots 10000 --files 100000 --base 100 --dir D --reuse
 """
 
 from __future__ import annotations
@@ -72,15 +82,32 @@ def spark_child(spec: dict) -> None:
     rows = [[str(v) for v in r] for r in started.session.sql(spec["sql"]).collect()]
     t2 = time.perf_counter()
     jvm_kb = sum(status_kb(p, "VmHWM") for p in descendants(os.getpid()))
+    jvm_cpu = sum(cpu_seconds(p) for p in descendants(os.getpid()))
     started.session.stop()
     print(json.dumps({"rows": rows, "start-seconds": t1 - t0, "call-seconds": t2 - t1,
-                      "jvm-peak-kb": jvm_kb}))
+                      "jvm-peak-kb": jvm_kb, "jvm-cpu-seconds": jvm_cpu}))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 # ---------------------------------------------------------------- parent
 
-def run_process(cmd: list[str], scratch: str) -> tuple[float, int, str, str]:
-    """Run cmd to completion; (wall seconds, child's peak RSS in KiB from wait4, stdout, stderr)."""
+def load_average() -> float:
+    with open("/proc/loadavg", encoding="ascii") as f:
+        return float(f.read().split()[0])
+
+
+def run_process(cmd: list[str], scratch: str) -> tuple[float, int, str, str, float]:
+    """Run cmd to completion; (wall seconds, child's peak RSS in KiB from wait4, stdout, stderr,
+    CPU seconds of the child and the children it waited for)."""
     out_path, err_path = os.path.join(scratch, "out.txt"), os.path.join(scratch, "err.txt")
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         t0 = time.perf_counter()
@@ -94,7 +121,7 @@ def run_process(cmd: list[str], scratch: str) -> tuple[float, int, str, str]:
         stderr = f.read()
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} ... exited {proc.returncode}\n{stderr[-3000:]}")
-    return wall, usage.ru_maxrss, stdout, stderr
+    return wall, usage.ru_maxrss, stdout, stderr, usage.ru_utime + usage.ru_stime
 
 
 def restore(pristine: str, location: str) -> None:
@@ -140,6 +167,17 @@ def build(args, root: str) -> dict:
     from expire_bench import generate
 
     location = os.path.join(root, "wh", NAMESPACE, TABLE)
+    saved = os.path.join(root, "shape.json")
+    wanted = {"snapshots": args.snapshots, "requested-files": args.files, "base": args.base,
+              "orphans": args.orphans}
+    if args.reuse and os.path.exists(saved):
+        with open(saved, encoding="utf-8") as f:
+            shape = json.load(f)
+        if all(shape.get(k) == v for k, v in wanted.items()) and os.path.isdir(shape["pristine"]):
+            print(f"reusing the fixture in {root}", file=sys.stderr, flush=True)
+            return shape
+    shutil.rmtree(location, ignore_errors=True)
+    shutil.rmtree(os.path.join(root, "pristine"), ignore_errors=True)
     t0 = time.perf_counter()
     shape = generate(location, args.snapshots, args.files, args.base, True)
     expire_cut = int(time.time() * 1000)
@@ -148,6 +186,9 @@ def build(args, root: str) -> dict:
     subprocess.run(["cp", "-a", location, pristine], check=True)
     shape.update(location=location, pristine=pristine, build_seconds=time.perf_counter() - t0,
                  expire_cut_ms=expire_cut, orphans_cut_ms=int((time.time() - DAY_S - 3600) * 1000))
+    shape.update(wanted)
+    with open(saved, "w", encoding="utf-8") as f:
+        json.dump(shape, f)
     return shape
 
 
@@ -174,8 +215,9 @@ def run_one(tool: str, job: str, shape: dict, args, root: str) -> dict:
     restore(shape["pristine"], loc)
     scratch = os.path.join(root, "scratch")
     os.makedirs(scratch, exist_ok=True)
+    load = load_average()
     if tool == "icectl":
-        wall, rss_kb, stdout, _ = run_process(icectl_cmd(job, shape, args), scratch)
+        wall, rss_kb, stdout, _, cpu = run_process(icectl_cmd(job, shape, args), scratch)
         out = json.loads(stdout)
         found = out["orphan-files-count"] if job == "orphans" else out["expired-snapshots-count"]
         res = {"wall": wall, "rss_mb": rss_kb / 1024, "found": found}
@@ -183,14 +225,15 @@ def run_one(tool: str, job: str, shape: dict, args, root: str) -> dict:
         spec = {"warehouse": os.path.join(root, "wh"), "scratch": os.path.join(scratch, "spark"),
                 "sql": spark_sql(job, shape, args)}
         cmd = [sys.executable, os.path.abspath(__file__), "--spark-child", json.dumps(spec)]
-        wall, rss_kb, stdout, _ = run_process(cmd, scratch)
+        wall, rss_kb, stdout, _, cpu = run_process(cmd, scratch)
         out = json.loads(stdout.strip().splitlines()[-1])
         rows = out["rows"]
         # expire_snapshots returns one row of counts; remove_orphan_files one row per orphan
         found = len(rows) if job == "orphans" else None
+        cpu += out.get("jvm-cpu-seconds", 0.0)  # the JVM is not a child the driver waits for
         res = {"wall": wall, "rss_mb": (rss_kb + out["jvm-peak-kb"]) / 1024, "found": found,
                "start": out["start-seconds"], "call": out["call-seconds"], "rows": rows[:1]}
-    res.update(snapshots=snapshot_count(loc), files=files_left(loc))
+    res.update(snapshots=snapshot_count(loc), files=files_left(loc), cpu=cpu, load=load)
     return res
 
 
@@ -218,7 +261,9 @@ def summarize(job: str, runs: dict) -> dict:
         "spark-session-start-seconds": round(med(spk, "start"), 3),
         "spark-call-seconds": round(med(spk, "call"), 3),
         "icectl-peak-rss-mb": round(med(ice, "rss_mb"), 1), "spark-peak-rss-mb": round(med(spk, "rss_mb"), 1),
+        "icectl-cpu-seconds": round(med(ice, "cpu"), 3), "spark-cpu-seconds": round(med(spk, "cpu"), 3),
         "icectl-runs": [round(r["wall"], 3) for r in ice], "spark-runs": [round(r["wall"], 3) for r in spk],
+        "load-at-start": [round(r["load"], 2) for r in ice + spk],
         "snapshots-left": ice[-1]["snapshots"], "files-left": len(ice[-1]["files"]),
     }
     out["speedup"] = round(out["spark-seconds"] / out["icectl-seconds"], 2)
@@ -234,11 +279,13 @@ def print_table(shape: dict, args, results: list[dict]) -> None:
     print(f"{shape['snapshots']} snapshots, {shape['files']} data files, {args.orphans} orphans, "
           f"retain-last {args.retain_last}, median of {args.reps} (build {shape['build_seconds']:.1f}s)")
     print(f"{'job':8} {'icectl':>9} {'spark':>9} {'(start':>8} {'call)':>8} {'x faster':>9} "
-          f"{'icectl RSS':>11} {'spark RSS':>10}")
+          f"{'icectl RSS':>11} {'spark RSS':>10} {'icectl CPU':>11} {'spark CPU':>10}  load")
     for r in results:
+        loads = r["load-at-start"]
         print(f"{r['job']:8} {r['icectl-seconds']:8.2f}s {r['spark-seconds']:8.2f}s "
               f"{r['spark-session-start-seconds']:7.2f}s {r['spark-call-seconds']:7.2f}s {r['speedup']:8.2f}x "
-              f"{r['icectl-peak-rss-mb']:8.0f} MiB {r['spark-peak-rss-mb']:6.0f} MiB")
+              f"{r['icectl-peak-rss-mb']:8.0f} MiB {r['spark-peak-rss-mb']:6.0f} MiB "
+              f"{r['icectl-cpu-seconds']:10.2f}s {r['spark-cpu-seconds']:9.2f}s  {min(loads):.1f}-{max(loads):.1f}")
 
 
 def main() -> int:
@@ -253,11 +300,14 @@ def main() -> int:
     ap.add_argument("--jobs", default="expire,orphans")
     ap.add_argument("--dir", default=None, help="work directory (default: a temp dir, removed)")
     ap.add_argument("--json", action="store_true", help="print the results as JSON")
+    ap.add_argument("--reuse", action="store_true", help="with --dir: reuse a fixture of the same size built there")
     args = ap.parse_args()
     if args.full:
         args.snapshots, args.files, args.base = 2000, 100_000, 100
     root = args.dir or tempfile.mkdtemp(prefix="icectl-maint-bench-")
     try:
+        if args.reuse and args.dir is None:
+            ap.error("--reuse needs --dir")
         shape = build(args, root)
         results, problems = [], []
         for job in args.jobs.split(","):

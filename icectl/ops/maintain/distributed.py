@@ -31,7 +31,7 @@ from typing import Any, Callable, Sequence
 from icectl.errors import CorruptMetadata, NotFound
 from icectl.io.manifest import records as avro
 from icectl.io.storage.files import FileIO, FileInfo
-from icectl.ops.maintain.file_removal import Deletion, Progress, TableBoundary, delete_files
+from icectl.ops.maintain.file_removal import Deletion, PathIdentities, Progress, TableBoundary, delete_files
 from icectl.spec.manifests import DELETED, ManifestEntry, ManifestFile
 from icectl.spec.snapshots import Snapshot
 
@@ -178,6 +178,7 @@ class EngineManifestReader:
     manifests_read: int = 0
     _lists: dict[str, list[ManifestFile] | None] = field(default_factory=dict)
     _entries: dict[str, list[tuple[str, int]] | None] = field(default_factory=dict)
+    identities: PathIdentities = field(default_factory=PathIdentities)  # normalises the paths read
 
     def _run(self, fn: Callable[[ReadTask], list], items: list, phase: str) -> list:
         if not items:

@@ -404,9 +404,10 @@ def _deletion_set(reader: ManifestReader, expiry: _Expiry, pending: Sequence[_Pe
     if not expired and not stats:
         return files
     reach = expiry.reach or read_reachable(reader, expiry.retained, "reading retained manifests")
-    doomed = [m for p, m in reader.manifests_of(expired).items() if _norm(p) not in reach.manifests]
+    norm = reader.identities
+    doomed = [m for p, m in reader.manifests_of(expired).items() if norm(p) not in reach.manifests]
     for path, content in reader.live_files(doomed, "reading expired manifests").items():
-        if _norm(path) not in reach.files:
+        if norm(path) not in reach.files:
             files[_CONTENT_KIND.get(content, "data_files")].append(path)
     for kind in _CONTENT_KINDS:
         files[kind].sort()

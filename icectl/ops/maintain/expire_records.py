@@ -51,12 +51,20 @@ class Pending:
 
 
 def metadata_entries(io: FileIO, location: str, prefix: str) -> list[FileInfo]:
-    """Entries of ``metadata/`` whose names may start with ``prefix``: on a flat store (an object
-    store) only the keys with that prefix are listed (not every manifest of the table)."""
+    """Entries of ``metadata/`` whose names start with ``prefix``: only the names are listed
+    (on a flat store, an object store, only the keys with that prefix), and on a disk only the
+    entries named so are looked at, not every manifest of the table."""
     d = metadata_dir(location)
+    names = io.list_names(d, prefix=prefix)
     if io.storage(d).flat:
-        return [FileInfo(join(d, n), 0, 0) for n in io.list_names(d, prefix=prefix)]
-    return io.list_dir(d)
+        return [FileInfo(join(d, n), 0, 0) for n in names]
+    out = []
+    for n in names:
+        try:
+            out.append(io.info(join(d, n)))
+        except NotFound:
+            continue  # removed while listing
+    return out
 
 
 def pending_records(io: FileIO, location: str) -> list[Pending]:

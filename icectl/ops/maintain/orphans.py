@@ -35,7 +35,8 @@ from typing import Any, Callable, Iterator
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO, FileInfo
 from icectl.ops.maintain.file_removal import (
-    NeedsOverride, TableBoundary, delete_files, location_mismatch, normalize_path, require_gc_enabled,
+    NeedsOverride, PathIdentities, TableBoundary, delete_files, location_mismatch, normalize_path,
+    require_gc_enabled,
 )
 from icectl.ops.maintain.reachable import read_reachable
 from icectl.spec.metadata import TableMetadata
@@ -117,7 +118,8 @@ def _walk(io: FileIO, root: str, hidden: Callable[[str, bool], bool], links: lis
 
 
 def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, location: str,
-                     workers: int = 8, progress: Progress | None = None, engine: Any = None) -> set[str]:
+                     workers: int = 8, progress: Progress | None = None, engine: Any = None,
+                     identities: PathIdentities | None = None) -> set[str]:
     """Normalised paths of every file the table's metadata references (see module docs).
 
     A manifest list or manifest the metadata names but that is missing makes the referenced set
@@ -127,6 +129,8 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
 
     reader = engine_reader(io, md.format_version, workers, progress,
                            "not looking for orphans while the table's metadata is incomplete", engine)
+    if identities is not None:
+        reader.identities = identities
     refs: set[str] = set(read_reachable(reader, md).all_paths)
     refs.add(normalize_path(metadata_location))
     refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
@@ -197,10 +201,12 @@ def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
         listed.extend(walk(io, root, hidden, links, every_key))
     if io.storage(location).flat:  # the listing was complete: it says where tables are
         boundary.other_tables(io).know_listing(every_key)
-    candidates = [f for f in listed if f.mtime_ms < older_than_ms and boundary.contains(f.path)]
-    refs = (referenced_files(io, md, table.metadata_location, location, workers, progress, engine)
-            if candidates else set())
-    unreferenced = sorted(f.path for f in candidates if normalize_path(f.path) not in refs)
+    norm = PathIdentities()
+    candidates = [(f.path, n) for f in listed if f.mtime_ms < older_than_ms
+                  and boundary.contains_identity(n := norm(f.path))]
+    refs = referenced_files(io, md, table.metadata_location, location, workers, progress, engine, norm) \
+        if candidates else set()
+    unreferenced = sorted(p for p, n in candidates if n not in refs)
     orphans, others = boundary.other_tables(io).split(unreferenced, workers)
 
     failed: tuple[tuple[str, str], ...] = ()

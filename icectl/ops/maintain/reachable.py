@@ -6,6 +6,16 @@ Reading is *strict* for everything a deletion must not touch: a missing manifest
 manifest of a snapshot that stays makes the reachable set unknowable, and taking live files for
 unreachable ones would delete them, so it raises CorruptMetadata instead. Expired snapshots are
 read leniently (an interrupted earlier run may already have deleted some of their files).
+
+Cost. The work follows what the history holds once, not what each snapshot repeats: a manifest
+list is read once, and each of its entries is decoded once per table however many later lists
+carry it (:class:`~icectl.io.manifest.manifest_list.SharedEntryReader` recognises an entry by
+its bytes); a manifest is read once, by the column decoder (paths, content and status columns,
+no record per entry); an expired snapshot's manifest whose list entry counts no live file is not
+read at all; paths are normalised per directory (:class:`~icectl.ops.maintain.file_removal.PathIdentities`).
+So a history of N snapshots of M manifests each costs N x M byte comparisons plus one decode of
+each distinct manifest list entry and of each manifest, and the memory held is one entry per
+distinct manifest plus the live file paths.
 """
 
 from __future__ import annotations
@@ -14,10 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
-from icectl.errors import CorruptMetadata, NotFound
+from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature
 from icectl.io.manifest import records as avro
+from icectl.io.manifest.manifest_list import SharedEntryReader
 from icectl.io.storage.files import FileIO
-from icectl.ops.maintain.file_removal import Progress, normalize_path
+from icectl.ops.maintain.file_removal import PathIdentities, Progress
 from icectl.spec.manifests import DELETED, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot, statistics_path
@@ -42,6 +53,8 @@ class ManifestReader:
     manifests_read: int = 0
     _lists: dict[str, list[ManifestFile] | None] = field(default_factory=dict)
     _entries: dict[str, list[tuple[str, int]] | None] = field(default_factory=dict)
+    _list_reader: SharedEntryReader = field(default_factory=SharedEntryReader)
+    identities: PathIdentities = field(default_factory=PathIdentities)  # normalises the paths read
 
     def manifests_of(self, snapshots: Sequence[Snapshot], strict: bool = False) -> dict[str, ManifestFile]:
         """Manifests (by path) the snapshots list; missing manifest lists are skipped unless
@@ -51,7 +64,7 @@ class ManifestReader:
 
         def load(path: str) -> tuple[str, list[ManifestFile] | None]:
             try:
-                return path, avro.load_manifest_list(self.io, path, self.format_version)
+                return path, self._list_reader.load(self.io, path)
             except NotFound:
                 return path, None
 
@@ -74,24 +87,30 @@ class ManifestReader:
 
     def live_files(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> dict[str, int]:
         """Live (added or existing) file paths -> content, across the manifests; missing
-        manifests are skipped unless ``strict``."""
-        todo = list({m.manifest_path: m for m in manifests if m.manifest_path not in self._entries}.values())
+        manifests are skipped unless ``strict``.
+
+        Not ``strict`` (the manifests of expired snapshots, whose files may go), a manifest
+        whose list entry counts no added and no existing file has no live entry and is not
+        read: were the counts wrong, its files would be kept, never deleted. A strict read
+        (what stays, what is referenced) reads every manifest."""
+        todo = list({m.manifest_path: m for m in manifests
+                     if m.manifest_path not in self._entries and (strict or _may_have_live(m))}.values())
 
         def load(m: ManifestFile) -> tuple[str, list[tuple[str, int]] | None]:
             try:
                 data = self.io.read(m.manifest_path)
             except NotFound:
                 return m.manifest_path, None
-            entries = avro.read_manifest(data, include_stats=False)
-            return m.manifest_path, [(e.data_file.file_path, e.data_file.content)
-                                     for e in entries if e.status != DELETED]
+            return m.manifest_path, _live_entries(m, data)
 
         for path, files in self._map(load, todo, phase):
             self._entries[path] = files
             self.manifests_read += 1
         out: dict[str, int] = {}
         for m in manifests:
-            files = self._entries.get(m.manifest_path)
+            if m.manifest_path not in self._entries:
+                continue  # not read: no live entry
+            files = self._entries[m.manifest_path]
             if files is None and strict:
                 raise CorruptMetadata(f"manifest {m.manifest_path} is missing; {self.incomplete}")
             for path, content in files or ():
@@ -112,6 +131,28 @@ class ManifestReader:
             yield result
             if self.progress is not None:
                 self.progress(phase, done, total)
+
+
+def _may_have_live(m: ManifestFile) -> bool:
+    """False when the manifest list entry counts no added and no existing file (v1 lists may
+    leave the counts out: then it may)."""
+    return not (m.added_files_count == 0 and m.existing_files_count == 0)
+
+
+def _live_entries(m: ManifestFile, data: bytes) -> list[tuple[str, int]]:
+    """(path, content) of the live entries of a manifest's bytes, by the column decoder (no
+    record per entry); a manifest it cannot decode is read by the record reader."""
+    from icectl.io.formats.avro_container import naming_file
+    from icectl.io.manifest.columns import decode_manifest
+
+    try:
+        with naming_file("manifest", m.manifest_path):
+            cols = decode_manifest(data, path=m.manifest_path, added_snapshot_id=m.added_snapshot_id,
+                                   sequence_number=m.sequence_number, first_row_id=m.first_row_id)
+    except UnsupportedFeature:
+        entries = avro.read_manifest(data, include_stats=False)
+        return [(e.data_file.file_path, e.data_file.content) for e in entries if e.status != DELETED]
+    return [(p, c) for p, c, st in zip(cols.file_path, cols.content, cols.status) if st != DELETED]
 
 
 def statistics_files(md: TableMetadata, snapshot_ids: set[int] | None = None) -> set[str]:
@@ -145,9 +186,10 @@ def read_reachable(reader: ManifestReader, md: TableMetadata, phase: str = "read
     """Strict: a missing manifest list or manifest raises CorruptMetadata."""
     manifests = reader.manifests_of(md.snapshots, strict=True)
     files = reader.live_files(list(manifests.values()), phase, strict=True)
+    norm = reader.identities
     return Reachable(
-        manifest_lists=frozenset(normalize_path(s.manifest_list) for s in md.snapshots if s.manifest_list),
-        manifests=frozenset(normalize_path(p) for p in manifests),
-        files=frozenset(normalize_path(p) for p in files),
-        statistics=frozenset(normalize_path(p) for p in statistics_files(md)),
+        manifest_lists=frozenset(norm(s.manifest_list) for s in md.snapshots if s.manifest_list),
+        manifests=frozenset(map(norm, manifests)),
+        files=frozenset(map(norm, files)),
+        statistics=frozenset(map(norm, statistics_files(md))),
         spec_ids=frozenset(m.partition_spec_id for m in manifests.values()))
