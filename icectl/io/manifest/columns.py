@@ -321,7 +321,7 @@ _CACHE_LOCK = threading.Lock()
 # the manifests it holds stay hits instead of being evicted one by one), and a plan's memory
 # stays bounded however many files the table has: a plan holds the manifests whose files it
 # keeps, and at most this many entries of the others.
-_CACHE_MAX_ENTRIES = 250_000
+_CACHE_MAX_ENTRIES = 100_000
 _cached_entries = 0
 def clear_cache() -> None:
     global _cached_entries
