@@ -12,11 +12,13 @@ Three commands a cron job runs, each a whole process:
 
 Each runs three ways, one after the other so that the same load weighs on each:
 ``--workers 1`` (the in-process path: plan decodes in its process, write writes there; compact
-runs one worker), ``--workers N`` with N the usable cores (what the default was before it
-followed the free cores), and the default (no ``--workers``: the free cores,
-``icectl.command_files.free_cores``). First at the machine's own load, then with ``2 x cores``
-busy-looping processes started (a CPU burner: load about twice the cores). Reported: the median
-wall time of each, the ratios to the in-process path, and the load average when each phase ended.
+runs one worker), the default (no ``--workers``: the usable cores, CPU affinity capped by a
+cgroup quota, ``icectl.command_files.usable_cores``), and ``--workers K`` with K the cores a
+load-following default would leave (the usable cores less the 1-minute load average or the
+runnable threads, whichever is larger, at least one; computed before each run). First at the
+machine's own load, then with ``2 x cores`` busy-looping processes started (a CPU burner: load
+at least twice the cores). Reported: the median wall time of each, the ratios to the
+in-process path, and the load average when each phase ended.
 
     python bench/load_bench.py                   # 3 repetitions
     python bench/load_bench.py --reps 5 --json
@@ -96,14 +98,25 @@ class Cases:
         return py + ["write", loc, *self.inputs] + workers, fresh
 
 
+def load_following(cores: int) -> int:
+    """The workers a default following the load would take now: the usable cores less those
+    the 1-minute load average or the runnable threads (other than this one) keep busy."""
+    with open("/proc/loadavg", encoding="ascii") as f:
+        fields = f.read().split()
+    busy = max(float(fields[0]), int(fields[3].split("/")[0]) - 1.0, 0.0)
+    busy *= min(1.0, cores / max(1, os.cpu_count() or 1))
+    return max(1, min(cores, int(cores - busy + 0.5)))
+
+
 def measure(cases: Cases, reps: int, cores: int) -> dict[str, dict[str, float]]:
-    ways = {"in-process": ["--workers", "1"], f"all {cores} cores": ["--workers", str(cores)], "default": []}
+    ways = {"in-process": lambda: ["--workers", "1"], f"default ({cores} cores)": lambda: [],
+            "load-following": lambda: ["--workers", str(load_following(cores))]}
     out: dict[str, dict[str, float]] = {}
     for case in ("plan", "compact", "write"):
         samples: dict[str, list[float]] = {w: [] for w in ways}
         for _ in range(reps):
             for way, flag in ways.items():
-                cmd, before = cases.command(case, flag)
+                cmd, before = cases.command(case, flag())
                 if before:
                     before()
                 samples[way].append(_run(cmd))
@@ -120,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=25_000)
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    from icectl.command_files import free_cores, usable_cores
+    from icectl.command_files import usable_cores
 
     cores = usable_cores()
     root = tempfile.mkdtemp(prefix="load-bench-")
@@ -133,10 +146,11 @@ def main(argv: list[str] | None = None) -> int:
                 pr.start()
             try:
                 time.sleep(2 if burners else 0)
-                free = free_cores()
+                free = load_following(cores)
                 r = measure(cases, args.reps, cores)
-                results["phases"][phase] = {"burners": burners, "free-cores-at-start": free,
+                results["phases"][phase] = {"burners": burners, "load-following-at-start": free,
                                             "load1-at-end": os.getloadavg()[0], "medians": r}
+                print(json.dumps({phase: results["phases"][phase]}), file=sys.stderr, flush=True)
             finally:
                 for pr in procs:
                     pr.terminate()
@@ -148,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(results, indent=2))
         return 0
     for phase, r in results["phases"].items():
-        print(f"{phase}: {r['burners']} burners, free cores {r['free-cores-at-start']}, "
+        print(f"{phase}: {r['burners']} burners, load-following workers {r['load-following-at-start']}, "
               f"load {r['load1-at-end']:.1f} at the end")
         for case, m in r["medians"].items():
             base = m["in-process"]

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 __all__ = ["register", "register_operation", "settle", "discard", "discard_operation", "critical",
            "checkpoint", "begin", "abort", "install_signal_handlers", "worker_init", "check_driver",
-           "received_signal", "starting_workers", "SIGNALS", "usable_cores", "free_cores", "cores_left", "io_threads", "can_fork",
+           "received_signal", "starting_workers", "SIGNALS", "usable_cores", "io_threads", "can_fork",
            "forked_imap"]
 
 SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
@@ -59,7 +59,11 @@ EXIT_DRIVER_GONE = 13  # a worker that finds its driver gone stops at once (no o
 
 
 def usable_cores() -> int:
-    """The cores this process may run on: its CPU affinity, capped by a cgroup CPU quota."""
+    """The cores this process may run on: its CPU affinity, capped by a cgroup CPU quota. The
+    one default for worker processes and planning. It does not follow the machine's load: the
+    scheduler shares a busy machine's CPUs by runnable process, so at a load of twelve times the
+    cores two workers still finished plan, compact and write 1.3-1.5x sooner than the in-process
+    path (``bench/load_bench.py``), and a load-following count of one would lose that."""
     try:
         cores = len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):
@@ -76,30 +80,6 @@ def _cgroup_quota() -> float | None:
         return None if limit == "max" else int(limit) / int(period)
     except (OSError, ValueError):
         return None
-
-
-def free_cores() -> int:
-    """The default number of worker processes: the usable cores other processes are not busy on.
-
-    On a machine others keep busy (the cron case: many jobs at the same minute), more workers than
-    free cores only add start-up and scheduling costs, so the multi-process paths would lose to
-    the in-process one; with one free core they are not taken at all. ``--workers`` overrides."""
-    try:
-        with open("/proc/loadavg", encoding="ascii") as f:
-            fields = f.read().split()
-        load1, running = float(fields[0]), int(fields[3].split("/")[0])
-    except (OSError, ValueError, IndexError):
-        return usable_cores()
-    return cores_left(usable_cores(), os.cpu_count() or 1, load1, running)
-
-
-def cores_left(cores: int, machine_cores: int, load1: float, running: int) -> int:
-    """Of ``cores``, those not taken by other runnable work: the larger of the 1-minute load
-    average and the runnable threads now other than this one (``running`` counts it), a
-    share of the machine's load scaled to the cores this process may use (a container sees
-    its host's load), rounded to the nearest core and at least one."""
-    busy = max(load1, running - 1.0, 0.0) * min(1.0, cores / max(1, machine_cores))
-    return max(1, min(cores, int(cores - busy + 0.5)))
 
 
 def io_threads() -> int:

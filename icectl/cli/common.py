@@ -352,7 +352,7 @@ EngineOpt = Annotated[str, typer.Option(
     "--engine", help="Where the data work runs: local (worker processes on this machine) or spark.",
     metavar="local|spark", autocompletion=values("local", "spark"))]
 WorkersOpt = Annotated[Optional[int], typer.Option(
-    "--workers", min=1, help="Worker processes of the local engine (default: one per free CPU).")]
+    "--workers", min=1, help="Worker processes of the local engine (default: one per CPU).")]
 SparkMasterOpt = Annotated[Optional[str], typer.Option(
     "--spark-master", envvar=SPARK_MASTER_ENV, show_envvar=False,
     help=f"Spark master URL for --engine spark, e.g. local[4], spark://host:7077 (env: {SPARK_MASTER_ENV}).")]

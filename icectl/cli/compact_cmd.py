@@ -21,7 +21,7 @@ sequence number of the snapshot the compaction started from, so equality deletes
 meanwhile still apply to them. If a concurrent commit removed an input file or added position
 deletes for one, the compaction fails with exit 6 and removes the files it wrote.
 
-The work runs on --workers processes of this machine (default: one per free CPU), or with --engine
+The work runs on --workers processes of this machine (default: one per CPU), or with --engine
 spark in Spark executors (--spark-master URL or ICECTL_SPARK_MASTER; local[N] needs no cluster);
 either way, icectl plans and commits. A progress bar (tasks, bytes) shows on a terminal.
 

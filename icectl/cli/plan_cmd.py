@@ -58,7 +58,7 @@ def plan(
     open_file_cost: Annotated[Optional[int], typer.Option("--open-file-cost", help="Weight of opening a file in bytes (default: read.split.open-file-cost, 4 MiB).")] = None,
     lookback: Annotated[Optional[int], typer.Option("--lookback", help="Open bins considered when packing (default: read.split.planning-lookback, 10).")] = None,
     warehouse: WarehouseOpt = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes decoding manifests the cache does not hold and rendering a large --json plan (default: the free cores).")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", help="Processes decoding manifests the cache does not hold and rendering a large --json plan (default: the machine's cores).")] = None,
     out_format: Annotated[Optional[str], typer.Option("--format", help="Output: text, json (as --json) or jsonl (one planned file per line, written as planned).", autocompletion=values("text", "json", "jsonl"))] = None,
     summary: Annotated[bool, typer.Option("--summary", help="Print counts only (files, records, bytes, delete files, tasks), no per-file output.")] = False,
     no_cache: NoCacheOpt = False,

@@ -15,7 +15,7 @@ WRITE_HELP = """Write rows from DATA into TABLE as Parquet data files, committed
 
 DATA is a Parquet, CSV (with a header row) or JSON-lines file, or - for stdin; the format comes
 from the file name or --format. Several DATA files are read and written in parallel on the
-engine (--engine local, one worker process per free CPU unless --workers says otherwise; or --engine
+engine (--engine local, one worker process per CPU unless --workers says otherwise; or --engine
 spark) and committed together as one snapshot; a single file is written in this process. Columns are matched to the table's by name (exact, else
 case-insensitive) and cast to the table's types; missing optional columns become nulls. Refused,
 with nothing committed and no file left behind: a missing required column, a null in a required

@@ -23,8 +23,8 @@ print; the command line renders the callback (on a terminal only).
 
 Engines:
 
-* ``local`` (:class:`LocalEngine`): a pool of worker processes, one a free core
-  (:func:`icectl.command_files.free_cores`) unless ``workers=N`` says otherwise; results stream back (:meth:`LocalEngine.imap`) in task order.
+* ``local`` (:class:`LocalEngine`): a pool of worker processes, one a usable core unless
+  ``workers=N`` says otherwise; results stream back (:meth:`LocalEngine.imap`) in task order.
   Workers die with the driver and leave signals to it (:func:`icectl.command_files.worker_init`);
   a map that stops early kills them, and a worker that dies is :class:`~icectl.errors.WorkerLost`.
 * ``spark`` (:class:`icectl.engines.spark.SparkEngine`): the same task function in Spark
@@ -69,7 +69,7 @@ class LocalEngine:
     def __init__(self, workers: int | None = None, progress: ProgressCallback | None = None) -> None:
         if workers is not None and workers < 1:
             raise InvalidInput(f"the number of workers must be at least 1 (got {workers})")
-        self.workers = workers or command_files.free_cores()
+        self.workers = workers or command_files.usable_cores()
         self.progress = progress
 
     def imap(self, fn: Callable[[T], R], tasks: Iterable[T], *,

@@ -25,7 +25,7 @@ from typing import Any, Iterator, Sequence
 
 from icectl.errors import InvalidInput
 from icectl import command_files
-from icectl.command_files import free_cores
+from icectl.command_files import usable_cores
 from icectl.io.storage.files import FileIO
 from icectl.io.manifest.columns import (
     ManifestColumns,
@@ -44,8 +44,8 @@ PARALLEL_MIN_MISSES = 4  # fewer cache misses than this are decoded in the plann
 
 
 def default_workers() -> int:
-    """The usable cores other processes are not busy on (one: decode here, fork nothing)."""
-    return free_cores()
+    """The cores this process may use (:func:`icectl.command_files.usable_cores`)."""
+    return usable_cores()
 
 
 def check_workers(workers: int | None) -> int:

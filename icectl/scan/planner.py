@@ -248,7 +248,7 @@ def plan_scan(
     delete rows of the file that do not match it, which a rewrite must leave out.
 
     Manifests that miss the decoded-manifest caches are decoded in ``workers`` processes
-    (default: the free cores, :func:`icectl.command_files.free_cores`) when more than a few miss (:mod:`icectl.scan.parallel`).
+    (default: this machine's cores) when more than a few miss (:mod:`icectl.scan.parallel`).
     ``on_files`` is called with the run of files planned from each manifest (a
     :class:`FileRun`), in order, as soon as they are planned (they are also in the result)."""
     check_workers(workers)

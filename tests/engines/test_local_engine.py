@@ -52,10 +52,9 @@ def test_runs_the_function_in_worker_processes_and_keeps_task_order() -> None:
 
 
 def test_defaults_and_edges(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(command_files, "free_cores", lambda: 3)
-    assert LocalEngine().workers == 3  # the default follows the free cores, not all of them
-    monkeypatch.undo()
-    assert 1 <= LocalEngine().workers <= usable_cores()
+    assert LocalEngine().workers == usable_cores()
+    monkeypatch.setattr(command_files, "_cgroup_quota", lambda: 0.5)  # cpu.max "50000 100000"
+    assert command_files.usable_cores() == 1 and LocalEngine().workers == 1  # a quota caps them
     assert LocalEngine(workers=3).map(square_with_pid, []) == []
     with pytest.raises(InvalidInput):
         LocalEngine(workers=0)
@@ -105,23 +104,3 @@ def test_imap_streams_results_in_order(others_done: Any) -> None:
     it = engine.imap(last_first, [(x, others_done) for x in range(3)])
     assert next(it) == 0
     assert list(it) == [1, 2]
-
-
-@pytest.mark.parametrize("cores, machine, load1, running, free", [
-    (2, 2, 0.05, 1, 2),     # idle: only this process runs
-    (2, 2, 0.4, 1, 2),      # a little past work in the load average
-    (2, 2, 1.0, 2, 1),      # one other busy process: one core left
-    (2, 2, 4.0, 5, 1),      # load twice the cores: one worker (in-process paths), never zero
-    (2, 2, 0.1, 4, 1),      # a burst the 1-minute average has not seen yet counts
-    (4, 4, 4.2, 1, 1),      # a load average that outlasts a burst counts too
-    (8, 8, 2.0, 3, 6),
-    (2, 64, 40.0, 41, 1),   # a container of 2 cores on a busy host of 64: its share of the load
-    (2, 64, 8.0, 9, 2),     # ... a host a quarter busy leaves the container's cores free
-])
-def test_free_cores_leave_the_busy_ones(cores: int, machine: int, load1: float, running: int,
-                                        free: int) -> None:
-    assert command_files.cores_left(cores, machine, load1, running) == free
-
-
-def test_free_cores_reads_this_machine() -> None:
-    assert 1 <= command_files.free_cores() <= command_files.usable_cores() <= (os.cpu_count() or 1)

@@ -179,12 +179,12 @@ def read_carried_all(io: FileIO, requests: Sequence[tuple[str, ManifestFile | No
                      ) -> Iterator[tuple[CarriedEntries | None, bytes | None]]:
     """:func:`read_carried` of each ``(path, manifest to inherit from or None, length)``, in
     order, with the manifest's bytes when they were read here (None when a worker read them).
-    The manifests are decoded in forked worker processes (``workers``, default the free cores
+    The manifests are decoded in forked worker processes (``workers``, default the usable cores
     less one) when there are at least :data:`PARALLEL_MIN_WORKERS` of them and at least
     :data:`PARALLEL_MIN_MANIFESTS` manifests of :data:`PARALLEL_MIN_BYTES` in all, all local,
     and this process may fork; else here, with the manifests of an object store fetched
     concurrently."""
-    n = command_files.free_cores() - 1 if workers is None else workers
+    n = command_files.usable_cores() - 1 if workers is None else workers
     if (n >= PARALLEL_MIN_WORKERS and len(requests) >= PARALLEL_MIN_MANIFESTS
             and sum(length for _, _, length in requests) >= PARALLEL_MIN_BYTES
             and all(io.os_path(path) is not None for path, _, _ in requests) and command_files.can_fork()):
