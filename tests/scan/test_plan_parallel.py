@@ -220,12 +220,16 @@ def _data_requests(t: Table, wanted=frozenset()) -> list:
 
 
 def test_memory_cache_is_bounded_and_keeps_what_it_holds(table, no_disk_cache, monkeypatch) -> None:
-    """The in-memory cache stops admitting when full (a plan's memory does not grow with the
-    table), and what it holds stays: a repeated plan finds the same manifests again."""
+    """The in-memory cache keeps a manifest from its second use in a process on (a command that
+    plans once holds only what its plan keeps), stops admitting when full (memory does not grow
+    with the table), and what it holds stays: a repeated plan finds the same manifests again."""
     monkeypatch.setattr(manifest_columns, "_CACHE_MAX_ENTRIES", 7)  # two manifests of three files
     first = _plan(table, None, workers=1)
-    assert manifest_columns.cache_info()["entries"] <= 7
     order = [m.path for m in first.result.manifests if m.kept and m.content == "data"]
+    assert not {k for k, _ in manifest_columns._CACHE} & set(order), \
+        "a process that plans once keeps none of the data manifests in memory"
+    plan_table(Table.load(table.location), None, workers=1)  # met again: kept, up to the bound
+    assert manifest_columns.cache_info()["entries"] <= 7
     held = [p for p in order if any(p == k for k, _ in manifest_columns._CACHE)]
     assert held and held == order[:len(held)] and len(held) < len(order), \
         "the first manifests a plan meets are the ones kept"

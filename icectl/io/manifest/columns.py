@@ -315,18 +315,23 @@ def decode_manifest(
 
 _CACHE: dict[tuple[str, int], ManifestColumns] = {}
 _CACHE_LOCK = threading.Lock()
-# Manifest entries the in-memory cache holds at most. It serves the repeated plans of one
-# long-lived process (the Python API, a notebook); the persistent cache serves later processes.
-# When full it admits nothing more (a plan walks the manifests in the same order each time, so
-# the manifests it holds stay hits instead of being evicted one by one), and a plan's memory
-# stays bounded however many files the table has: a plan holds the manifests whose files it
-# keeps, and at most this many entries of the others.
-_CACHE_MAX_ENTRIES = 100_000
+# The in-memory cache serves the repeated plans of one long-lived process (the Python API, a
+# notebook); the persistent cache serves later processes. A manifest is kept in memory from its
+# second decoding or load in the process on: a process that plans once (a command line) holds
+# only the manifests whose files its plan keeps, so its memory does not grow with the table. It
+# holds at most this many entries and, when full, admits nothing more (a plan walks the
+# manifests in the same order each time, so what it holds stays hits instead of being evicted
+# one by one).
+_CACHE_MAX_ENTRIES = 1_000_000
+_SEEN: set[tuple[str, int]] = set()  # manifests met once (kept in memory when met again)
 _cached_entries = 0
+
+
 def clear_cache() -> None:
     global _cached_entries
     with _CACHE_LOCK:
         _CACHE.clear()
+        _SEEN.clear()
         _cached_entries = 0
 
 
@@ -461,10 +466,13 @@ def load_manifest_columns(
 def _remember(key: tuple[str, int], cols: ManifestColumns) -> None:
     global _cached_entries
     with _CACHE_LOCK:
+        if key not in _SEEN:
+            _SEEN.add(key)  # met once: not kept (see _CACHE_MAX_ENTRIES)
+            return
         old = _CACHE.pop(key, None)
         if old is not None:
             _cached_entries -= old.count
         if _cached_entries + cols.count > _CACHE_MAX_ENTRIES:
-            return  # full: what it holds stays (see _CACHE_MAX_ENTRIES)
+            return  # full: what it holds stays
         _CACHE[key] = cols
         _cached_entries += cols.count
