@@ -62,8 +62,9 @@ def usable_cores() -> int:
     """The cores this process may run on: its CPU affinity, capped by a cgroup CPU quota. The
     one default for worker processes and planning. It does not follow the machine's load: the
     scheduler shares a busy machine's CPUs by runnable process, so at a load of twelve times the
-    cores two workers still finished plan, compact and write 1.3-1.5x sooner than the in-process
-    path (``bench/load_bench.py``), and a load-following count of one would lose that."""
+    cores two workers still finished plan and compact 1.1-1.6x sooner than the in-process path
+    (``bench/load_bench.py``; write too at that load, not under an added CPU burner), and a
+    load-following count of one would lose that."""
     try:
         cores = len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):
