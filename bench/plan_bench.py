@@ -600,6 +600,8 @@ def main(argv: list[str] | None = None) -> int:
                         "Iceberg Java's warm in-JVM planner (with --java) on a table loaded once")
     p.add_argument("--workers", type=int, default=None,
                    help="icectl plan --workers N in the whole-process runs (default: its own)")
+    p.add_argument("--cases", default=None,
+                   help="comma-separated cases to run (default: one-day,id-range,no-filter)")
     p.add_argument("--dev-python", action="store_true",
                    help="run the whole processes in this environment (an editable install pays "
                         "its import hook at every start) instead of a plain install's")
@@ -625,6 +627,12 @@ def main(argv: list[str] | None = None) -> int:
         build_s = time.perf_counter() - t0
         metadata_location = Table.load(location).metadata_location
         texts = filter_texts(manifests, files)
+        if args.cases:
+            wanted = [c.strip() for c in args.cases.split(",") if c.strip()]
+            unknown = set(wanted) - set(texts)
+            if unknown:
+                p.error(f"unknown case(s) {', '.join(sorted(unknown))}; known: {', '.join(texts)}")
+            texts = {c: texts[c] for c in wanted}
         print(f"table: {manifests} manifests x {files} files = {manifests * files} files "
               f"({'reused' if reuse else f'built in {build_s:.1f} s'}); {reps} repetitions",
               file=sys.stderr)

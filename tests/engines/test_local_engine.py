@@ -8,6 +8,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from icectl import command_files
 from icectl.command_files import usable_cores
 
 from icectl.engines import LocalEngine, TaskProgress, get_engine
@@ -50,8 +51,10 @@ def test_runs_the_function_in_worker_processes_and_keeps_task_order() -> None:
     assert 1 <= len(pids) <= 2  # at most `workers` processes
 
 
-def test_defaults_and_edges() -> None:
+def test_defaults_and_edges(monkeypatch: pytest.MonkeyPatch) -> None:
     assert LocalEngine().workers == usable_cores()
+    monkeypatch.setattr(command_files, "_cgroup_quota", lambda: 0.5)  # cpu.max "50000 100000"
+    assert command_files.usable_cores() == 1 and LocalEngine().workers == 1  # a quota caps them
     assert LocalEngine(workers=3).map(square_with_pid, []) == []
     with pytest.raises(InvalidInput):
         LocalEngine(workers=0)

@@ -205,3 +205,81 @@ def test_task_count_is_the_number_of_tasks(table, split_size, cost, lookback) ->
         r = _plan(table, text, split_size=split_size, open_file_cost=cost, lookback=lookback)
         assert r.result.task_count() == len(r.result.tasks())
     assert len(_plan(table, None, split_size=64).result.tasks()) > 8  # several splits a file
+
+
+def _data_requests(t: Table, wanted=frozenset()) -> list:
+    from icectl.io.manifest import records as avro
+    from icectl.io.manifest.columns import manifest_request
+
+    ml = avro.load_manifest_list(t.io, t.metadata.current_snapshot().manifest_list, 2)
+    return [manifest_request(m.manifest_path, m.manifest_length, wanted_stats=wanted,
+                             nan_stats=frozenset(),  # as a plan asks: no NaN counts of longs
+                             added_snapshot_id=m.added_snapshot_id,
+                             sequence_number=m.sequence_number)
+            for m in ml if m.content == MANIFEST_DATA]
+
+
+def test_memory_cache_is_bounded_and_keeps_what_it_holds(table, no_disk_cache, monkeypatch) -> None:
+    """The in-memory cache keeps a manifest from its second use in a process on (a command that
+    plans once holds only what its plan keeps), stops admitting when full (memory does not grow
+    with the table), and what it holds stays: a repeated plan finds the same manifests again."""
+    monkeypatch.setattr(manifest_columns, "_CACHE_MAX_ENTRIES", 7)  # two manifests of three files
+    first = _plan(table, None, workers=1)
+    order = [m.path for m in first.result.manifests if m.kept and m.content == "data"]
+    assert not {k for k, _ in manifest_columns._CACHE} & set(order), \
+        "a process that plans once keeps none of the data manifests in memory"
+    plan_table(Table.load(table.location), None, workers=1)  # met again: kept, up to the bound
+    assert manifest_columns.cache_info()["entries"] <= 7
+    held = [p for p in order if any(p == k for k, _ in manifest_columns._CACHE)]
+    assert held and held == order[:len(held)] and len(held) < len(order), \
+        "the first manifests a plan meets are the ones kept"
+    decoded = []
+    real = manifest_columns.decode_manifest
+    monkeypatch.setattr(manifest_columns, "decode_manifest",
+                        lambda data, **kw: decoded.append(kw["path"]) or real(data, **kw))
+    again = plan_table(Table.load(table.location), None, workers=1)  # memory cache as it is
+    assert _doc(again) == _doc(first)
+    assert set(decoded) == set(order) - set(held)
+
+
+def test_warm_plan_reads_disk_entries_in_turn(table, monkeypatch) -> None:
+    """With the persistent cache warm, a plan reads each entry when it reaches its manifest,
+    so it never holds every manifest of the table at once."""
+    t = Table.load(table.location)
+    manifest_cache.clear()
+    cold = _plan(table, "id > 3", workers=1)
+    clear_cache()
+    reads = []
+    real = manifest_cache.get
+    monkeypatch.setattr(manifest_cache, "get", lambda key: reads.append(key) or real(key))
+    reqs = _data_requests(t, frozenset({1}))
+    it = parallel.load_in_order(t.io, reqs, workers=2)
+    seen = []
+    for cols in it:
+        seen.append(cols.path)
+        assert len(reads) <= len(seen) + 1, "entries are read in turn, not all first"
+    assert seen == [r.path for r in reqs] and len(reads) == len(reqs)
+    clear_cache()
+    assert _doc(plan_table(Table.load(table.location), "id > 3", workers=2)) == _doc(cold)
+
+
+def test_entries_lacking_statistics_are_decoded_in_parallel(table, monkeypatch) -> None:
+    """After a plan without a filter filled the persistent cache, a plan filtering on a column
+    needs statistics the entries lack: they are decoded again, in worker processes, and the
+    plan equals a plan without any cache."""
+    import multiprocessing
+    monkeypatch.setattr(parallel.command_files, "can_fork",
+                        lambda: "fork" in multiprocessing.get_all_start_methods())
+    manifest_cache.clear()
+    _plan(table, None, workers=1)
+    calls = []
+    real = parallel.command_files.forked_imap
+    monkeypatch.setattr(parallel.command_files, "forked_imap",
+                        lambda fn, items, n: calls.append(len(items)) or real(fn, items, n))
+    widened = _plan(table, "cat >= 'a' or id = 5", workers=2)
+    assert calls and calls[0] >= parallel.PARALLEL_MIN_MISSES
+    manifest_cache.set_enabled(False)
+    try:
+        assert _doc(_plan(table, "cat >= 'a' or id = 5", workers=1)) == _doc(widened)
+    finally:
+        manifest_cache.set_enabled(True)

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ManifestColumns", "ColumnStats", "ManifestRequest", "decode_manifest",
            "load_manifest_columns", "manifest_request", "cached_manifest_columns", "keep_decoded",
+           "in_memory", "disk_entry_key",
            "clear_cache", "cache_info"]
 
 
@@ -314,7 +315,15 @@ def decode_manifest(
 
 _CACHE: dict[tuple[str, int], ManifestColumns] = {}
 _CACHE_LOCK = threading.Lock()
-_CACHE_MAX_ENTRIES = 2_000_000  # total manifest entries kept
+# The in-memory cache serves the repeated plans of one long-lived process (the Python API, a
+# notebook); the persistent cache serves later processes. A manifest is kept in memory from its
+# second decoding or load in the process on: a process that plans once (a command line) holds
+# only the manifests whose files its plan keeps, so its memory does not grow with the table. It
+# holds at most this many entries and, when full, admits nothing more (a plan walks the
+# manifests in the same order each time, so what it holds stays hits instead of being evicted
+# one by one).
+_CACHE_MAX_ENTRIES = 1_000_000
+_SEEN: set[tuple[str, int]] = set()  # manifests met once (kept in memory when met again)
 _cached_entries = 0
 
 
@@ -322,6 +331,7 @@ def clear_cache() -> None:
     global _cached_entries
     with _CACHE_LOCK:
         _CACHE.clear()
+        _SEEN.clear()
         _cached_entries = 0
 
 
@@ -361,11 +371,32 @@ def manifest_request(path: str, length: int, *, wanted_stats: frozenset[int] | s
                            (added_snapshot_id, sequence_number, first_row_id))
 
 
-def cached_manifest_columns(file_io: FileIO, req: ManifestRequest,
+def in_memory(req: ManifestRequest) -> ManifestColumns | None:
+    """The decoding of ``req`` the in-memory cache holds, if it has every statistic wanted."""
+    with _CACHE_LOCK:
+        hit = _CACHE.get((req.path, req.length))
+    if (hit is not None and hit.inherited_from == req.inputs
+            and req.wanted <= hit.stats_decoded and req.nan <= hit.nan_decoded):
+        return hit
+    return None
+
+
+def disk_entry_key(file_io: FileIO, req: ManifestRequest) -> bytes | None:
+    """The persistent-cache key of ``req`` when an entry is stored under it (it is read, and
+    may still lack statistics ``req`` wants, only by :func:`cached_manifest_columns`), else None:
+    a planner looks the entries up without holding them all at once."""
+    if not manifest_cache.enabled():
+        return None
+    key = manifest_cache.manifest_key(file_io, req.path, req.length, req.inputs)
+    return key if key is not None and manifest_cache.entry_stamp(key) is not None else None
+
+
+def cached_manifest_columns(file_io: FileIO, req: ManifestRequest, disk_key: bytes | None = None,
                             ) -> tuple[ManifestColumns | None, ManifestRequest, bytes | None]:
     """A cached decoding of ``req`` (in memory, else on disk), or None with the request to
     decode (widened to the statistics a cached entry already had, so the stored entry keeps
-    them) and the disk-cache key to store the result under (None: not cached on disk)."""
+    them) and the disk-cache key to store the result under (None: not cached on disk).
+    ``disk_key``: that key when the caller has it (:func:`disk_entry_key`)."""
     key = (req.path, req.length)
     wanted, nan = req.wanted, req.nan
     with _CACHE_LOCK:
@@ -375,8 +406,8 @@ def cached_manifest_columns(file_io: FileIO, req: ManifestRequest,
             return hit, req, None
         wanted = wanted | hit.stats_decoded
         nan = nan | hit.nan_decoded
-    disk_key = manifest_cache.manifest_key(file_io, req.path, req.length, req.inputs) \
-        if manifest_cache.enabled() else None
+    if disk_key is None and manifest_cache.enabled():
+        disk_key = manifest_cache.manifest_key(file_io, req.path, req.length, req.inputs)
     if disk_key is not None:
         stored = unpack(manifest_cache.get(disk_key))
         if (stored is not None and stored.inherited_from == req.inputs
@@ -435,11 +466,13 @@ def load_manifest_columns(
 def _remember(key: tuple[str, int], cols: ManifestColumns) -> None:
     global _cached_entries
     with _CACHE_LOCK:
-        old = _CACHE.get(key)
+        if key not in _SEEN:
+            _SEEN.add(key)  # met once: not kept (see _CACHE_MAX_ENTRIES)
+            return
+        old = _CACHE.pop(key, None)
         if old is not None:
             _cached_entries -= old.count
         if _cached_entries + cols.count > _CACHE_MAX_ENTRIES:
-            _CACHE.clear()
-            _cached_entries = 0
+            return  # full: what it holds stays
         _CACHE[key] = cols
         _cached_entries += cols.count
