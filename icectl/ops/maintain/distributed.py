@@ -196,19 +196,9 @@ class EngineManifestReader:
         for path, got in self._run(read_lists_task, todo, "reading manifest lists"):
             self._lists[path] = got
             self.lists_read += 1
-        out: dict[str, ManifestFile] = {}
-        for s in snapshots:
-            if strict and s.manifest_list and self._lists.get(s.manifest_list) is None:
-                raise CorruptMetadata(
-                    f"manifest list {s.manifest_list} of snapshot {s.snapshot_id} is missing; {self.incomplete}")
-            if s.manifest_list:
-                for m in self._lists.get(s.manifest_list) or ():
-                    out.setdefault(m.manifest_path, m)
-            elif s.manifests:  # v1 inline manifests: only the path matters here
-                for p in s.manifests:
-                    out.setdefault(p, ManifestFile(manifest_path=p, manifest_length=0, partition_spec_id=0,
-                                                   added_snapshot_id=s.snapshot_id))
-        return out
+        from icectl.ops.maintain.reachable import snapshot_manifests
+
+        return snapshot_manifests(self._lists, snapshots, strict, self.incomplete)
 
     def live_files(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> dict[str, int]:
         todo = list({m.manifest_path: m for m in manifests if m.manifest_path not in self._entries}.values())

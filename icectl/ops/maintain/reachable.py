@@ -71,19 +71,7 @@ class ManifestReader:
         for path, got in self._map(load, todo, "reading manifest lists"):
             self._lists[path] = got
             self.lists_read += 1
-        out: dict[str, ManifestFile] = {}
-        for s in snapshots:
-            if strict and s.manifest_list and self._lists.get(s.manifest_list) is None:
-                raise CorruptMetadata(
-                    f"manifest list {s.manifest_list} of snapshot {s.snapshot_id} is missing; {self.incomplete}")
-            if s.manifest_list:
-                for m in self._lists.get(s.manifest_list) or ():
-                    out.setdefault(m.manifest_path, m)
-            elif s.manifests:  # v1 inline manifests: only the path matters here
-                for p in s.manifests:
-                    out.setdefault(p, ManifestFile(manifest_path=p, manifest_length=0, partition_spec_id=0,
-                                                   added_snapshot_id=s.snapshot_id))
-        return out
+        return snapshot_manifests(self._lists, snapshots, strict, self.incomplete)
 
     def live_files(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> dict[str, int]:
         """Live (added or existing) file paths -> content, across the manifests; missing
@@ -131,6 +119,25 @@ class ManifestReader:
             yield result
             if self.progress is not None:
                 self.progress(phase, done, total)
+
+
+def snapshot_manifests(lists: dict[str, list[ManifestFile] | None], snapshots: Sequence[Snapshot], strict: bool,
+                       incomplete: str) -> dict[str, ManifestFile]:
+    """Manifests (by path) of the snapshots, from their manifest lists as read (``lists``: path ->
+    manifests, None when missing: skipped unless ``strict``); every reader's one rule."""
+    out: dict[str, ManifestFile] = {}
+    for s in snapshots:
+        if strict and s.manifest_list and lists.get(s.manifest_list) is None:
+            raise CorruptMetadata(
+                f"manifest list {s.manifest_list} of snapshot {s.snapshot_id} is missing; {incomplete}")
+        if s.manifest_list:
+            for m in lists.get(s.manifest_list) or ():
+                out.setdefault(m.manifest_path, m)
+        elif s.manifests:  # v1 inline manifests: only the path matters here
+            for p in s.manifests:
+                out.setdefault(p, ManifestFile(manifest_path=p, manifest_length=0, partition_spec_id=0,
+                                               added_snapshot_id=s.snapshot_id))
+    return out
 
 
 def _may_have_live(m: ManifestFile) -> bool:
