@@ -17,7 +17,7 @@ import maintenance_bench as mb  # noqa: E402
 
 
 def test_restore_and_icectl_runs_agree_across_repetitions(tmp_path):
-    args = argparse.Namespace(snapshots=8, files=40, base=3, orphans=5, retain_last=2)
+    args = argparse.Namespace(snapshots=8, files=40, base=3, orphans=5, retain_last=2, reuse=False, dir=None)
     shape = mb.build(args, str(tmp_path))
     loc = shape["location"]
     pristine_files = mb.files_left(shape["pristine"])

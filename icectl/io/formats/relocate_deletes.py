@@ -1,8 +1,8 @@
 """Position delete files with the data file paths they name moved (``icectl relocate``).
 
 * A Parquet position delete file is read whole and written again with its ``file_path`` column
-  (reserved field id 2147483546) mapped through ``new_path``; every other column (``pos``, a
-  ``row`` struct), the field ids, the file's key-value metadata, the codec and the row-group
+  (the reserved ``DELETE_FILE_PATH_ID``) mapped through ``new_path``; every other column
+  (``pos``, a ``row`` struct), the field ids, the file's key-value metadata, the codec and the row-group
   size are kept. Moving one prefix to another keeps the rows sorted by
   path and position, as the spec wants them.
 * A Puffin file of deletion vectors (format v3) keeps every byte up to its footer, so each blob
@@ -39,7 +39,7 @@ def _path_column(schema) -> int:
             return i
     if "file_path" in schema.names:
         return schema.get_field_index("file_path")
-    raise CorruptMetadata("position delete file has no file_path column (field id 2147483546)")
+    raise CorruptMetadata(f"position delete file has no file_path column (field id {DELETE_FILE_PATH_ID})")
 
 
 def relocated_position_deletes(data: bytes, new_path: NewPath, where: str) -> tuple[bytes, list[int]]:

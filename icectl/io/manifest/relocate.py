@@ -7,8 +7,8 @@ fields that hold a location change:
 * a manifest list entry's ``manifest_path``, and its ``manifest_length`` (the rewritten
   manifest's own length: a path of another length changes the manifest's size);
 * a manifest entry's ``data_file.file_path``; for position delete files also the
-  ``referenced_data_file`` and the bounds of the ``file_path`` column (reserved field id
-  2147483546): rewritten when lower and upper bound are equal (a delete file of one data file,
+  ``referenced_data_file`` and the bounds of the ``file_path`` column (``DELETE_FILE_PATH_ID``):
+  rewritten when lower and upper bound are equal (a delete file of one data file,
   the only case where planning uses them), dropped otherwise, as Java's RewriteTablePath does;
   and the size (and row-group offsets) of each position delete file rewritten with it.
 
