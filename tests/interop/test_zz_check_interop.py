@@ -21,6 +21,10 @@ from spark_support import CATALOG, IceTable
 # invalid-property as a warning: a metrics mode Iceberg ignores (one interop test stores one on
 # purpose to compare the fallback with Java's)
 TOLERATED_WARNINGS = {"dangling-delete", "invalid-property"}
+# Java counts no sizes when it appends a whole manifest (add_files, snapshot, migrate): such a
+# snapshot adds data files without an added-files-size, and the totals after it lag the entries.
+# Tolerated only on tables whose history holds such a snapshot.
+SIZES_UNTRACKED = "summary-size-mismatch"
 SWEEP = "test_every_table_in_the_interop_warehouse_is_clean"
 
 MOR = ("'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', "
@@ -35,9 +39,21 @@ def check(location: Path | str) -> dict[str, Any]:
     return out
 
 
-def unexpected(out: dict[str, Any]) -> list[dict[str, str]]:
+def _sizes_untracked(location: Path | str) -> bool:
+    """Whether a snapshot of the table's newest metadata added data files with no size counted."""
+    versions = sorted(Path(location, "metadata").glob("*.metadata.json"), key=lambda p: p.stat().st_mtime_ns)
+    if not versions:
+        return False
+    md = json.loads(versions[-1].read_text(encoding="utf-8"))
+    return any(int(s.get("summary", {}).get("added-data-files", "0")) > 0
+               and "added-files-size" not in s.get("summary", {}) for s in md.get("snapshots", []))
+
+
+def unexpected(out: dict[str, Any], location: Path | str | None = None) -> list[dict[str, str]]:
+    tolerated = TOLERATED_WARNINGS | ({SIZES_UNTRACKED} if location is not None and _sizes_untracked(location)
+                                      else set())
     return [p for p in out["problems"]
-            if p["severity"] == "error" or p["code"] not in TOLERATED_WARNINGS]
+            if p["severity"] == "error" or p["code"] not in tolerated]
 
 
 def _evolving_history(sql: Any, t: IceTable, version: int) -> None:
@@ -114,5 +130,5 @@ def test_every_table_in_the_interop_warehouse_is_clean(request: pytest.FixtureRe
     assert len(tables) >= minimum, f"only {len(tables)} tables found under {warehouse}: {tables}"
     with ThreadPoolExecutor(max_workers=2) as pool:
         results = dict(zip(tables, pool.map(check, tables)))
-    bad = {str(t): unexpected(out) for t, out in results.items() if out["exit-code"] != 0 or unexpected(out)}
+    bad = {str(t): unexpected(out, t) for t, out in results.items() if out["exit-code"] != 0 or unexpected(out, t)}
     assert bad == {}, json.dumps(bad, indent=1)

@@ -97,5 +97,5 @@ def test_long_labels_are_cut_but_titles_keep_them():
 
 
 def test_formats():
-    assert fmt_bytes(512) == "512 B" and fmt_bytes(1536) == "1.5 KiB" and fmt_bytes(128 * 2**20) == "128 MiB"
+    assert fmt_bytes(512) == "512 B" and fmt_bytes(736.5) == "736.5 B" and fmt_bytes(1536) == "1.5 KiB" and fmt_bytes(128 * 2**20) == "128 MiB"
     assert fmt_count(1234567) == "1,234,567" and fmt_count(0.25) == "0.25" and fmt_count(None) == "-"

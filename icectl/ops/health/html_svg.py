@@ -78,14 +78,15 @@ _BYTE_UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB")
 
 
 def fmt_bytes(n: float | None) -> str:
-    """A byte count for people: ``512 B``, ``1.5 MiB``."""
+    """A byte count for people: ``512 B``, ``1.5 MiB`` (a median of sizes may be half a byte:
+    ``736.5 B``)."""
     if n is None:
         return "-"
     value, unit = float(n), 0
     while abs(value) >= 1024 and unit < len(_BYTE_UNITS) - 1:
         value, unit = value / 1024, unit + 1
     if unit == 0:
-        return f"{int(value)} B"
+        return f"{int(value)} B" if value.is_integer() else f"{value:.1f} B"
     return f"{value:.1f} {_BYTE_UNITS[unit]}" if abs(value) < 100 else f"{value:.0f} {_BYTE_UNITS[unit]}"
 
 
