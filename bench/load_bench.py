@@ -11,8 +11,8 @@ Three commands a cron job runs, each a whole process:
 * **write**: `icectl write T f1 ... f4` of four Parquet files into a fresh table.
 
 Each runs three ways, one after the other so that the same load weighs on each:
-``--workers 1`` (the in-process path: plan decodes in its process, write writes there; compact
-runs one worker), the default (no ``--workers``: the usable cores, CPU affinity capped by a
+``--workers 1`` (the in-process path: plan decodes in its process; write and compact run one
+worker process, which has no second core to wait for), the default (no ``--workers``: the usable cores, CPU affinity capped by a
 cgroup quota, ``icectl.command_files.usable_cores``), and ``--workers K`` with K the cores a
 load-following default would leave (the usable cores less the 1-minute load average or the
 runnable threads, whichever is larger, at least one; computed before each run). First at the

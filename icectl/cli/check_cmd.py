@@ -47,7 +47,7 @@ def check(
     json_out: JsonOpt = False,
 ) -> None:
     from icectl.ops.check import check_table
-    from icectl.ops.maintain.expire import default_workers
+    from icectl.ops.maintain.file_removal import default_workers
 
     from icectl.cli.runner import table_found
 

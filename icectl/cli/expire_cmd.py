@@ -121,7 +121,8 @@ def expire(
         "--delete-outside-location", help="Also delete files recorded outside the table location "
         "(registered in place) once no retained snapshot needs them; default: keep and list them.")] = False,
     workers: Annotated[Optional[int], typer.Option(
-        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32; with "
+        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32, on "
+        "object stores and network filesystems; 1 on a local disk, where more are slower; with "
         "--engine spark: deleting threads per Spark task).", show_default=False)] = None,
     engine: EngineOpt = "local",
     spark_master: SparkMasterOpt = None,

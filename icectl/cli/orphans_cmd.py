@@ -58,19 +58,20 @@ def orphans(
         "the future). Files a concurrent writer has not committed yet can be deleted, losing its "
         "commit.")] = False,
     workers: Annotated[Optional[int], typer.Option(
-        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32; with "
+        "--workers", min=1, help="Parallel reads and deletes (default: 4 per CPU, at most 32, on "
+        "object stores and network filesystems; 1 on a local disk, where more are slower; with "
         "--engine spark: deleting threads per Spark task).", show_default=False)] = None,
     engine: EngineOpt = "local",
     spark_master: SparkMasterOpt = None,
     warehouse: WarehouseOpt = None,
     json_out: JsonOpt = False,
 ) -> None:
-    from icectl.ops.maintain.expire import default_workers
+    from icectl.ops.maintain.file_removal import default_workers
     from icectl.ops.maintain.orphans import delete_orphan_files, find_orphan_files
 
     cutoff = parse_time_option(older_than, "--older-than")
     tbl = load_table(table, warehouse)
-    n_workers = workers or default_workers()
+    n_workers = workers or default_workers(tbl)
     with maintenance_engine(engine, spark_master) as eng, Progress() as progress, naming_overrides():
         if delete:
             result = delete_orphan_files(tbl, older_than_ms=cutoff, workers=n_workers, progress=progress,

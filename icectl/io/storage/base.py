@@ -136,6 +136,13 @@ class Storage(Protocol):
     #: one level at a time, each listing a cheap system call.
     flat: ClassVar[bool]
 
+    def waits_on_network(self, path: str) -> bool:
+        """Whether a request under ``path`` mostly waits on a network (object stores, network
+        filesystems), so that many requests at once finish sooner. On a local disk a read is
+        decoding work and a deletion kernel work; threads there only contend for the
+        interpreter lock and the directory's lock (see :meth:`FileIO.request_threads`)."""
+        ...
+
     # Path rules (no I/O; static, so they need no instance) ----------------------------------
     @staticmethod
     def identity(path: str) -> str:

@@ -54,6 +54,18 @@ class FileIO:
     def storage_options(self) -> dict[str, Any]:  # (to hand to a worker's FileIO)
         return dict(self._options)
 
+    def request_threads(self, path: str) -> int:
+        """Threads for reading and deleting many files under ``path`` at once, by default: many
+        (:func:`icectl.command_files.io_threads`) where requests wait on a network, one on a
+        local disk, where more threads made expire and orphans slower, not faster: on a
+        2,000-snapshot table expire took 3.7 s with one thread and 6.4-7.8 s with two or eight
+        (their decoding fights over the interpreter lock, their unlinks over the directory's
+        lock; ``bench/maintenance_bench.py``)."""
+        from icectl import command_files
+
+        waits = getattr(self.storage(path), "waits_on_network", None)
+        return command_files.io_threads() if waits is None or waits(path) else 1
+
     def storage(self, path: str) -> Storage:
         """The store serving ``path`` (one per scheme, or one for all the schemes of a store
         that says ``scheme_free``, as local disks do)."""

@@ -35,6 +35,9 @@ class FsspecStorage:
         self._options = options
         self._fs: Any = None
 
+    def waits_on_network(self, path: str) -> bool:
+        return True
+
     # -- helpers ---------------------------------------------------------------------------
 
     def filesystem(self, path: str) -> tuple[Any, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import posixpath
+import re
 import shutil
 import stat as stat_module
 from typing import Any, Iterable, Iterator
@@ -168,6 +169,39 @@ def prune_empty_dirs(dirs: Iterable[str]) -> list[str]:
     return removed
 
 
+# Filesystem types (the mount table's third field) whose requests wait on a network.
+_NETWORK_FS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "ceph", "glusterfs", "lustre", "gpfs",
+                         "beegfs", "9p", "afs", "ocfs2", "gfs2", "davfs", "sshfs", "juicefs", "alluxio"})
+_mounts: list[tuple[str, str]] | None = None  # (mount point, filesystem type), longest first
+
+
+def parse_mounts(text: str) -> list[tuple[str, str]]:
+    """(mount point, filesystem type) of a mount table in ``/proc/self/mounts``' format (octal
+    escapes such as ``\\040`` for a space undone), longest mount point first."""
+    found = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) >= 3:
+            point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1])
+            found.append((point.rstrip("/") or "/", fields[2].lower()))
+    return sorted(found, key=lambda m: len(m[0]), reverse=True)
+
+
+def _mount_type(path: str) -> str:
+    """The filesystem type of the mount holding ``path`` ("" when the mount table is unreadable)."""
+    global _mounts
+    if _mounts is None:
+        try:
+            with open("/proc/self/mounts", encoding="utf-8", errors="replace") as f:
+                _mounts = parse_mounts(f.read())
+        except OSError:
+            _mounts = []
+    for point, kind in _mounts:
+        if point == "/" or path == point or path.startswith(point + "/"):
+            return kind
+    return ""
+
+
 class LocalStorage:
     """Local disks (see the module docstring)."""
 
@@ -178,6 +212,15 @@ class LocalStorage:
 
     def __init__(self, scheme: str = "", options: dict[str, Any] | None = None):
         self.scheme = scheme
+
+    def waits_on_network(self, path: str) -> bool:
+        """True under a network filesystem's mount point (NFS, SMB, FUSE, Ceph, Lustre...), as
+        the mount table says; a path it cannot place counts as a local disk."""
+        p = local_path(path)
+        if not p:
+            return False
+        kind = _mount_type(os.path.abspath(p))
+        return kind in _NETWORK_FS or kind.startswith("fuse.")  # (fuseblk: a local disk)
 
     # -- path rules ------------------------------------------------------------------------
 

@@ -56,12 +56,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 from icectl import command_files
-from icectl.command_files import io_threads
 from icectl.errors import InvalidInput, NotFound, ValidationError
 from icectl.io.storage.files import FileIO, join
 from icectl.ops.maintain.file_removal import (
     GC_ENABLED, Deletion, NeedsOverride, Progress, TableBoundary, classify, delete_files,
-    location_mismatch, outside_location, remove_emptied_dirs, require_gc_enabled,
+    default_workers, location_mismatch, outside_location, remove_emptied_dirs, require_gc_enabled,
 )
 from icectl.ops.maintain.file_removal import normalize_path as _norm
 from icectl.ops.maintain.expire_records import PENDING_PREFIX, PENDING_SUFFIX, Pending as _Pending, metadata_entries
@@ -87,7 +86,7 @@ from icectl.table.locations import data_location
 __all__ = [
     "ExpireResult", "RetentionPlan", "plan_retention", "expire_snapshots", "Progress",
     "GC_ENABLED", "MAX_SNAPSHOT_AGE_MS", "MIN_SNAPSHOTS_TO_KEEP", "MAX_REF_AGE_MS",
-    "PENDING_PREFIX", "default_workers",
+    "PENDING_PREFIX",
 ]
 
 
@@ -98,10 +97,6 @@ _CONTENT_KINDS = KINDS[:3]
 _CONTENT_KIND = {DATA: "data_files", POSITION_DELETES: "position_delete_files",
                  EQUALITY_DELETES: "equality_delete_files"}
 _INCOMPLETE = "nothing is expired or deleted while the table's metadata is incomplete"
-
-
-def default_workers() -> int:
-    return io_threads()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -503,7 +498,7 @@ def expire_snapshots(
     req = _Request(older_than_ms, retain_last, tuple(snapshot_ids), clean_expired_metadata,
                    now if now is not None else now_ms())
     metadata_only = _metadata_only(table, allow_location_mismatch)
-    workers = max(1, max_workers or default_workers())
+    workers = max(1, max_workers or default_workers(table))
     io = table.io
     engine = distributed.resolve_engine(engine)
     reader = distributed.engine_reader(io, table.metadata.format_version, workers, progress, _INCOMPLETE, engine)

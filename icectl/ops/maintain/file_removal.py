@@ -29,7 +29,7 @@ from __future__ import annotations
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from icectl.errors import IcectlError, ValidationError
 from icectl.io.storage.files import FileIO, identity, store_class
@@ -37,9 +37,12 @@ from icectl.spec.properties import GC_ENABLED, GC_ENABLED_DEFAULT
 from icectl.table.catalog_files import is_metadata_file
 from icectl.table.nesting import holds_table, parent_dirs
 
+if TYPE_CHECKING:
+    from icectl.table.table import Table
+
 __all__ = ["normalize_path", "PathIdentities", "TableBoundary", "location_mismatch", "NeedsOverride", "delete_file",
            "delete_files", "classify", "Deletion", "Progress", "GC_ENABLED", "require_gc_enabled",
-           "outside_location", "remove_emptied_dirs", "OtherTables"]
+           "outside_location", "remove_emptied_dirs", "OtherTables", "default_workers"]
 
 # progress(phase, done, total)
 Progress = Callable[[str, int, int], None]
@@ -61,6 +64,14 @@ def require_gc_enabled(properties: Mapping[str, str], action: str) -> None:
     if str(properties.get(GC_ENABLED, str(GC_ENABLED_DEFAULT))).strip().lower() != "true":
         raise ValidationError(f"cannot {action}: GC is disabled (gc.enabled=false); deleting files "
                               "may corrupt other tables")
+
+
+def default_workers(table: Table | None = None) -> int:
+    """Threads for the reads and deletions of a maintenance command on ``table``, by its store (:meth:`FileIO.request_threads`); without a table, as
+    for a store whose requests wait on a network."""
+    from icectl.command_files import io_threads
+
+    return io_threads() if table is None else table.io.request_threads(table.location)
 
 
 def normalize_path(path: str) -> str:
@@ -335,8 +346,9 @@ def delete_files(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, a
     step = max(1, min(_LOCAL_CHUNK, -(-len(paths) // max(1, workers))))
     chunks = [paths[i:i + step] for i in range(0, len(paths), step)]
     done = done_before
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for got in pool.map(some, chunks):
+    pool = ThreadPoolExecutor(max_workers=workers) if workers > 1 and len(chunks) > 1 else None
+    try:
+        for got in (pool.map(some, chunks) if pool is not None else map(some, chunks)):
             for path, verdict, why, outside in got:
                 if verdict == "deleted":
                     out.deleted.append(path)
@@ -348,6 +360,9 @@ def delete_files(io: FileIO, paths: Sequence[str], boundary: TableBoundary, *, a
             done += len(got)
             if progress is not None:
                 progress("deleting files", done, total)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True)
     return out
 
 

@@ -212,11 +212,11 @@ def _run_expire(table: Table, plan: StepPlan, engine: Any, workers: int | None, 
 
 def _run_orphans(table: Table, plan: StepPlan, engine: Any, workers: int | None, allow_recent: bool,
                  now: int) -> tuple[Any, dict[str, Any]]:
-    from icectl.ops.maintain.expire import default_workers
+    from icectl.ops.maintain.file_removal import default_workers
     from icectl.ops.maintain.orphans import delete_orphan_files
 
     r = delete_orphan_files(table, older_than_ms=plan.options["older_than_ms"],
-                            workers=workers or default_workers(), allow_recent=allow_recent, now=now)
+                            workers=workers or default_workers(table), allow_recent=allow_recent, now=now)
     kept = {p for p, _ in r.failed} | {p for p, _ in r.refused}
     deleted = [p for p in r.orphan_files if p not in kept]
     return r, {"orphan-files": {"before": len(r.orphan_files), "after": len(kept)},

@@ -153,13 +153,13 @@ def _expiry_set(policy: MaintainPolicy) -> bool:
 
 def _plan_orphans(table: Table, policy: MaintainPolicy, state: dict, now: int, workers: int | None,
                   allow_recent: bool, verdicts: Sequence[Any], health: Any) -> tuple:
-    from icectl.ops.maintain.expire import default_workers
+    from icectl.ops.maintain.file_removal import default_workers
     from icectl.ops.maintain.orphans import find_orphan_files, require_old_enough
     from icectl.spec.timetext import parse_time_ms
 
     cutoff = parse_time_ms(policy["orphans.older-than"], "time", now=now)
     require_old_enough(cutoff, now, allow_recent)
-    r = find_orphan_files(table, older_than_ms=cutoff, workers=workers or default_workers())
+    r = find_orphan_files(table, older_than_ms=cutoff, workers=workers or default_workers(table))
     sizes = _sizes(table.io, r.orphan_files, workers)
     n, limit = len(r.orphan_files), health.policy["max-orphan-files"]
     expected = {"orphan-files": {"before": n, "after": 0}, "bytes-freed": sum(sizes.values())}

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 from icectl.errors import UnsupportedFeature, ValidationError
 from icectl.io.storage.files import FileIO, FileInfo
 from icectl.ops.maintain.file_removal import (
-    NeedsOverride, PathIdentities, TableBoundary, delete_files, location_mismatch, normalize_path,
+    NeedsOverride, PathIdentities, TableBoundary, default_workers, delete_files, location_mismatch, normalize_path,
     require_gc_enabled,
 )
 from icectl.ops.maintain.reachable import read_reachable
@@ -138,7 +138,7 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
     return refs
 
 
-def find_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
+def find_orphan_files(table: Table, *, older_than_ms: int, workers: int | None = None,
                       progress: Progress | None = None, engine: Any = None) -> OrphanResult:
     """List the orphan files of ``table`` (nothing is deleted). ``engine`` (an engine object or
     ``"spark"``; default: this process): where the listing and the manifest reads run."""
@@ -146,7 +146,7 @@ def find_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
     return _run(table, older_than_ms, False, workers, progress, engine)
 
 
-def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int = 8,
+def delete_orphan_files(table: Table, *, older_than_ms: int, workers: int | None = None,
                         progress: Progress | None = None, allow_recent: bool = False,
                         now: int | None = None, engine: Any = None) -> OrphanResult:
     """Delete the orphan files of ``table``; failures and refusals are reported, not raised.
@@ -180,9 +180,11 @@ def _check_location(table: Table) -> None:
         raise ValidationError(f"cannot look for orphan files: {problem}")
 
 
-def _run(table: Table, older_than_ms: int, delete: bool, workers: int,
+def _run(table: Table, older_than_ms: int, delete: bool, workers: int | None,
          progress: Progress | None, engine: Any = None) -> OrphanResult:
     from icectl.ops.maintain import distributed
+
+    workers = workers or default_workers(table)
 
     engine = distributed.resolve_engine(engine)
     walk = _walk if engine is None else distributed.engine_lister(engine, _walk, _hidden_filter,
