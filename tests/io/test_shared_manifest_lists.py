@@ -113,3 +113,16 @@ def test_path_identities_equal_normalize_path(specs):
                 norm(path)
             continue
         assert norm(path) == want, path
+
+
+def test_path_identities_return_a_path_that_is_its_own_identity_itself():
+    """Sets of identities share their strings with the paths read (the memory of expire and
+    orphans at millions of files): no equal copy for a path already in its normal spelling."""
+    norm = PathIdentities()
+    for path in ("/wh/t/data/f-1.parquet", "/wh/t/data/f-2.parquet", "s3://bkt/t/data/f-3.parquet"):
+        got = norm(path)
+        assert got == normalize_path(path)
+        if got == path:
+            assert got is path
+    spelled = "file:///wh/t/data/f-4.parquet"
+    assert norm(spelled) == normalize_path(spelled) == "/wh/t/data/f-4.parquet"

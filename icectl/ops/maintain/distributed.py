@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, Callable, Sequence
 
-from icectl.errors import CorruptMetadata, NotFound
+from icectl.errors import NotFound
 from icectl.io.manifest import records as avro
 from icectl.io.storage.files import FileIO, FileInfo
 from icectl.ops.maintain.file_removal import Deletion, PathIdentities, Progress, TableBoundary, delete_files
-from icectl.spec.manifests import DELETED, ManifestEntry, ManifestFile
+from icectl.ops.maintain.reachable import LiveEntries, LiveIndex
+from icectl.spec.manifests import ManifestEntry, ManifestFile
 from icectl.spec.snapshots import Snapshot
 
 __all__ = ["EngineManifestReader", "engine_lister", "engine_deleter", "engine_entry_loader",
@@ -102,19 +103,20 @@ def read_lists_task(task: ReadTask) -> list[tuple[str, list[ManifestFile] | None
     return out
 
 
-def read_live_task(task: ReadTask) -> list[tuple[str, list[tuple[str, int]] | None]]:
-    """Each manifest's live (added or existing) files as (path, content); None: missing."""
+def read_live_task(task: ReadTask) -> list[tuple[str, LiveEntries | None]]:
+    """Each manifest's live (added or existing) entries, by the driver's own decoder
+    (:func:`~icectl.ops.maintain.reachable.live_entries`); None: the manifest is missing."""
+    from icectl.ops.maintain.reachable import live_entries
+
     io = FileIO(task.storage_options or None)
-    out = []
+    out: list[tuple[str, LiveEntries | None]] = []
     for m in task.items:
         try:
             data = io.read(m.manifest_path)
         except NotFound:
             out.append((m.manifest_path, None))
             continue
-        entries = avro.read_manifest(data, include_stats=False)
-        out.append((m.manifest_path, [(e.data_file.file_path, e.data_file.content)
-                                      for e in entries if e.status != DELETED]))
+        out.append((m.manifest_path, live_entries(m, data)))
     return out
 
 
@@ -165,9 +167,10 @@ def delete_task(task: DeleteTask) -> Deletion:
 
 
 @dataclass
-class EngineManifestReader:
-    """The reader interface of ``reachable`` (``manifests_of``, ``live_files``, the read
-    counters) with the reads run as engine tasks; each file is read at most once."""
+class EngineManifestReader(LiveIndex):
+    """The reader interface of ``reachable`` (``manifests_of``, ``live_files``,
+    ``live_identities``, the read counters) with the reads run as engine tasks; each file is
+    read at most once."""
 
     io: FileIO
     format_version: int
@@ -177,7 +180,7 @@ class EngineManifestReader:
     lists_read: int = 0
     manifests_read: int = 0
     _lists: dict[str, list[ManifestFile] | None] = field(default_factory=dict)
-    _entries: dict[str, list[tuple[str, int]] | None] = field(default_factory=dict)
+    _entries: dict[str, LiveEntries | None] = field(default_factory=dict)
     identities: PathIdentities = field(default_factory=PathIdentities)  # normalises the paths read
 
     def _run(self, fn: Callable[[ReadTask], list], items: list, phase: str) -> list:
@@ -200,19 +203,8 @@ class EngineManifestReader:
 
         return snapshot_manifests(self._lists, snapshots, strict, self.incomplete)
 
-    def live_files(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> dict[str, int]:
-        todo = list({m.manifest_path: m for m in manifests if m.manifest_path not in self._entries}.values())
-        for path, files in self._run(read_live_task, todo, phase):
-            self._entries[path] = files
-            self.manifests_read += 1
-        out: dict[str, int] = {}
-        for m in manifests:
-            files = self._entries.get(m.manifest_path)
-            if files is None and strict:
-                raise CorruptMetadata(f"manifest {m.manifest_path} is missing; {self.incomplete}")
-            for path, content in files or ():
-                out.setdefault(path, content)
-        return out
+    def _read(self, todo: list[ManifestFile], phase: str) -> list[tuple[str, LiveEntries | None]]:
+        return self._run(read_live_task, todo, phase)
 
 
 def engine_reader(io: FileIO, format_version: int, workers: int, progress: Progress | None,

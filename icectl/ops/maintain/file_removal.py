@@ -92,28 +92,37 @@ class PathIdentities:
     as it is): a table's hundred thousand files in a few directories are then normalised by a
     dictionary look-up and a concatenation each, not a parse each. A directory for which two
     probe names do not come out as its stem plus the name, and every name that is not plain
-    (empty, ``.``, ``..``, or holding ``/ ? # %``), go through :func:`normalize_path`."""
+    (empty, ``.``, ``..``, or holding ``/ ? # %``), go through :func:`normalize_path`.
+
+    Where a directory's spelling is already its identity (local absolute paths, most object
+    store URLs), the path itself is returned, not an equal copy: sets of identities then share
+    their strings with the lists they were made from (half the memory of the paths held)."""
 
     def __init__(self) -> None:
-        self._stems: dict[str, str | None] = {}
+        # directory -> its identity's stem; True: the path is its own identity; None: parse each
+        self._stems: dict[str, str | bool | None] = {}
 
     def __call__(self, path: str) -> str:
         d, sep, name = path.rpartition("/")
         if not sep or name in ("", ".", "..") or not _PLAIN_NAME_STOPS.isdisjoint(name):
             return normalize_path(path)
-        stem = self._stems.get(d, "")
-        if stem == "":
+        stem = self._stems.get(d, False)
+        if stem is False:
             stem = self._stems[d] = self._stem(d, name)
-        return normalize_path(path) if stem is None else stem + name
+        if stem is True:
+            return path
+        return normalize_path(path) if stem is None else stem + name  # type: ignore[operator]
 
     @staticmethod
-    def _stem(d: str, name: str) -> str | None:
+    def _stem(d: str, name: str) -> str | bool | None:
         try:
             first = normalize_path(f"{d}/{name}")
             if not first.endswith("/" + name):
                 return None
             stem = first[:-len(name)]
-            return stem if normalize_path(f"{d}/probe-name") == stem + "probe-name" else None
+            if normalize_path(f"{d}/probe-name") != stem + "probe-name":
+                return None
+            return True if stem == d + "/" else stem
         except IcectlError:
             return None
 

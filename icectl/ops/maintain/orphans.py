@@ -131,7 +131,7 @@ def referenced_files(io: FileIO, md: TableMetadata, metadata_location: str, loca
                            "not looking for orphans while the table's metadata is incomplete", engine)
     if identities is not None:
         reader.identities = identities
-    refs: set[str] = set(read_reachable(reader, md).all_paths)
+    refs = read_reachable(reader, md).take_all_paths()
     refs.add(normalize_path(metadata_location))
     refs.update(normalize_path(e.metadata_file) for e in md.metadata_log)
     refs.add(normalize_path(version_hint_path(location)))

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Sequence
 
 from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature
 from icectl.io.manifest import records as avro
@@ -33,11 +33,73 @@ from icectl.spec.manifests import DELETED, ManifestFile
 from icectl.spec.metadata import TableMetadata
 from icectl.spec.snapshots import Snapshot, statistics_path
 
-__all__ = ["ManifestReader", "Reachable", "read_reachable", "statistics_files"]
+__all__ = ["LiveEntries", "LiveIndex", "ManifestReader", "Reachable", "live_entries", "read_reachable",
+           "statistics_files"]
+
+
+LiveEntries = tuple[list[str], Sequence[int]]
+"""A manifest's live (added or existing) entries: their paths, and their contents (0 data, 1
+position deletes, 2 equality deletes), as one byte each unless a value does not fit one. Two
+objects per manifest, not a tuple per file: what a reader keeps of millions of entries is their
+path strings."""
+
+
+class LiveIndex:
+    """The live entries of the manifests a reader has read (``_entries``: manifest path ->
+    :data:`LiveEntries`, None when missing), and what is asked of them; ``_read`` reads the
+    manifests not read yet (this process's threads, or an engine's tasks)."""
+
+    _entries: dict[str, LiveEntries | None]
+    identities: PathIdentities
+    incomplete: str
+    manifests_read: int
+
+    def _read(self, todo: list[ManifestFile], phase: str) -> Iterable[tuple[str, LiveEntries | None]]:
+        raise NotImplementedError
+
+    def _load(self, manifests: Sequence[ManifestFile], phase: str, strict: bool) -> list[LiveEntries]:
+        """The live entries of each manifest (read when not read yet); missing manifests are
+        skipped unless ``strict``.
+
+        Not ``strict`` (the manifests of expired snapshots, whose files may go), a manifest
+        whose list entry counts no added and no existing file has no live entry and is not
+        read: were the counts wrong, its files would be kept, never deleted. A strict read
+        (what stays, what is referenced) reads every manifest."""
+        todo = list({m.manifest_path: m for m in manifests
+                     if m.manifest_path not in self._entries and (strict or _may_have_live(m))}.values())
+        for path, got in self._read(todo, phase):
+            self._entries[path] = got
+            self.manifests_read += 1
+        out: list[LiveEntries] = []
+        for m in manifests:
+            if m.manifest_path not in self._entries:
+                continue  # not read: no live entry
+            got = self._entries[m.manifest_path]
+            if got is None:
+                if strict:
+                    raise CorruptMetadata(f"manifest {m.manifest_path} is missing; {self.incomplete}")
+                continue
+            out.append(got)
+        return out
+
+    def live_files(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> dict[str, int]:
+        """Live (added or existing) file paths -> content, across the manifests (see
+        :meth:`_load` for what is read)."""
+        out: dict[str, int] = {}
+        for paths, contents in self._load(manifests, phase, strict):
+            for path, content in zip(paths, contents):
+                out.setdefault(path, content)
+        return out
+
+    def live_identities(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> set[str]:
+        """The normalised paths of the live files across the manifests (a new set): one set
+        entry per file, whose strings are the paths read wherever a path is its own identity."""
+        norm = self.identities
+        return set(norm(p) for paths, _ in self._load(manifests, phase, strict) for p in paths)
 
 
 @dataclass
-class ManifestReader:
+class ManifestReader(LiveIndex):
     """Reads manifest lists and manifests at most once each, in parallel: a retried commit or a
     second pass over the same snapshots reads nothing again (both are immutable).
 
@@ -52,7 +114,7 @@ class ManifestReader:
     lists_read: int = 0
     manifests_read: int = 0
     _lists: dict[str, list[ManifestFile] | None] = field(default_factory=dict)
-    _entries: dict[str, list[tuple[str, int]] | None] = field(default_factory=dict)
+    _entries: dict[str, LiveEntries | None] = field(default_factory=dict)
     _list_reader: SharedEntryReader = field(default_factory=SharedEntryReader)
     identities: PathIdentities = field(default_factory=PathIdentities)  # normalises the paths read
 
@@ -73,37 +135,15 @@ class ManifestReader:
             self.lists_read += 1
         return snapshot_manifests(self._lists, snapshots, strict, self.incomplete)
 
-    def live_files(self, manifests: Sequence[ManifestFile], phase: str, strict: bool = False) -> dict[str, int]:
-        """Live (added or existing) file paths -> content, across the manifests; missing
-        manifests are skipped unless ``strict``.
-
-        Not ``strict`` (the manifests of expired snapshots, whose files may go), a manifest
-        whose list entry counts no added and no existing file has no live entry and is not
-        read: were the counts wrong, its files would be kept, never deleted. A strict read
-        (what stays, what is referenced) reads every manifest."""
-        todo = list({m.manifest_path: m for m in manifests
-                     if m.manifest_path not in self._entries and (strict or _may_have_live(m))}.values())
-
-        def load(m: ManifestFile) -> tuple[str, list[tuple[str, int]] | None]:
+    def _read(self, todo: list[ManifestFile], phase: str) -> Iterable[tuple[str, LiveEntries | None]]:
+        def load(m: ManifestFile) -> tuple[str, LiveEntries | None]:
             try:
                 data = self.io.read(m.manifest_path)
             except NotFound:
                 return m.manifest_path, None
-            return m.manifest_path, _live_entries(m, data)
+            return m.manifest_path, live_entries(m, data)
 
-        for path, files in self._map(load, todo, phase):
-            self._entries[path] = files
-            self.manifests_read += 1
-        out: dict[str, int] = {}
-        for m in manifests:
-            if m.manifest_path not in self._entries:
-                continue  # not read: no live entry
-            files = self._entries[m.manifest_path]
-            if files is None and strict:
-                raise CorruptMetadata(f"manifest {m.manifest_path} is missing; {self.incomplete}")
-            for path, content in files or ():
-                out.setdefault(path, content)
-        return out
+        return self._map(load, todo, phase)
 
     def _map(self, fn: Callable[[Any], Any], items: list, phase: str) -> Iterable[Any]:
         if not items:
@@ -146,9 +186,9 @@ def _may_have_live(m: ManifestFile) -> bool:
     return not (m.added_files_count == 0 and m.existing_files_count == 0)
 
 
-def _live_entries(m: ManifestFile, data: bytes) -> list[tuple[str, int]]:
-    """(path, content) of the live entries of a manifest's bytes, by the column decoder (no
-    record per entry); a manifest it cannot decode is read by the record reader."""
+def live_entries(m: ManifestFile, data: bytes) -> LiveEntries:
+    """The live entries of a manifest's bytes, by the column decoder (no record per entry); a
+    manifest it cannot decode is read by the record reader."""
     from icectl.io.formats.avro_container import naming_file
     from icectl.io.manifest.columns import decode_manifest
 
@@ -157,9 +197,20 @@ def _live_entries(m: ManifestFile, data: bytes) -> list[tuple[str, int]]:
             cols = decode_manifest(data, path=m.manifest_path, added_snapshot_id=m.added_snapshot_id,
                                    sequence_number=m.sequence_number, first_row_id=m.first_row_id)
     except UnsupportedFeature:
-        entries = avro.read_manifest(data, include_stats=False)
-        return [(e.data_file.file_path, e.data_file.content) for e in entries if e.status != DELETED]
-    return [(p, c) for p, c, st in zip(cols.file_path, cols.content, cols.status) if st != DELETED]
+        entries = [e for e in avro.read_manifest(data, include_stats=False) if e.status != DELETED]
+        return [e.data_file.file_path for e in entries], _compact([e.data_file.content for e in entries])
+    if DELETED not in cols.status:
+        return cols.file_path, _compact(cols.content)
+    keep = [i for i, st in enumerate(cols.status) if st != DELETED]
+    return [cols.file_path[i] for i in keep], _compact([cols.content[i] for i in keep])
+
+
+def _compact(contents: list[int]) -> Sequence[int]:
+    """One byte per content value; the list itself when a (corrupt) value does not fit one."""
+    try:
+        return bytes(contents)
+    except (ValueError, TypeError):
+        return contents
 
 
 def statistics_files(md: TableMetadata, snapshot_ids: set[int] | None = None) -> set[str]:
@@ -180,23 +231,26 @@ class Reachable:
 
     manifest_lists: frozenset[str]
     manifests: frozenset[str]
-    files: frozenset[str]
+    files: AbstractSet[str]  # (a set made for this read alone: see take_all_paths)
     statistics: frozenset[str]
     spec_ids: frozenset[int]
 
-    @property
-    def all_paths(self) -> frozenset[str]:
-        return self.manifest_lists | self.manifests | self.files | self.statistics
+    def take_all_paths(self) -> set[str]:
+        """Every path reached, in one set: the files set itself, grown by the other kinds' paths
+        (no copy of millions of entries), so this is the last use of this Reachable."""
+        out = self.files if isinstance(self.files, set) else set(self.files)
+        out.update(self.manifest_lists, self.manifests, self.statistics)
+        return out
 
 
 def read_reachable(reader: ManifestReader, md: TableMetadata, phase: str = "reading manifests") -> Reachable:
     """Strict: a missing manifest list or manifest raises CorruptMetadata."""
     manifests = reader.manifests_of(md.snapshots, strict=True)
-    files = reader.live_files(list(manifests.values()), phase, strict=True)
+    files = reader.live_identities(list(manifests.values()), phase, strict=True)
     norm = reader.identities
     return Reachable(
         manifest_lists=frozenset(norm(s.manifest_list) for s in md.snapshots if s.manifest_list),
         manifests=frozenset(map(norm, manifests)),
-        files=frozenset(map(norm, files)),
+        files=files,
         statistics=frozenset(map(norm, statistics_files(md))),
         spec_ids=frozenset(m.partition_spec_id for m in manifests.values()))
