@@ -297,8 +297,8 @@ def pack(obj: Any) -> bytes:
     """A task or a result as the bytes that cross the JVM: pickled (by cloudpickle when plain
     pickle cannot: a task holding a local function), then compressed. Every task and result of
     a job sits in the driver's JVM heap at once, and a maintenance job's are millions of paths
-    that share their directories: compressed they take a tenth of the heap (a 10M-file expiry's
-    5M paths no longer exhaust a default 1 GiB driver)."""
+    that share their directories: compressed they take about a tenth of the bytes (unpacked, a
+    10M-file expiry's 5M retained paths took a default-sized driver down)."""
     import pickle
     import zlib
 
