@@ -38,11 +38,13 @@ pyspark is imported here only, inside functions: it is the optional extra ``icec
 from __future__ import annotations
 
 import os
+import pickle
 import sys
 import tempfile
 import threading
 import uuid
 import zipfile
+import zlib
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 from icectl.engines.progress import ProgressCallback, Tracker, task_sizes
@@ -249,7 +251,6 @@ class SparkEngine:
         if "error" in outcome:
             raise _task_error(outcome["error"], self.last_python)
         pairs = sorted(outcome["results"], key=lambda p: p[0])
-        outcome.clear()
         tracker.set(len(items), tracker.bytes_total)
         return [unpack(r) for _, r in pairs]
 
@@ -299,9 +300,6 @@ def pack(obj: Any) -> bytes:
     a job sits in the driver's JVM heap at once, and a maintenance job's are millions of paths
     that share their directories: compressed they take about a tenth of the bytes (unpacked, a
     10M-file expiry's 5M retained paths took a default-sized driver down)."""
-    import pickle
-    import zlib
-
     try:
         data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
     except (pickle.PicklingError, AttributeError, TypeError):
@@ -313,9 +311,6 @@ def pack(obj: Any) -> bytes:
 
 def unpack(data: bytes) -> Any:
     """What :func:`pack` packed."""
-    import pickle
-    import zlib
-
     return pickle.loads(zlib.decompress(data))
 
 

@@ -120,9 +120,7 @@ def test_path_identities_return_a_path_that_is_its_own_identity_itself():
     orphans at millions of files): no equal copy for a path already in its normal spelling."""
     norm = PathIdentities()
     for path in ("/wh/t/data/f-1.parquet", "/wh/t/data/f-2.parquet", "s3://bkt/t/data/f-3.parquet"):
-        got = norm(path)
-        assert got == normalize_path(path)
-        if got == path:
-            assert got is path
+        assert normalize_path(path) == path
+        assert norm(path) is path
     spelled = "file:///wh/t/data/f-4.parquet"
     assert norm(spelled) == normalize_path(spelled) == "/wh/t/data/f-4.parquet"

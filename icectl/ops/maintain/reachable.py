@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import AbstractSet, Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from icectl.errors import CorruptMetadata, NotFound, UnsupportedFeature
 from icectl.io.manifest import records as avro
@@ -231,14 +231,14 @@ class Reachable:
 
     manifest_lists: frozenset[str]
     manifests: frozenset[str]
-    files: AbstractSet[str]  # (a set made for this read alone: see take_all_paths)
+    files: set[str]  # made for this read alone (see take_all_paths)
     statistics: frozenset[str]
     spec_ids: frozenset[int]
 
     def take_all_paths(self) -> set[str]:
         """Every path reached, in one set: the files set itself, grown by the other kinds' paths
         (no copy of millions of entries), so this is the last use of this Reachable."""
-        out = self.files if isinstance(self.files, set) else set(self.files)
+        out = self.files
         out.update(self.manifest_lists, self.manifests, self.statistics)
         return out
 
